@@ -1,0 +1,197 @@
+//! The two wire styles (SPEC §8): request bodies, replies and tool-result shapes.
+
+use serde_json::{Map, Value};
+
+use super::{text_of, Call, Usage};
+use crate::error::{Error, Result};
+use crate::json::{count, obj};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    OpenAI,
+    Anthropic,
+}
+
+impl Style {
+    pub fn parse(s: &str) -> Option<Style> {
+        match s {
+            "openai" => Some(Style::OpenAI),
+            "anthropic" => Some(Style::Anthropic),
+            _ => None,
+        }
+    }
+}
+
+/// The request body before request shaping. Empty tool lists leave their keys out.
+pub fn body(
+    style: Style,
+    model: &str,
+    system: &str,
+    messages: &[Value],
+    tools: &[Value],
+    stream: bool,
+) -> Map<String, Value> {
+    let mut b = Map::with_capacity(6);
+    b.insert("model".into(), model.into());
+    match style {
+        Style::OpenAI => {
+            b.insert("messages".into(), Value::Array(messages.to_vec()));
+            if !tools.is_empty() {
+                b.insert("tools".into(), Value::Array(tools.to_vec()));
+                b.insert("tool_choice".into(), "auto".into());
+            }
+            if stream {
+                b.insert("stream".into(), true.into());
+                b.insert("stream_options".into(), obj([("include_usage", true.into())]));
+            }
+        }
+        Style::Anthropic => {
+            b.insert("max_tokens".into(), 4096.into());
+            b.insert("system".into(), system.into());
+            b.insert("messages".into(), Value::Array(messages.to_vec()));
+            if !tools.is_empty() {
+                b.insert("tools".into(), Value::Array(tools.to_vec()));
+            }
+            if stream {
+                b.insert("stream".into(), true.into());
+            }
+        }
+    }
+    b
+}
+
+/// Add one reply's usage to the run's totals.
+pub fn add_usage(acc: &mut Usage, raw: Option<&Value>, style: Style) {
+    let Some(raw) = raw.filter(|r| !r.is_null()) else {
+        return;
+    };
+    match style {
+        Style::Anthropic => {
+            let (i, o) = (count(raw.get("input_tokens")), count(raw.get("output_tokens")));
+            acc.prompt_tokens += i;
+            acc.completion_tokens += o;
+            acc.total_tokens += i + o;
+        }
+        Style::OpenAI => {
+            let (p, c) = (count(raw.get("prompt_tokens")), count(raw.get("completion_tokens")));
+            acc.prompt_tokens += p;
+            acc.completion_tokens += c;
+            acc.total_tokens += match raw.get("total_tokens") {
+                Some(t) if !t.is_null() => count(Some(t)),
+                _ => p + c,
+            };
+        }
+    }
+}
+
+/// `JSON.parse(s || "{}")`, `{}` when it does not parse.
+fn parse_args(v: Option<&Value>) -> Value {
+    match v {
+        Some(Value::String(s)) if !s.is_empty() => {
+            serde_json::from_str(s).unwrap_or_else(|_| Value::Object(Map::new()))
+        }
+        _ => Value::Object(Map::new()),
+    }
+}
+
+fn name_of(v: Option<&Value>) -> String {
+    match v {
+        None => "undefined".into(),
+        other => text_of(other),
+    }
+}
+
+/// The assistant message to record, the tool calls it asks for, and its text.
+pub(super) fn read_reply(style: Style, data: &Value) -> Result<(Value, Vec<Call>, String)> {
+    match style {
+        Style::OpenAI => {
+            let msg = data
+                .get("choices")
+                .and_then(|c| c.get(0))
+                .and_then(|c| c.get("message"))
+                .filter(|m| m.is_object())
+                .ok_or_else(|| {
+                    Error::InvalidResponse(format!("LLM response has no choices[0].message: {}", short(data)))
+                })?;
+            let calls = msg
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .map(|c| {
+                            let f = c.get("function");
+                            Call {
+                                id: c.get("id").cloned(),
+                                name: name_of(f.and_then(|f| f.get("name"))),
+                                args: parse_args(f.and_then(|f| f.get("arguments"))),
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let text = text_of(msg.get("content"));
+            Ok((msg.clone(), calls, text))
+        }
+        Style::Anthropic => {
+            let content = data.get("content");
+            let mut assistant = Map::with_capacity(2);
+            assistant.insert("role".into(), "assistant".into());
+            if let Some(c) = content {
+                assistant.insert("content".into(), c.clone());
+            }
+            let blocks = content.and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            let is = |b: &Value, t: &str| b.get("type").and_then(Value::as_str) == Some(t);
+            let calls: Vec<Call> = blocks
+                .iter()
+                .filter(|b| is(b, "tool_use"))
+                .map(|b| Call {
+                    id: b.get("id").cloned(),
+                    name: name_of(b.get("name")),
+                    args: b
+                        .get("input")
+                        .filter(|i| !i.is_null())
+                        .cloned()
+                        .unwrap_or_else(|| Value::Object(Map::new())),
+                })
+                .collect();
+            let text = blocks
+                .iter()
+                .filter(|b| is(b, "text"))
+                .map(|b| text_of(b.get("text")))
+                .collect::<String>();
+            Ok((Value::Object(assistant), calls, text))
+        }
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 200 {
+        format!("{}…", s.chars().take(200).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// `{ role: "tool", tool_call_id, content }`
+pub fn openai_tool_message(id: Option<&Value>, output: &str) -> Value {
+    let mut m = Map::with_capacity(3);
+    m.insert("role".into(), "tool".into());
+    if let Some(id) = id {
+        m.insert("tool_call_id".into(), id.clone());
+    }
+    m.insert("content".into(), output.into());
+    Value::Object(m)
+}
+
+/// `{ type: "tool_result", tool_use_id, content, is_error }`
+pub fn anthropic_tool_result(id: Option<&Value>, output: &str, is_error: bool) -> Value {
+    let mut m = Map::with_capacity(4);
+    m.insert("type".into(), "tool_result".into());
+    if let Some(id) = id {
+        m.insert("tool_use_id".into(), id.clone());
+    }
+    m.insert("content".into(), output.into());
+    m.insert("is_error".into(), is_error.into());
+    Value::Object(m)
+}

@@ -1,0 +1,66 @@
+//! The one error type of the core.
+
+use std::fmt;
+
+/// An error raised by something the host supplied (a JS callback that threw, a
+/// user transport that failed). The binding keeps the original value inside so it
+/// can hand the very same error back to its caller.
+pub struct HostError(pub Box<dyn std::error::Error + Send + Sync>);
+
+impl fmt::Debug for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HostError({})", self.0)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A host callback failed; the message is the callback's own.
+    #[error("{}", .0 .0)]
+    Host(HostError),
+    /// The endpoint answered with a non-2xx status (after retries).
+    #[error("LLM {status}: {body}")]
+    Http { status: u16, body: String },
+    /// The request never produced a response (connection refused, reset, DNS...).
+    #[error("{0}")]
+    Transport(String),
+    /// The endpoint answered 2xx but the body is not what the wire style promises.
+    #[error("{0}")]
+    InvalidResponse(String),
+    /// The caller's signal fired; the message is the abort reason's.
+    #[error("{0}")]
+    Aborted(String),
+    /// The client's whole-run deadline passed.
+    #[error("run timeout after {0}ms")]
+    Timeout(u64),
+    /// No API key in the options nor in the environment.
+    #[error("No API key: set apiKey or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY")]
+    NoApiKey,
+    /// Bad input from the caller, named precisely.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Error {
+    pub fn host<E: std::error::Error + Send + Sync + 'static>(e: E) -> Self {
+        Error::Host(HostError(Box::new(e)))
+    }
+
+    /// A host error with only a message (for hosts that have nothing richer).
+    pub fn host_message(msg: impl Into<String>) -> Self {
+        Error::Host(HostError(Box::new(Message(msg.into()))))
+    }
+}
+
+#[derive(Debug)]
+struct Message(String);
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Message {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

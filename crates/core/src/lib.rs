@@ -1,0 +1,20 @@
+//! toolnexus core: every behaviour of the toolnexus package, in plain Rust.
+//!
+//! Nothing here knows about JavaScript. Everything a host supplies (tools, the LLM
+//! transport, hooks, the suspension resolver) is an async trait or a callback type;
+//! the Node binding implements those seams once, a Rust program can implement them too.
+
+pub mod adapters;
+pub mod builtins;
+pub mod client;
+pub mod error;
+pub mod json;
+pub mod native;
+pub mod tool;
+pub mod toolkit;
+pub mod types;
+
+pub use error::{Error, HostError};
+pub use tool::{Tool, ToolContext};
+pub use toolkit::{Toolkit, ToolkitOptions};
+pub use types::{auth_required, pending, pending_of, sanitize, ToolResult};

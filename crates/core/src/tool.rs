@@ -1,0 +1,41 @@
+//! The uniform tool abstraction (SPEC §1).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Result;
+use crate::types::ToolResult;
+
+/// Optional context a caller hands to `execute`.
+#[derive(Debug, Clone, Default)]
+pub struct ToolContext {
+    /// Fires when the caller gives up.
+    pub cancel: Option<CancellationToken>,
+    /// The caller's budget in milliseconds.
+    pub timeout: Option<f64>,
+    /// The resolution of a prior suspension; present only on the post-`waitFor` retry (§10).
+    pub answer: Option<Value>,
+}
+
+/// One tool, whatever it came from (a host function, an MCP server, a builtin...).
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// A JSON-Schema object.
+    fn input_schema(&self) -> &Value;
+    /// "mcp" | "skill" | "builtin" | "native" | "http" | "a2a" | "custom" | ...
+    fn source(&self) -> &str;
+    /// Run the tool. `Err` means the tool itself broke in a way that is not a result
+    /// (a host callback that threw outside any wrapper); ordinary failures are
+    /// `Ok(ToolResult { is_error: true, .. })`.
+    async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult>;
+    /// For hosts that need to recognise their own tools again.
+    fn as_any(&self) -> &dyn Any;
+}
+
+pub type SharedTool = Arc<dyn Tool>;

@@ -1,0 +1,200 @@
+//! The toolkit (SPEC §4): every source aggregated into one uniform, de-duplicated list.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{PoisonError, RwLock};
+
+use serde_json::Value;
+
+use crate::adapters;
+use crate::builtins::{self, BuiltinsConfig};
+use crate::error::Result;
+use crate::tool::{SharedTool, ToolContext};
+use crate::types::ToolResult;
+
+/// What `createToolkit` accepts (the sources of this build).
+#[derive(Default)]
+pub struct ToolkitOptions {
+    /// The host's own tools; they shadow a builtin of the same name.
+    pub extra_tools: Vec<SharedTool>,
+    /// Final exposed names to drop, across every source.
+    pub disable_tools: Vec<String>,
+    /// The raw `builtins` option, if given.
+    pub builtins: Option<Value>,
+    /// A parsed config object's top-level `builtins` key, used when `builtins` is absent.
+    pub config_builtins: Option<Value>,
+}
+
+#[derive(Default)]
+struct Inner {
+    tools: Vec<SharedTool>,
+    index: HashMap<String, usize>,
+}
+
+impl Inner {
+    /// First name wins; a later duplicate is reported and dropped.
+    fn add(&mut self, t: SharedTool) -> bool {
+        if self.index.contains_key(t.name()) {
+            warn_duplicate(t.name());
+            return false;
+        }
+        self.index.insert(t.name().to_string(), self.tools.len());
+        self.tools.push(t);
+        true
+    }
+}
+
+fn warn_duplicate(name: &str) {
+    eprintln!("[toolnexus] duplicate tool name \"{name}\" — keeping first");
+}
+
+/// The aggregated tool list with its router and adapters.
+pub struct Toolkit {
+    inner: RwLock<Inner>,
+    skills_prompt: String,
+}
+
+impl Toolkit {
+    /// Assemble: drop builtins a host tool shadows, then MCP → skill → builtin → extras,
+    /// skipping disabled names, first name wins.
+    pub async fn create(opts: ToolkitOptions) -> Result<Toolkit> {
+        let cfg_value = opts.builtins.as_ref().or(opts.config_builtins.as_ref());
+        let cfg = BuiltinsConfig::parse(cfg_value)?;
+        let extra_names: HashSet<&str> = opts.extra_tools.iter().map(|t| t.name()).collect();
+        let builtins: Vec<SharedTool> = builtins::select(&cfg)
+            .into_iter()
+            .filter(|b| !extra_names.contains(b.name()))
+            .collect();
+        let disabled: HashSet<&str> = opts.disable_tools.iter().map(String::as_str).collect();
+        let mut inner = Inner::default();
+        for t in builtins.into_iter().chain(opts.extra_tools.iter().cloned()) {
+            if disabled.contains(t.name()) {
+                continue;
+            }
+            inner.add(t);
+        }
+        Ok(Toolkit {
+            inner: RwLock::new(inner),
+            skills_prompt: String::new(),
+        })
+    }
+
+    fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
+        f(&self.inner.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The tools, in assembly order.
+    pub fn tools(&self) -> Vec<SharedTool> {
+        self.read(|i| i.tools.clone())
+    }
+
+    pub fn get(&self, name: &str) -> Option<SharedTool> {
+        self.read(|i| i.index.get(name).map(|&ix| i.tools[ix].clone()))
+    }
+
+    /// Add tools at runtime; first name wins. Returns, per tool, whether it was added.
+    pub fn register(&self, tools: Vec<SharedTool>) -> Vec<bool> {
+        let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+        tools.into_iter().map(|t| inner.add(t)).collect()
+    }
+
+    /// Route a call; an unknown name is an error result, not a failure.
+    pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> Result<ToolResult> {
+        match self.get(name) {
+            None => Ok(unknown_tool(name)),
+            Some(t) => {
+                let args = if args.is_null() {
+                    Value::Object(Default::default())
+                } else {
+                    args
+                };
+                t.execute(args, ctx).await
+            }
+        }
+    }
+
+    /// The skill catalog for the system prompt ("" when there are no skills).
+    pub fn skills_prompt(&self) -> String {
+        self.skills_prompt.clone()
+    }
+
+    pub fn to_openai(&self) -> Vec<Value> {
+        adapters::to_openai(self.tools().iter().map(|t| t.as_ref()))
+    }
+
+    pub fn to_anthropic(&self) -> Vec<Value> {
+        adapters::to_anthropic(self.tools().iter().map(|t| t.as_ref()))
+    }
+
+    pub fn to_gemini(&self) -> Vec<Value> {
+        adapters::to_gemini(self.tools().iter().map(|t| t.as_ref()))
+    }
+
+    /// Release what the sources hold (child processes, connections). Idempotent.
+    pub async fn close(&self) {}
+}
+
+/// The result for a name no tool answers to.
+pub fn unknown_tool(name: &str) -> ToolResult {
+    ToolResult::error(format!("Unknown tool: {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::native::{FnTool, RunOutput};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn tool(name: &str, out: &'static str) -> SharedTool {
+        Arc::new(FnTool::new(name, "d", None, move |_, _| async move {
+            RunOutput::Text(out.into())
+        }))
+    }
+
+    #[tokio::test]
+    async fn first_name_wins_and_disabled_names_are_dropped() {
+        let tk = Toolkit::create(ToolkitOptions {
+            extra_tools: vec![tool("a", "first"), tool("b", "b"), tool("a", "second"), tool("c", "c")],
+            disable_tools: vec!["c".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let names: Vec<_> = tk.tools().iter().map(|t| t.name().to_string()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let r = tk.execute("a", json!({}), ToolContext::default()).await.unwrap();
+        assert_eq!(r.output, "first");
+    }
+
+    #[tokio::test]
+    async fn unknown_names_are_error_results() {
+        let tk = Toolkit::create(ToolkitOptions::default()).await.unwrap();
+        let r = tk.execute("nope", json!({}), ToolContext::default()).await.unwrap();
+        assert_eq!(r, ToolResult::error("Unknown tool: nope"));
+        assert!(tk.to_openai().is_empty());
+        assert_eq!(tk.to_gemini(), vec![json!({"functionDeclarations": []})]);
+        assert_eq!(tk.skills_prompt(), "");
+    }
+
+    #[tokio::test]
+    async fn register_keeps_the_first() {
+        let tk = Toolkit::create(ToolkitOptions {
+            extra_tools: vec![tool("a", "1")],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        assert_eq!(tk.register(vec![tool("a", "2"), tool("z", "z")]), [false, true]);
+        assert_eq!(tk.tools().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_bad_builtins_value_is_named() {
+        let e = Toolkit::create(ToolkitOptions {
+            builtins: Some(json!(3)),
+            ..Default::default()
+        })
+        .await;
+        assert!(e.err().unwrap().to_string().contains("`builtins`"));
+    }
+}

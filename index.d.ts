@@ -1,0 +1,566 @@
+// Type declarations for the public API of the `toolnexus` package.
+// Hand-maintained; must stay in step with the native implementation.
+
+// ===========================================================================
+// Core contract types
+// ===========================================================================
+
+/** Object-typed JSON Schema describing a tool's arguments. */
+export type JSONSchema = {
+  type: "object"
+  properties?: Record<string, unknown>
+  required?: string[]
+  additionalProperties?: boolean
+  [k: string]: unknown
+}
+
+/** Which kind of source a tool came from. */
+export type ToolSource = "mcp" | "skill" | "builtin" | "native" | "http" | "a2a" | "custom"
+
+/** Outcome of executing a tool. */
+export interface ToolResult {
+  output: string
+  isError: boolean
+  metadata?: Record<string, unknown>
+}
+
+/** Per-call execution context handed to a tool. */
+export interface ToolContext {
+  signal?: AbortSignal
+  timeout?: number
+  /** Set only when the call is being retried after a suspension was resolved. */
+  answer?: Answer
+}
+
+/** A suspension: something outside the call must happen before it can finish. */
+export interface Request {
+  id: string
+  /** Open vocabulary, e.g. "authorization", "approval", "input". */
+  kind: string
+  prompt: string
+  url?: string
+  data?: Record<string, unknown>
+  expiresAt?: string
+}
+
+/** The resolution of a suspension {@link Request}. */
+export interface Answer {
+  id: string
+  ok: boolean
+  data?: Record<string, unknown>
+  /** Advisory explanation when `ok` is false. */
+  reason?: "declined" | "cancelled" | "expired"
+}
+
+/** Build a suspending ToolResult (`metadata.pending` holds the Request). */
+export declare function pending(request: Omit<Request, "id"> & { id?: string }): ToolResult
+
+/** Shorthand for a `kind: "authorization"` suspension pointing at a login URL. */
+export declare function authRequired(url: string, prompt?: string): ToolResult
+
+/** The Request carried by a result, or undefined when it did not suspend. */
+export declare function pendingOf(result: ToolResult): Request | undefined
+
+/** The uniform tool shape every source produces. */
+export interface Tool {
+  name: string
+  description: string
+  inputSchema: JSONSchema
+  source: ToolSource
+  execute(args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
+}
+
+/** Connection state of one configured MCP server. */
+export type McpStatus = "connected" | "disabled" | "failed"
+
+/** Map every character outside `[a-zA-Z0-9_-]` to `_`. */
+export declare const sanitize: (value: string) => string
+
+// ===========================================================================
+// Native tools
+// ===========================================================================
+
+export interface DefineToolOptions {
+  name: string
+  description: string
+  inputSchema?: JSONSchema
+  source?: Tool["source"]
+  /** A string result becomes the output; a full ToolResult is passed through. */
+  run: (args: Record<string, unknown>, ctx?: ToolContext) => unknown | Promise<unknown>
+}
+
+/** Turn a plain function into a {@link Tool}. */
+export declare function defineTool(opts: DefineToolOptions): Tool
+
+/** Decorator factory marking a method or function as a tool. */
+export declare function tool(
+  description: string,
+  opts?: { name?: string; inputSchema?: JSONSchema },
+): (value: any, context: any) => any
+
+/** Gather the tools marked with {@link tool} on an instance or an object of functions. */
+export declare function collectTools(obj: object): Tool[]
+
+// ===========================================================================
+// Provider adapters
+// ===========================================================================
+
+export declare function toOpenAI(tools: Tool[]): {
+  type: "function"
+  function: { name: string; description: string; parameters: JSONSchema }
+}[]
+
+export declare function toAnthropic(tools: Tool[]): {
+  name: string
+  description: string
+  input_schema: JSONSchema
+}[]
+
+export declare function toGemini(tools: Tool[]): {
+  functionDeclarations: { name: string; description: string; parameters: JSONSchema }[]
+}[]
+
+// ===========================================================================
+// Types referenced by ToolkitOptions / Toolkit
+// ===========================================================================
+
+/** A skill given as in-memory data instead of a SKILL.md on disk. */
+export interface SkillDef {
+  name: string
+  description?: string
+  content: string
+  /** Logical resource names listed when the skill is invoked. */
+  resources?: string[]
+  /** Logical base; `skill://<name>/` when omitted. */
+  base?: string
+}
+
+/** Toggle (and per-tool filter) for the built-in tools. */
+export type BuiltinsConfig =
+  | boolean
+  | { enabled?: boolean; disabled?: boolean; tools?: Record<string, boolean> }
+
+/** A remote A2A agent, addressed by its Agent Card URL. */
+export interface Agent {
+  /** Where the Agent Card lives. */
+  card: string
+  /** Header values of the form `${ENV_VAR}` are expanded when a call is made. */
+  headers?: Record<string, string>
+  /** Total polling budget, in milliseconds. */
+  timeout?: number
+  /** Delay between task polls, in milliseconds. */
+  pollEvery?: number
+}
+
+export type A2ATaskState = "submitted" | "working" | "completed" | "failed" | "canceled" | string
+
+export interface A2APart {
+  kind: string
+  text?: string
+  [k: string]: unknown
+}
+
+export interface A2AMessage {
+  role: string
+  messageId?: string
+  parts?: A2APart[]
+  [k: string]: unknown
+}
+
+export interface A2AArtifact {
+  parts?: A2APart[]
+  [k: string]: unknown
+}
+
+export interface A2ATaskStatus {
+  state: A2ATaskState
+  message?: A2AMessage
+  [k: string]: unknown
+}
+
+export interface A2ATask {
+  id: string
+  /** Conversation grouping key supplied by the peer. */
+  contextId?: string
+  status: A2ATaskStatus
+  artifacts?: A2AArtifact[]
+  history?: A2AMessage[]
+  [k: string]: unknown
+}
+
+/** Persistence backend for tasks served over A2A. */
+export interface TaskStore {
+  get(id: string): Promise<A2ATask | undefined>
+  save(task: A2ATask): Promise<void>
+}
+
+export interface A2AProvider {
+  organization: string
+  url: string
+}
+
+/** Inbound A2A profile: what the served Agent Card advertises and where tasks are kept. */
+export interface A2AConfig {
+  name?: string
+  description?: string
+  version?: string
+  provider?: A2AProvider
+  /** Restrict the advertised skills to these ids/names. */
+  skills?: string[]
+  /** "memory", "file:<dir>", or a custom store. */
+  store?: TaskStore | "memory" | string
+}
+
+/** Reported when a served task reaches a terminal state. */
+export interface OnTaskEvent {
+  id: string
+  skill?: string
+  task: A2ATask
+  result?: RunResult
+  state: A2ATaskState
+}
+
+export type OnTask = (ev: OnTaskEvent) => void | Promise<void>
+
+/** A running server started by `toolkit.serve`. */
+export interface ServeHandle {
+  /** Base URL the server listens on. */
+  url: string
+  stop(): Promise<void>
+  /** Same as `stop()`. */
+  close(): Promise<void>
+}
+
+/** Inbound MCP profile: expose the toolkit as an MCP server. */
+export interface MCPServeConfig {
+  /** Server name reported during initialize. */
+  name?: string
+  /** Server version reported during initialize. */
+  version?: string
+  /** Only expose these tool names. */
+  tools?: string[]
+}
+
+/** Reported for each inbound MCP `tools/call`. */
+export interface OnCallEvent {
+  name: string
+  source: ToolSource
+  ms: number
+  isError: boolean
+}
+
+export type OnCall = (ev: OnCallEvent) => void | Promise<void>
+
+// ===========================================================================
+// Toolkit
+// ===========================================================================
+
+export interface ToolkitOptions {
+  mcpConfig?: string | object
+  skillsDir?: string | string[]
+  /** Skills passed directly as data. */
+  skills?: SkillDef[]
+  /** Called once while the toolkit is built to supply more data skills. */
+  skillProvider?: () => SkillDef[] | Promise<SkillDef[]>
+  /** Allow/deny map for skills, keyed by skill name. */
+  skillsFilter?: Record<string, boolean>
+  /** Final tool names to remove, whatever source produced them. */
+  disableTools?: string[]
+  /** Skill names to remove from the catalog (explicit skillsFilter entries take precedence). */
+  disableSkills?: string[]
+  /** Cap on sampled sibling files: 0 = default, positive = cap, -1 = none listed. */
+  skillSampleLimit?: number
+  extraTools?: Tool[]
+  /** Built-in tools; enabled unless switched off. */
+  builtins?: BuiltinsConfig
+  /** Remote A2A agents whose skills become tools. */
+  agents?: Agent[]
+  /** Resolver for input requested by MCP servers during a call. */
+  waitFor?: (request: Request) => Promise<Answer>
+  /** Aborts MCP loading. */
+  signal?: AbortSignal
+}
+
+export declare class Toolkit {
+  private constructor()
+  static create(opts: ToolkitOptions): Promise<Toolkit>
+  tools(): Tool[]
+  get(name: string): Tool | undefined
+  /** Add tools at runtime; an existing name is kept. */
+  register(...tools: Tool[]): this
+  /** Load a remote agent's card and register its skills as tools. */
+  addAgent(agentOrCardUrl: Agent | string, opts?: Omit<Agent, "card">): Promise<this>
+  /** Serve this toolkit over HTTP (A2A and/or MCP, depending on the profiles given). */
+  serve(
+    addr: string,
+    opts: { client?: Client; a2a?: A2AConfig; onTask?: OnTask; mcp?: MCPServeConfig; onCall?: OnCall },
+  ): Promise<ServeHandle>
+  execute(name: string, args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
+  /** Skill catalog (markdown) to append to a system prompt. */
+  skillsPrompt(): string
+  mcpStatus(): Record<string, McpStatus>
+  toOpenAI(): {
+    type: "function"
+    function: { name: string; description: string; parameters: JSONSchema }
+  }[]
+  toAnthropic(): {
+    name: string
+    description: string
+    input_schema: JSONSchema
+  }[]
+  toGemini(): {
+    functionDeclarations: { name: string; description: string; parameters: JSONSchema }[]
+  }[]
+  close(): Promise<void>
+}
+
+export declare function createToolkit(opts: ToolkitOptions): Promise<Toolkit>
+
+// ===========================================================================
+// Single-turn translation
+// ===========================================================================
+
+/** An OpenAI-style chat request, passed through as-is. */
+export interface TranslateRequest {
+  /** OpenAI `messages`, verbatim. */
+  messages: any[]
+  /** OpenAI `tools`, verbatim; declared only, never run. */
+  tools?: any[]
+  /** A toolkit whose tools are declared (not executed); placed before `tools`. */
+  toolkit?: Toolkit
+  /** OpenAI `tool_choice`, verbatim. */
+  toolChoice?: any
+  /** Replaces the system prompt. */
+  system?: string
+  /** Replaces the default max tokens. */
+  maxTokens?: number
+  signal?: AbortSignal
+}
+
+/** A tool call requested by the model, OpenAI-shaped. */
+export interface TranslatedToolCall {
+  id: string
+  name: string
+  /** JSON-encoded arguments string. */
+  arguments: string
+}
+
+/** The result of one translated provider call. */
+export interface TranslateResult {
+  text: string
+  toolCalls: TranslatedToolCall[]
+  finishReason: "stop" | "tool_calls" | "length" | "content_filter"
+  usage: Usage
+  model: string
+  /** Provider response as decoded. */
+  raw?: any
+}
+
+export declare function finishReasonFor(
+  hasToolCalls: boolean,
+  providerStop?: string,
+): TranslateResult["finishReason"]
+export declare function contentText(content: unknown): string
+export declare function argsObject(args: unknown): Record<string, unknown>
+export declare function argsString(args: unknown): string
+export declare function toolCallsOf(m: any): TranslatedToolCall[]
+export declare function openAIMessagesToAnthropic(messages: any[]): { messages: any[]; system: string }
+export declare function openAIToolsToAnthropic(tools: any[] | undefined): any[]
+export declare function openAIToolChoiceToAnthropic(choice: unknown): any
+export declare function hasSystemMessage(messages: any[]): boolean
+
+// ===========================================================================
+// Client
+// ===========================================================================
+
+export type ClientStyle = "openai" | "anthropic"
+
+export interface ClientOptions {
+  baseUrl: string
+  style: ClientStyle
+  model: string
+  apiKey?: string
+  headers?: Record<string, string>
+  systemPrompt?: string
+  maxTurns?: number
+  hooks?: Hooks
+  /** Retry count for transient LLM failures. */
+  retries?: number
+  /** Initial backoff in milliseconds. */
+  retryBaseMs?: number
+  /** Deadline for a whole run, in milliseconds. */
+  timeoutMs?: number
+  /** Where `ask` keeps conversations; in memory when omitted. */
+  store?: ConversationStore
+  /** Receives each metric event as it happens. */
+  onMetric?: (ev: MetricEvent) => void
+  /** Resolves tool suspensions; without it a run stops with status "pending". */
+  waitFor?: (request: Request) => Promise<Answer>
+  /** Extra top-level keys merged into every LLM request body. */
+  requestParams?: Record<string, unknown>
+  /** Last-chance rewrite of the request body; a falsy return keeps it unchanged. */
+  bodyTransform?: (body: Record<string, any>) => Record<string, any> | undefined | void
+  /** Transport used for LLM requests. */
+  fetch?: typeof fetch
+  /** Decide whether a failed LLM call is retried. */
+  onError?: (info: ErrorInfo) => ErrorTier
+}
+
+export type ErrorTier = "retry" | "fail"
+
+export interface ErrorInfo {
+  /** Transport error, when no HTTP response was received. */
+  error?: unknown
+  /** HTTP status of a failed response. */
+  status?: number
+  /** 0 for the first attempt. */
+  attempt: number
+  /** Whether the default policy considers this failure retryable. */
+  retryable: boolean
+}
+
+export type MetricEvent =
+  | { event: "llm"; model: string; status: "ok" | "error"; ms: number; promptTokens: number; completionTokens: number }
+  | { event: "tool"; tool: string; source: string; isError: boolean; ms: number; pending?: boolean }
+  | { event: "run"; model: string; turns: number; toolCalls: number; totalTokens: number; ms: number; error?: string }
+
+/** Storage for `ask` transcripts. */
+export interface ConversationStore {
+  get(id: string): Promise<any[] | undefined>
+  save(id: string, messages: any[]): Promise<void>
+}
+
+/** Process-lifetime conversation storage (the default). */
+export declare class InMemoryConversationStore implements ConversationStore {
+  get(id: string): Promise<any[] | undefined>
+  save(id: string, messages: any[]): Promise<void>
+}
+
+/** Callbacks around model and tool calls. */
+export interface Hooks {
+  beforeLLM?(ev: {
+    messages: any[]
+    tools: any[]
+    model: string
+    turn: number
+  }): void | { messages?: any[]; tools?: any[] } | Promise<void | { messages?: any[]; tools?: any[] }>
+  afterLLM?(ev: { response: any; model: string; turn: number }): void | Promise<void>
+  beforeTool?(ev: {
+    name: string
+    args: Record<string, unknown>
+    id?: string
+    turn: number
+  }):
+    | void
+    | { args?: Record<string, unknown>; result?: ToolResult }
+    | Promise<void | { args?: Record<string, unknown>; result?: ToolResult }>
+  afterTool?(ev: {
+    name: string
+    args: Record<string, unknown>
+    result: ToolResult
+    id?: string
+    turn: number
+  }): void | { result?: ToolResult } | Promise<void | { result?: ToolResult }>
+}
+
+export interface ToolCallRecord {
+  name: string
+  args: Record<string, unknown>
+  output: string
+  isError: boolean
+  metadata?: Record<string, unknown>
+}
+
+export interface Usage {
+  promptTokens: number
+  completionTokens: number
+  totalTokens: number
+}
+
+export interface RunResult {
+  text: string
+  messages: any[]
+  toolCalls: ToolCallRecord[]
+  toolCallCount: number
+  turns: number
+  usage: Usage
+  model: string
+  status: "done" | "pending" | "incomplete"
+  /** Set when status is "pending". */
+  pending?: Request
+  /** Set when status is "incomplete": which limit ended the run. */
+  limit?: string
+}
+
+export type StreamEvent =
+  | { type: "text"; delta: string }
+  | { type: "tool_call"; id: string; name: string; args: Record<string, unknown> }
+  | { type: "tool_result"; id: string; name: string; output: string; isError: boolean }
+  | { type: "usage"; usage: Usage }
+  | { type: "pending"; request: Request }
+  | { type: "done"; result: RunResult }
+
+export declare class Client {
+  constructor(opts: ClientOptions)
+  /** The store used by `ask`. */
+  conversationStore(): ConversationStore
+  /** Prometheus text exposition of the metrics collected so far. */
+  metrics(): string
+  run(prompt: string, ctx: { toolkit: Toolkit; signal?: AbortSignal; history?: any[] }): Promise<RunResult>
+  /** One provider call, OpenAI shapes in and out; no tools are executed. */
+  translate(req: TranslateRequest): Promise<TranslateResult>
+  /** A result's tool calls as an OpenAI `tool_calls` array. */
+  static toolCallsJSON(res: TranslateResult): any[]
+  ask(
+    prompt: string,
+    ctx: { toolkit: Toolkit; id?: string; on_text?: (delta: string) => void; signal?: AbortSignal },
+  ): Promise<RunResult>
+  conversation(ctx: { toolkit: Toolkit; signal?: AbortSignal }): Conversation
+  stream(
+    prompt: string,
+    ctx: { toolkit: Toolkit; id?: string; signal?: AbortSignal },
+  ): AsyncGenerator<StreamEvent, void, unknown>
+}
+
+export declare function createClient(opts: ClientOptions): Client
+
+/** A tool call returned by an in-process model. */
+export interface InProcessToolCall {
+  id?: string
+  name: string
+  /** Structured value or an already-encoded JSON string. */
+  arguments?: unknown
+}
+
+/** What an in-process model receives for one call. */
+export interface InProcessRequest {
+  messages: any[]
+  tools?: any[]
+  model: string
+  /** The full assembled request body. */
+  body: Record<string, any>
+}
+
+/** One assistant turn produced by an in-process model. */
+export interface InProcessResponse {
+  content?: string
+  toolCalls?: InProcessToolCall[]
+  usage?: { promptTokens?: number; completionTokens?: number; totalTokens?: number }
+}
+
+export type InProcessOptions = Omit<ClientOptions, "baseUrl" | "apiKey" | "style" | "fetch"> & {
+  /** The model itself. */
+  generate: (request: InProcessRequest) => InProcessResponse | Promise<InProcessResponse>
+}
+
+/** A client whose model is a function in this process. */
+export declare function createInProcessClient(opts: InProcessOptions): Client
+
+/** Multi-turn conversation that keeps its transcript between sends. */
+export declare class Conversation {
+  /** The transcript so far. */
+  messages: any[]
+  constructor(client: Client, toolkit: Toolkit, signal?: AbortSignal)
+  send(prompt: string): Promise<RunResult>
+  reset(): void
+}

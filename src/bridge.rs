@@ -1,0 +1,145 @@
+//! Bridges from the core's seams to JavaScript functions.
+//!
+//! Every bridged JS function has one shape, set up by `index.js`: it takes a JSON string
+//! and returns a JSON string, or a Promise of one. That keeps one threadsafe-function
+//! type for every seam and one JSON hop per crossing.
+
+use std::any::Any;
+
+use async_trait::async_trait;
+use napi::bindgen_prelude::{Either, Promise};
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi::Status;
+use serde_json::Value;
+use toolnexus_core::client::{Callback, HttpRequest, HttpResponse, Transport};
+use toolnexus_core::{Error, HostError, Tool, ToolContext, ToolResult};
+
+/// A JS `(json: string) => string | Promise<string>`, callable from any thread. Weak, so
+/// holding it never keeps Node alive; errors come back as `Err`, never as a crash.
+pub type JsonFn = ThreadsafeFunction<String, Either<String, Promise<String>>, String, Status, false, true>;
+
+/// A JS error carried through the core untouched, so the caller gets the original value back.
+#[derive(Debug)]
+pub struct JsFailure(pub napi::Error);
+
+impl std::fmt::Display for JsFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.reason)
+    }
+}
+
+impl std::error::Error for JsFailure {}
+
+fn host(e: napi::Error) -> Error {
+    Error::host(JsFailure(e))
+}
+
+/// Call a bridged function with a JSON argument and parse its JSON answer.
+pub async fn call_json(f: &JsonFn, arg: String) -> Result<Value, Error> {
+    let ret = f.call_async_catch(arg).await.map_err(host)?;
+    let text = match ret {
+        Either::A(s) => s,
+        Either::B(p) => p.await.map_err(host)?,
+    };
+    serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("a callback answered with invalid JSON: {e}")))
+}
+
+/// Turn a core error into the error JS sees: a callback's own error comes back as it was thrown.
+pub fn to_napi(e: Error) -> napi::Error {
+    match e {
+        Error::Host(HostError(inner)) => match inner.downcast::<JsFailure>() {
+            Ok(js) => js.0,
+            Err(other) => napi::Error::from_reason(other.to_string()),
+        },
+        other => napi::Error::from_reason(other.to_string()),
+    }
+}
+
+/// A hook, `waitFor`, or any other value-in, value-out callback.
+pub struct JsCallback(pub JsonFn);
+
+#[async_trait]
+impl Callback for JsCallback {
+    async fn call(&self, arg: Value) -> Result<Value, Error> {
+        call_json(&self.0, arg.to_string()).await
+    }
+}
+
+/// A tool defined in JavaScript: `{ name, description, inputSchema, source, execute }`.
+pub struct JsTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub source: String,
+    /// The position of the JS object in the list the host handed over.
+    pub slot: u32,
+    pub call: JsonFn,
+}
+
+#[async_trait]
+impl Tool for JsTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+    fn source(&self) -> &str {
+        &self.source
+    }
+    async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, Error> {
+        let mut m = serde_json::Map::with_capacity(2);
+        m.insert("args".into(), args);
+        if let Some(answer) = ctx.answer {
+            let mut c = serde_json::Map::with_capacity(2);
+            c.insert("answer".into(), answer);
+            if let Some(t) = ctx.timeout {
+                c.insert("timeout".into(), t.into());
+            }
+            m.insert("ctx".into(), Value::Object(c));
+        }
+        let out = call_json(&self.call, Value::Object(m).to_string()).await?;
+        Ok(ToolResult::from_value(out))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The `fetch` option: the JS side calls the user's fetch and reads the Response.
+pub struct JsTransport(pub JsonFn);
+
+#[async_trait]
+impl Transport for JsTransport {
+    async fn post(&self, req: HttpRequest) -> Result<HttpResponse, Error> {
+        let mut headers = serde_json::Map::with_capacity(req.headers.len());
+        for (k, v) in req.headers {
+            headers.insert(k, Value::String(v));
+        }
+        let arg = serde_json::json!({ "url": req.url, "headers": headers, "body": req.body });
+        let out = call_json(&self.0, arg.to_string()).await?;
+        let status = out.get("status").and_then(Value::as_u64).unwrap_or(0);
+        let status =
+            u16::try_from(status).map_err(|_| Error::Invalid(format!("fetch: invalid response status {status}")))?;
+        let headers = out
+            .get("headers")
+            .and_then(Value::as_array)
+            .map(|pairs| {
+                pairs
+                    .iter()
+                    .filter_map(|p| {
+                        Some((
+                            p.get(0)?.as_str()?.to_ascii_lowercase(),
+                            p.get(1)?.as_str()?.to_string(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let body = out.get("body").and_then(Value::as_str).unwrap_or_default().to_string();
+        Ok(HttpResponse { status, headers, body })
+    }
+}

@@ -1,0 +1,87 @@
+//! Node-API binding for the toolnexus core. Values cross as JSON text once per call;
+//! JS callbacks are bridged with weak threadsafe functions (see `bridge`). No logic here.
+
+mod bridge;
+mod client;
+mod toolkit;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::{Map, Value};
+use toolnexus_core::{adapters, types};
+
+pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| Error::from_reason(format!("{what}: invalid JSON ({e})")))
+}
+
+pub(crate) fn core_err(e: toolnexus_core::Error) -> Error {
+    bridge::to_napi(e)
+}
+
+/// `pending(request)`: the request as JSON in, the suspension ToolResult as JSON out.
+#[napi(js_name = "pending")]
+pub fn pending_json(request: String) -> Result<String> {
+    let fields = match parse_json(&request, "pending")? {
+        Value::Object(m) => m,
+        _ => return Err(Error::from_reason("pending: request must be an object")),
+    };
+    let r = types::pending(fields).map_err(core_err)?;
+    Ok(r.to_value().to_string())
+}
+
+#[napi(js_name = "authRequired")]
+pub fn auth_required_json(url: String, prompt: Option<String>) -> String {
+    types::auth_required(&url, prompt.as_deref()).to_value().to_string()
+}
+
+#[napi]
+pub fn sanitize(value: String) -> String {
+    types::sanitize(&value)
+}
+
+/// `toOpenAI` / `toAnthropic` / `toGemini` over tool declarations given as JSON.
+#[napi(js_name = "adapt")]
+pub fn adapt(style: String, tools: String) -> Result<String> {
+    let list = match parse_json(&tools, "tools")? {
+        Value::Array(items) => items,
+        _ => return Err(Error::from_reason("tools must be an array of Tool objects")),
+    };
+    let decls: Vec<adapters::Decl> = list
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            decl_of(t).ok_or_else(|| Error::from_reason(format!("tools[{i}] is not a Tool (it needs a string `name`)")))
+        })
+        .collect::<Result<_>>()?;
+    let out = match style.as_str() {
+        "openai" => adapters::to_openai(&decls),
+        "anthropic" => adapters::to_anthropic(&decls),
+        "gemini" => adapters::to_gemini(&decls),
+        other => return Err(Error::from_reason(format!("unknown adapter style {other:?}"))),
+    };
+    Ok(Value::Array(out).to_string())
+}
+
+fn decl_of(t: Value) -> Option<adapters::Decl> {
+    let Value::Object(mut m) = t else { return None };
+    let name = match m.remove("name")? {
+        Value::String(s) => s,
+        _ => return None,
+    };
+    let description = match m.remove("description") {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    };
+    let input_schema = m.remove("inputSchema").unwrap_or(Value::Object(Map::new()));
+    Some(adapters::Decl {
+        name,
+        description,
+        input_schema,
+    })
+}
+
+/// The schema `defineTool` gives a tool that declares none.
+#[napi(js_name = "emptySchema")]
+pub fn empty_schema() -> String {
+    toolnexus_core::native::empty_schema().to_string()
+}

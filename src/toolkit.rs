@@ -1,0 +1,156 @@
+//! The Toolkit class: the core toolkit plus the JS tools handed to it.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::Value;
+use toolnexus_core::tool::SharedTool;
+use toolnexus_core::{Tool, ToolContext, ToolkitOptions};
+
+use crate::bridge::{JsTool, JsonFn};
+use crate::{core_err, parse_json};
+
+/// A JS tool as `index.js` hands it over: declaration as JSON plus the bridged call.
+#[napi(object, object_to_js = false)]
+pub struct JsToolSpec {
+    /// `{ name, description, inputSchema, source }` as JSON.
+    pub decl: String,
+    pub call: JsonFn,
+}
+
+pub(crate) fn js_tools(specs: Vec<JsToolSpec>, first_slot: u32) -> Result<Vec<SharedTool>> {
+    specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let slot = first_slot + i as u32;
+            let decl = parse_json(&spec.decl, "tool")?;
+            let text = |k: &str| decl.get(k).and_then(Value::as_str).map(str::to_string);
+            let name = text("name").ok_or_else(|| Error::from_reason(format!("tool #{slot} has no string `name`")))?;
+            let schema = match decl.get("inputSchema") {
+                Some(s @ Value::Object(_)) => s.clone(),
+                _ => toolnexus_core::native::empty_schema(),
+            };
+            let t = JsTool {
+                name,
+                description: text("description").unwrap_or_default(),
+                input_schema: schema,
+                source: text("source").unwrap_or_else(|| "custom".into()),
+                slot,
+                call: spec.call,
+            };
+            Ok(Arc::new(t) as SharedTool)
+        })
+        .collect()
+}
+
+#[napi]
+pub struct NativeToolkit {
+    pub(crate) inner: Arc<toolnexus_core::Toolkit>,
+    next_slot: u32,
+}
+
+/// One entry of the assembled list: a JS tool's slot, or -1 for a tool of the core's own.
+#[napi(object)]
+pub struct ToolEntry {
+    pub name: String,
+    pub slot: i32,
+}
+
+#[napi]
+impl NativeToolkit {
+    /// `options` is the JSON of the plain options (everything but the tools).
+    #[napi(factory)]
+    pub async fn create(options: String, tools: Vec<JsToolSpec>) -> Result<NativeToolkit> {
+        let opts = parse_json(&options, "createToolkit options")?;
+        let list = |k: &str| -> Vec<String> {
+            opts.get(k)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+                .unwrap_or_default()
+        };
+        let count = tools.len() as u32;
+        let core_opts = ToolkitOptions {
+            extra_tools: js_tools(tools, 0)?,
+            disable_tools: list("disableTools"),
+            builtins: opts.get("builtins").cloned(),
+            config_builtins: opts.get("mcpConfig").and_then(|c| c.get("builtins")).cloned(),
+        };
+        let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
+        Ok(NativeToolkit {
+            inner: Arc::new(inner),
+            next_slot: count,
+        })
+    }
+
+    /// The assembled tools, in order.
+    #[napi]
+    pub fn entries(&self) -> Vec<ToolEntry> {
+        self.inner.tools().iter().map(|t| entry(t.as_ref())).collect()
+    }
+
+    /// Register more JS tools; returns the entries that were added (first name wins).
+    #[napi]
+    pub fn register(&mut self, tools: Vec<JsToolSpec>) -> Result<Vec<ToolEntry>> {
+        let first = self.next_slot;
+        self.next_slot += tools.len() as u32;
+        let list = js_tools(tools, first)?;
+        let added = self.inner.register(list.clone());
+        Ok(list
+            .iter()
+            .zip(added)
+            .filter(|(_, a)| *a)
+            .map(|(t, _)| entry(t.as_ref()))
+            .collect())
+    }
+
+    /// Route a call through the core (used for tools that are not JS objects).
+    #[napi]
+    pub async fn execute(&self, name: String, args: String, ctx: Option<String>) -> Result<String> {
+        let args = parse_json(&args, "args")?;
+        let ctx = match ctx {
+            None => ToolContext::default(),
+            Some(c) => {
+                let c = parse_json(&c, "ctx")?;
+                ToolContext {
+                    answer: c.get("answer").cloned().filter(|a| !a.is_null()),
+                    timeout: c.get("timeout").and_then(Value::as_f64),
+                    cancel: None,
+                }
+            }
+        };
+        let r = self.inner.execute(&name, args, ctx).await.map_err(core_err)?;
+        Ok(r.to_value().to_string())
+    }
+
+    #[napi]
+    pub fn adapt(&self, style: String) -> Result<String> {
+        let out = match style.as_str() {
+            "openai" => self.inner.to_openai(),
+            "anthropic" => self.inner.to_anthropic(),
+            "gemini" => self.inner.to_gemini(),
+            other => return Err(Error::from_reason(format!("unknown adapter style {other:?}"))),
+        };
+        Ok(Value::Array(out).to_string())
+    }
+
+    #[napi(js_name = "skillsPrompt")]
+    pub fn skills_prompt(&self) -> String {
+        self.inner.skills_prompt()
+    }
+
+    #[napi]
+    pub async fn close(&self) -> Result<()> {
+        self.inner.close().await;
+        Ok(())
+    }
+}
+
+fn entry(t: &dyn Tool) -> ToolEntry {
+    let slot = t.as_any().downcast_ref::<JsTool>().map_or(-1, |j| j.slot as i32);
+    ToolEntry {
+        name: t.name().to_string(),
+        slot,
+    }
+}
