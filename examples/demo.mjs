@@ -1,0 +1,83 @@
+// The toolnexus demo: an agent with a tool that needs a human's approval, run against a
+// scripted OpenAI-style endpoint started right here (no API key, no network).
+//
+//   npm run demo
+//
+// Run 1 resolves the approval in-process through `waitFor`; run 2 has no `waitFor`, so the
+// run parks durably with status "pending" and hands back the Request to deliver elsewhere.
+
+import http from "node:http"
+import { createClient, createToolkit, defineTool, pending, pendingOf } from "toolnexus"
+
+// ---- a scripted model: asks for a refund, then summarises what the tool said ----
+function scriptedModel() {
+  const server = http.createServer((req, res) => {
+    let raw = ""
+    req.on("data", (chunk) => (raw += chunk))
+    req.on("end", () => {
+      const body = JSON.parse(raw)
+      const toolMessage = body.messages.findLast((m) => m.role === "tool")
+      const message = toolMessage
+        ? { role: "assistant", content: `Done: ${toolMessage.content}` }
+        : {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              { id: "call_1", type: "function", function: { name: "refund", arguments: '{"order":"A-1042","amount":120}' } },
+            ],
+          }
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify({ choices: [{ message }], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } }))
+    })
+  })
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)))
+}
+
+// ---- a tool that parks the run until someone approves ----
+const refund = defineTool({
+  name: "refund",
+  description: "Refund an order. Needs a human's approval first.",
+  inputSchema: {
+    type: "object",
+    properties: { order: { type: "string" }, amount: { type: "number" } },
+    required: ["order", "amount"],
+  },
+  run: ({ order, amount }, ctx) => {
+    if (!ctx?.answer) return pending({ kind: "approval", prompt: `Refund $${amount} on ${order}?`, data: { order, amount } })
+    return `refunded $${amount} on ${order} (approved by ${ctx.answer.data?.by ?? "someone"})`
+  },
+})
+
+const server = await scriptedModel()
+const baseUrl = `http://127.0.0.1:${server.address().port}`
+const toolkit = await createToolkit({ builtins: false, extraTools: [refund] })
+
+console.log("toolnexus demo — tools:", toolkit.tools().map((t) => t.name).join(", "))
+
+// Run 1: the host resolves the suspension in-process.
+const approving = createClient({
+  baseUrl,
+  style: "openai",
+  model: "scripted",
+  apiKey: "not-needed",
+  waitFor: async (request) => {
+    console.log(`  waitFor <- ${request.kind}: ${request.prompt}  (auto-approving)`)
+    return { id: request.id, ok: true, data: { by: "demo-operator" } }
+  },
+  hooks: {
+    beforeTool: ({ name, args }) => console.log(`  tool call -> ${name} ${JSON.stringify(args)}`),
+  },
+})
+const first = await approving.run("Please refund order A-1042.", { toolkit })
+console.log(`run 1: status=${first.status} turns=${first.turns} tokens=${first.usage.totalTokens}`)
+console.log(`  answer: ${first.text}`)
+
+// Run 2: no waitFor — a durable halt.
+const durable = createClient({ baseUrl, style: "openai", model: "scripted", apiKey: "not-needed" })
+const second = await durable.run("Please refund order A-1042.", { toolkit })
+console.log(`run 2: status=${second.status}`)
+console.log(`  parked on: ${second.pending.kind} "${second.pending.prompt}" (id ${second.pending.id})`)
+console.log(`  toolCalls[0] carries metadata.pending? ${pendingOf(second.toolCalls[0]) !== undefined}`)
+
+await toolkit.close()
+server.close()
