@@ -254,12 +254,12 @@ class Client {
     const handle = handles.get(ctx?.toolkit)
     if (!handle) throw new TypeError("run: `toolkit` must be a Toolkit from createToolkit()")
     const signal = ctx.signal
-    if (signal?.aborted) throw signal.reason
     let token, onAbort
     if (signal) {
       token = new native.CancelToken()
       onAbort = () => token.cancel()
-      signal.addEventListener("abort", onAbort, { once: true })
+      if (signal.aborted) token.cancel()
+      else signal.addEventListener("abort", onAbort, { once: true })
     }
     const history = ctx.history === undefined || ctx.history === null ? undefined : encode(ctx.history)
     try {

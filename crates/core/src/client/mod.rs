@@ -233,11 +233,12 @@ impl Client {
 
     /// Run the tool-calling loop to a final answer, a suspension, or `maxTurns`.
     pub async fn run(&self, prompt: &str, toolkit: &Toolkit, ro: RunOptions) -> Result<RunResult> {
+        let key = self.resolve_key()?;
         let cancel = ro.cancel.clone().unwrap_or_default();
         if cancel.is_cancelled() {
             return Err(Error::Aborted(ro.abort_reason.unwrap_or_else(|| ABORTED.into())));
         }
-        let work = self.run_loop(prompt, toolkit, ro.history);
+        let work = self.run_loop(key, prompt, toolkit, ro.history);
         let deadline = async {
             match self.opts.timeout_ms {
                 Some(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
@@ -264,8 +265,13 @@ impl Client {
             .join("\n\n")
     }
 
-    async fn run_loop(&self, prompt: &str, toolkit: &Toolkit, history: Option<Vec<Value>>) -> Result<RunResult> {
-        let key = self.resolve_key()?;
+    async fn run_loop(
+        &self,
+        key: String,
+        prompt: &str,
+        toolkit: &Toolkit,
+        history: Option<Vec<Value>>,
+    ) -> Result<RunResult> {
         let style = self.opts.style;
         let user = obj([("role", "user".into()), ("content", prompt.into())]);
         let history = history.unwrap_or_default();
@@ -619,4 +625,3 @@ pub(crate) fn text_of(v: Option<&Value>) -> String {
         Some(other) => js_string(other),
     }
 }
-

@@ -1,0 +1,159 @@
+//! Tool calls of one turn run concurrently, and are still recorded in call order.
+//!
+//! Proof without clocks: both tools wait on one two-party barrier, so a loop that ran them
+//! one after the other would never get past the first. A 5s timeout turns that hang into a
+//! failure.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+use tokio::sync::Barrier;
+use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
+use toolnexus_core::native::RunOutput;
+use toolnexus_core::tool::SharedTool;
+
+/// Two tools that can only finish together. `slow` also finishes after `fast`, so the
+/// completion order is the reverse of the call order.
+fn barrier_tools(done: Log<&'static str>) -> Vec<SharedTool> {
+    let barrier = Arc::new(Barrier::new(2));
+    let (b1, b2) = (barrier.clone(), barrier);
+    let (d1, d2) = (done.clone(), done);
+    vec![
+        fn_tool("slow", move |_, _| {
+            let (b, d) = (b1.clone(), d1.clone());
+            async move {
+                b.wait().await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                d.push("slow");
+                RunOutput::Text("slow done".into())
+            }
+        }),
+        fn_tool("fast", move |_, _| {
+            let (b, d) = (b2.clone(), d2.clone());
+            async move {
+                b.wait().await;
+                d.push("fast");
+                RunOutput::Text("fast done".into())
+            }
+        }),
+    ]
+}
+
+#[tokio::test]
+async fn openai_tool_calls_of_one_turn_run_together() {
+    let server = MockLlm::script(vec![
+        Reply::json(oa_calls(&[("c_slow", "slow", "{}"), ("c_fast", "fast", "{}")])),
+        Reply::json(oa_text("both done")),
+    ])
+    .await;
+    let done = Log::default();
+    let tk = toolkit(barrier_tools(done.clone())).await;
+    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
+
+    let r = tokio::time::timeout(Duration::from_secs(5), client.run("go", &tk, RunOptions::default()))
+        .await
+        .expect("the tool calls of one turn must run concurrently (sequential execution deadlocks on the barrier)")
+        .unwrap();
+
+    assert_eq!(done.all(), ["fast", "slow"], "completion order");
+    assert_eq!(r.status, RunStatus::Done);
+    let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["slow", "fast"],
+        "records follow the call order, not the completion order"
+    );
+    let msgs = server.request(1).messages();
+    assert_eq!(
+        msgs[2..],
+        [
+            json!({"role": "tool", "tool_call_id": "c_slow", "content": "slow done"}),
+            json!({"role": "tool", "tool_call_id": "c_fast", "content": "fast done"}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn anthropic_tool_calls_of_one_turn_run_together() {
+    let server = MockLlm::script(vec![
+        Reply::json(an_reply(json!([
+            an_use("tu_slow", "slow", json!({})),
+            an_use("tu_fast", "fast", json!({}))
+        ]))),
+        Reply::json(an_reply(json!([an_text("both done")]))),
+    ])
+    .await;
+    let done = Log::default();
+    let tk = toolkit(barrier_tools(done.clone())).await;
+    let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();
+
+    let r = tokio::time::timeout(Duration::from_secs(5), client.run("go", &tk, RunOptions::default()))
+        .await
+        .expect("the tool calls of one turn must run concurrently (sequential execution deadlocks on the barrier)")
+        .unwrap();
+
+    assert_eq!(done.all(), ["fast", "slow"]);
+    let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["slow", "fast"]);
+    let msgs = server.request(1).messages();
+    assert_eq!(
+        msgs[2],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "tu_slow", "content": "slow done", "is_error": false},
+            {"type": "tool_result", "tool_use_id": "tu_fast", "content": "fast done", "is_error": false},
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn concurrent_suspensions_each_resolve_through_wait_for() {
+    // Both calls suspend; the resolver only answers once BOTH requests are waiting, so a
+    // loop that resolved them one at a time would hang.
+    let barrier = Arc::new(Barrier::new(2));
+    let asked: Log<String> = Log::default();
+    let server = MockLlm::script(vec![
+        Reply::json(oa_calls(&[("c1", "gate", r#"{"n":1}"#), ("c2", "gate", r#"{"n":2}"#)])),
+        Reply::json(oa_text("through")),
+    ])
+    .await;
+    let mut o = options(&server.url(), Style::OpenAI);
+    let (b, a) = (barrier.clone(), asked.clone());
+    o.wait_for = Some(toolnexus_core::client::callback(move |req| {
+        let (b, a) = (b.clone(), a.clone());
+        async move {
+            a.push(req["prompt"].as_str().unwrap_or_default().to_string());
+            b.wait().await;
+            Ok(json!({"id": req["id"], "ok": true, "data": {"who": req["prompt"]}}))
+        }
+    }));
+    let tk = toolkit(vec![fn_tool("gate", |args, ctx| async move {
+        match ctx.answer {
+            Some(ans) => RunOutput::Text(format!("opened {}", ans["data"]["who"].as_str().unwrap_or("?"))),
+            None => RunOutput::Result(
+                toolnexus_core::pending(map(
+                    json!({"kind": "approval", "prompt": format!("gate {}", args["n"])}),
+                ))
+                .unwrap(),
+            ),
+        }
+    })])
+    .await;
+    let client = Client::new(o).unwrap();
+
+    let r = tokio::time::timeout(Duration::from_secs(5), client.run("go", &tk, RunOptions::default()))
+        .await
+        .expect("concurrent suspensions must resolve independently")
+        .unwrap();
+
+    assert_eq!(r.status, RunStatus::Done);
+    let mut prompts = asked.all();
+    prompts.sort();
+    assert_eq!(prompts, ["gate 1", "gate 2"]);
+    let outputs: Vec<_> = r.tool_calls.iter().map(|c| c.result.output.as_str()).collect();
+    assert_eq!(outputs, ["opened gate 1", "opened gate 2"]);
+    assert!(r.tool_calls.iter().all(|c| !c.result.is_error));
+}
