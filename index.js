@@ -29,7 +29,9 @@ function needFunction(where, name, value) {
 
 function pending(request) {
   if (request === null || typeof request !== "object") throw new TypeError("pending: request must be an object")
-  return JSON.parse(native.pending(encode(request)))
+  // An explicit id of null/undefined keeps its place; the core fills it in.
+  const fields = "id" in request && request.id == null ? { ...request, id: null } : request
+  return JSON.parse(native.pending(encode(fields)))
 }
 
 function authRequired(url, prompt) {
@@ -54,14 +56,13 @@ function defineTool(opts) {
     inputSchema: opts.inputSchema ?? JSON.parse(native.emptySchema()),
     source: opts.source ?? "native",
     async execute(args, ctx) {
-      let out
       try {
-        out = await run(args ?? {}, ctx)
+        const out = await run.call(opts, args ?? {}, ctx)
+        if (out !== null && typeof out === "object" && "output" in out && "isError" in out) return out
+        return { output: typeof out === "string" ? out : (JSON.stringify(out) ?? ""), isError: false }
       } catch (e) {
         return { output: e instanceof Error ? e.message : String(e), isError: true }
       }
-      if (out !== null && typeof out === "object" && "output" in out && "isError" in out) return out
-      return { output: typeof out === "string" ? out : (JSON.stringify(out) ?? ""), isError: false }
     },
   }
 }
@@ -241,12 +242,12 @@ class Client {
     const bodyTransform = needFunction("createClient", "bodyTransform", opts.bodyTransform)
     this.#native = new native.NativeClient(encode(plain), {
       fetch: fetchFn && fetchBridge(fetchFn),
-      waitFor: waitFor && bridge(waitFor),
+      waitFor: waitFor && bridge(waitFor, opts),
       beforeLlm: hook("beforeLLM"),
       afterLlm: hook("afterLLM"),
       beforeTool: hook("beforeTool"),
       afterTool: hook("afterTool"),
-      bodyTransform: bodyTransform && bridge(bodyTransform),
+      bodyTransform: bodyTransform && bridge(bodyTransform, opts),
     })
   }
 

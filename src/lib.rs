@@ -7,7 +7,7 @@ mod toolkit;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use toolnexus_core::{adapters, types};
 
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
@@ -69,10 +69,10 @@ fn decl_of(t: Value) -> Option<adapters::Decl> {
         _ => return None,
     };
     let description = match m.remove("description") {
-        Some(Value::String(s)) => s,
-        _ => String::new(),
+        Some(Value::String(s)) => Some(s),
+        _ => None,
     };
-    let input_schema = m.remove("inputSchema").unwrap_or(Value::Object(Map::new()));
+    let input_schema = m.remove("inputSchema");
     Some(adapters::Decl {
         name,
         description,

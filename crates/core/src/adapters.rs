@@ -5,19 +5,20 @@ use serde_json::{Map, Value};
 /// The declaration half of a tool: what a provider needs to advertise it.
 pub trait Declared {
     fn decl_name(&self) -> &str;
-    fn decl_description(&self) -> &str;
-    fn decl_schema(&self) -> &Value;
+    /// `None` where the declaration has none: the key is then left out, as JSON drops `undefined`.
+    fn decl_description(&self) -> Option<&str>;
+    fn decl_schema(&self) -> Option<&Value>;
 }
 
 impl<T: crate::tool::Tool + ?Sized> Declared for T {
     fn decl_name(&self) -> &str {
         self.name()
     }
-    fn decl_description(&self) -> &str {
-        self.description()
+    fn decl_description(&self) -> Option<&str> {
+        Some(self.description())
     }
-    fn decl_schema(&self) -> &Value {
-        self.input_schema()
+    fn decl_schema(&self) -> Option<&Value> {
+        Some(self.input_schema())
     }
 }
 
@@ -25,36 +26,32 @@ impl<T: crate::tool::Tool + ?Sized> Declared for T {
 #[derive(Debug, Clone)]
 pub struct Decl {
     pub name: String,
-    pub description: String,
-    pub input_schema: Value,
+    pub description: Option<String>,
+    pub input_schema: Option<Value>,
 }
 
 impl Declared for Decl {
     fn decl_name(&self) -> &str {
         &self.name
     }
-    fn decl_description(&self) -> &str {
-        &self.description
+    fn decl_description(&self) -> Option<&str> {
+        self.description.as_deref()
     }
-    fn decl_schema(&self) -> &Value {
-        &self.input_schema
+    fn decl_schema(&self) -> Option<&Value> {
+        self.input_schema.as_ref()
     }
-}
-
-fn entry(pairs: [(&str, Value); 3]) -> Value {
-    let mut m = Map::with_capacity(3);
-    for (k, v) in pairs {
-        m.insert(k.into(), v);
-    }
-    Value::Object(m)
 }
 
 fn named<D: Declared + ?Sized>(t: &D, schema_key: &str) -> Value {
-    entry([
-        ("name", Value::String(t.decl_name().into())),
-        ("description", Value::String(t.decl_description().into())),
-        (schema_key, t.decl_schema().clone()),
-    ])
+    let mut m = Map::with_capacity(3);
+    m.insert("name".into(), Value::String(t.decl_name().into()));
+    if let Some(d) = t.decl_description() {
+        m.insert("description".into(), Value::String(d.into()));
+    }
+    if let Some(schema) = t.decl_schema() {
+        m.insert(schema_key.into(), schema.clone());
+    }
+    Value::Object(m)
 }
 
 /// `[{ type: "function", function: { name, description, parameters } }]`
@@ -91,8 +88,10 @@ mod tests {
     fn decls() -> Vec<Decl> {
         vec![Decl {
             name: "get_weather".into(),
-            description: "Weather".into(),
-            input_schema: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            description: Some("Weather".into()),
+            input_schema: Some(
+                json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            ),
         }]
     }
 
@@ -110,6 +109,19 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&to_gemini(&d)).unwrap(),
             r#"[{"functionDeclarations":[{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}]"#
+        );
+    }
+
+    #[test]
+    fn absent_fields_are_left_out() {
+        let bare = [Decl {
+            name: "t".into(),
+            description: None,
+            input_schema: None,
+        }];
+        assert_eq!(
+            serde_json::to_string(&to_openai(&bare)).unwrap(),
+            r#"[{"type":"function","function":{"name":"t"}}]"#
         );
     }
 

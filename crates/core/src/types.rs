@@ -118,10 +118,13 @@ pub fn pending(mut request: Map<String, Value>) -> Result<ToolResult> {
         }
         None => return Err(Error::Invalid("pending: request.kind is required".into())),
     }
-    let has_id = request.get("id").is_some_and(|v| !v.is_null());
-    if !has_id {
-        request.shift_remove("id");
-        request.insert("id".into(), Value::String(new_pending_id()));
+    // A missing id is appended; an explicit null one is filled in where it stands.
+    match request.get_mut("id") {
+        Some(slot) if slot.is_null() => *slot = Value::String(new_pending_id()),
+        Some(_) => {}
+        None => {
+            request.insert("id".into(), Value::String(new_pending_id()));
+        }
     }
     let url = request.get("url").filter(|u| truthy(u)).map(js_string);
     let output = match url {
@@ -225,6 +228,10 @@ mod tests {
         let keys: Vec<_> = pending_of(&c).unwrap().keys().cloned().collect();
         assert_eq!(keys, ["id", "kind", "prompt"]);
         assert_eq!(pending_of(&c).unwrap()["id"], "mine");
+        let d = pending(map(json!({"id": null, "kind": "k", "prompt": "p"}))).unwrap();
+        let req = pending_of(&d).unwrap();
+        assert_eq!(req.keys().cloned().collect::<Vec<_>>(), ["id", "kind", "prompt"]);
+        assert!(req["id"].as_str().unwrap().starts_with("pnd-"));
     }
 
     #[test]
