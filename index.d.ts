@@ -349,6 +349,18 @@ export interface TranslateResult {
   raw?: any
 }
 
+export declare function finishReasonFor(
+  hasToolCalls: boolean,
+  providerStop?: string,
+): TranslateResult["finishReason"]
+export declare function contentText(content: unknown): string
+export declare function argsObject(args: unknown): Record<string, unknown>
+export declare function argsString(args: unknown): string
+export declare function toolCallsOf(m: any): TranslatedToolCall[]
+export declare function openAIMessagesToAnthropic(messages: any[]): { messages: any[]; system: string }
+export declare function openAIToolsToAnthropic(tools: any[] | undefined): any[]
+export declare function openAIToolChoiceToAnthropic(choice: unknown): any
+export declare function hasSystemMessage(messages: any[]): boolean
 
 // ===========================================================================
 // Client
@@ -412,6 +424,10 @@ export interface ConversationStore {
 }
 
 /** Process-lifetime conversation storage (the default). */
+export declare class InMemoryConversationStore implements ConversationStore {
+  get(id: string): Promise<any[] | undefined>
+  save(id: string, messages: any[]): Promise<void>
+}
 
 /** Callbacks around model and tool calls. */
 export interface Hooks {
@@ -479,7 +495,24 @@ export type StreamEvent =
 
 export declare class Client {
   constructor(opts: ClientOptions)
+  /** The store used by `ask`. */
+  conversationStore(): ConversationStore
+  /** Prometheus text exposition of the metrics collected so far. */
+  metrics(): string
   run(prompt: string, ctx: { toolkit: Toolkit; signal?: AbortSignal; history?: any[] }): Promise<RunResult>
+  /** One provider call, OpenAI shapes in and out; no tools are executed. */
+  translate(req: TranslateRequest): Promise<TranslateResult>
+  /** A result's tool calls as an OpenAI `tool_calls` array. */
+  static toolCallsJSON(res: TranslateResult): any[]
+  ask(
+    prompt: string,
+    ctx: { toolkit: Toolkit; id?: string; on_text?: (delta: string) => void; signal?: AbortSignal },
+  ): Promise<RunResult>
+  conversation(ctx: { toolkit: Toolkit; signal?: AbortSignal }): Conversation
+  stream(
+    prompt: string,
+    ctx: { toolkit: Toolkit; id?: string; signal?: AbortSignal },
+  ): AsyncGenerator<StreamEvent, void, unknown>
 }
 
 export declare function createClient(opts: ClientOptions): Client
@@ -513,3 +546,14 @@ export type InProcessOptions = Omit<ClientOptions, "baseUrl" | "apiKey" | "style
   generate: (request: InProcessRequest) => InProcessResponse | Promise<InProcessResponse>
 }
 
+/** A client whose model is a function in this process. */
+export declare function createInProcessClient(opts: InProcessOptions): Client
+
+/** Multi-turn conversation that keeps its transcript between sends. */
+export declare class Conversation {
+  /** The transcript so far. */
+  messages: any[]
+  constructor(client: Client, toolkit: Toolkit, signal?: AbortSignal)
+  send(prompt: string): Promise<RunResult>
+  reset(): void
+}

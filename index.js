@@ -109,6 +109,32 @@ const toOpenAI = (tools) => adapt("openai", tools)
 const toAnthropic = (tools) => adapt("anthropic", tools)
 const toGemini = (tools) => adapt("gemini", tools)
 
+// ---- single-turn translation helpers (SPEC §11) ----
+
+const finishReasonFor = (hasToolCalls, providerStop) =>
+  native.translateFinishReasonFor(Boolean(hasToolCalls), typeof providerStop === "string" ? providerStop : undefined)
+const contentText = (content) => native.translateContentText(encode(content))
+// An object passes through as itself, as in the reference; anything else is parsed.
+const argsObject = (args) => (args && typeof args === "object" ? args : JSON.parse(native.translateArgsObject(encode(args))))
+const argsString = (args) => native.translateArgsString(encode(args))
+const toolCallsOf = (message) => JSON.parse(native.translateToolCallsOf(encode(message)))
+// Spread with for-of so any iterable works and a non-iterable throws JavaScript's own TypeError.
+function openAIMessagesToAnthropic(messages) {
+  const list = []
+  for (const m of messages ?? []) list.push(m)
+  return JSON.parse(native.translateMessagesToAnthropic(encode(list)))
+}
+function openAIToolsToAnthropic(tools) {
+  const list = []
+  for (const t of tools ?? []) list.push(t)
+  return JSON.parse(native.translateToolsToAnthropic(encode(list)))
+}
+const openAIToolChoiceToAnthropic = (choice) => JSON.parse(native.translateToolChoiceToAnthropic(encode(choice))) ?? undefined
+const hasSystemMessage = (messages) =>
+  Array.isArray(messages ?? [])
+    ? native.translateHasSystemMessage(encode(messages ?? []))
+    : (messages ?? []).some((m) => native.translateHasSystemMessage(encode([m])))
+
 // ---- toolkit (SPEC §4) ----
 
 const handles = new WeakMap() // Toolkit -> NativeToolkit
@@ -207,28 +233,105 @@ const createToolkit = (opts) => Toolkit.create(opts)
 
 // ---- client (SPEC §8, §10) ----
 
-/** The `fetch` option: call the user's fetch, read the Response on this thread, answer once. */
+/**
+ * The `fetch` option: call the user's fetch and read the Response here. A plain request
+ * answers with the whole body; a streaming one keeps the reader and hands the core one
+ * chunk per `pull`, so tokens reach the loop as they arrive.
+ */
 function fetchBridge(fetchFn) {
+  const readers = new Map()
+  let nextId = 1
   return async (json) => {
-    const { url, headers, body } = JSON.parse(json)
-    const res = await fetchFn(url, { method: "POST", headers, body })
-    const text = await res.text()
-    const pairs = typeof res.headers?.entries === "function" ? [...res.headers.entries()] : []
-    return JSON.stringify({ status: res.status, headers: pairs, body: text })
+    const msg = JSON.parse(json)
+    if (msg.pull !== undefined) {
+      const open = readers.get(msg.pull)
+      if (!open) return '{"done":true}'
+      const { done, value } = await open.reader.read()
+      if (!done) return encode({ chunk: open.decoder.decode(value, { stream: true }) })
+      readers.delete(msg.pull)
+      const tail = open.decoder.decode()
+      return tail ? encode({ chunk: tail }) : '{"done":true}'
+    }
+    if (msg.cancel !== undefined) {
+      readers.get(msg.cancel)?.reader.cancel().catch(() => {})
+      readers.delete(msg.cancel)
+      return "null"
+    }
+    const res = await fetchFn(msg.url, { method: "POST", headers: msg.headers, body: msg.body })
+    const headers = typeof res.headers?.entries === "function" ? [...res.headers.entries()] : []
+    const ok = res.status >= 200 && res.status < 300
+    if (msg.stream && ok && res.body && typeof res.body.getReader === "function") {
+      const id = nextId++
+      readers.set(id, { reader: res.body.getReader(), decoder: new TextDecoder() })
+      return encode({ status: res.status, headers, id })
+    }
+    return encode({ status: res.status, headers, body: await res.text() })
   }
 }
 
+// ---- conversation stores (SPEC §8) ----
+
+const memoryStores = new WeakMap() // InMemoryConversationStore -> NativeMemoryStore
+
+class InMemoryConversationStore {
+  constructor() {
+    memoryStores.set(this, new native.NativeMemoryStore())
+  }
+
+  async get(id) {
+    const json = memoryStores.get(this).get(String(id))
+    return json == null ? undefined : JSON.parse(json)
+  }
+
+  async save(id, messages) {
+    memoryStores.get(this).save(String(id), encode(messages))
+  }
+}
+
+/** Wire an AbortSignal to a fresh core cancel token; `release` unhooks the listener. */
+function abortWiring(signal) {
+  const token = new native.CancelToken()
+  if (!signal) return { token, release: () => {} }
+  const fire = () => {
+    const r = signal.reason
+    token.cancel(r instanceof Error ? r.message : r === undefined ? undefined : String(r))
+  }
+  if (signal.aborted) {
+    fire()
+    return { token, release: () => {} }
+  }
+  signal.addEventListener("abort", fire, { once: true })
+  return { token, release: () => signal.removeEventListener("abort", fire) }
+}
+
+/** Run one native call under an optional signal; an abort rejects with the signal's own reason. */
+async function underSignal(signal, call) {
+  const { token, release } = abortWiring(signal)
+  try {
+    return JSON.parse(await call(token))
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason
+    throw e
+  } finally {
+    release()
+  }
+}
+
+function toolkitHandle(ctx, where) {
+  const handle = handles.get(ctx?.toolkit)
+  if (!handle) throw new TypeError(`${where}: \`toolkit\` must be a Toolkit from createToolkit()`)
+  return handle
+}
+
 const PLAIN_OPTIONS = ["baseUrl", "style", "model", "apiKey", "headers", "systemPrompt", "maxTurns", "retries", "retryBaseMs", "timeoutMs", "requestParams"]
-const CLIENT_NOT_YET = ["store", "onMetric", "onError"]
+const GENERATE = Symbol("toolnexus.generate")
 
 class Client {
   #native
+  #store
 
   constructor(opts) {
     if (opts === null || typeof opts !== "object") throw new TypeError("createClient: options must be an object")
-    for (const key of CLIENT_NOT_YET) {
-      if (opts[key] !== undefined) throw new Error(`createClient: option \`${key}\` is not supported by this build yet`)
-    }
     const plain = {}
     for (const key of PLAIN_OPTIONS) if (opts[key] !== undefined) plain[key] = opts[key]
     const hooks = opts.hooks ?? {}
@@ -237,41 +340,164 @@ class Client {
       const fn = needFunction("createClient", `hooks.${name}`, hooks[name])
       return fn && bridge(fn, hooks)
     }
-    const fetchFn = needFunction("createClient", "fetch", opts.fetch)
-    const waitFor = needFunction("createClient", "waitFor", opts.waitFor)
-    const bodyTransform = needFunction("createClient", "bodyTransform", opts.bodyTransform)
-    this.#native = new native.NativeClient(encode(plain), {
-      fetch: fetchFn && fetchBridge(fetchFn),
-      waitFor: waitFor && bridge(waitFor, opts),
-      beforeLlm: hook("beforeLLM"),
-      afterLlm: hook("afterLLM"),
-      beforeTool: hook("beforeTool"),
-      afterTool: hook("afterTool"),
-      bodyTransform: bodyTransform && bridge(bodyTransform, opts),
-    })
+    const option = (name) => needFunction("createClient", name, opts[name])
+    const fetchFn = option("fetch")
+    const waitFor = option("waitFor")
+    const bodyTransform = option("bodyTransform")
+    const onMetric = option("onMetric")
+    const onError = option("onError")
+    const generate = opts[GENERATE]
+    const store = opts.store ?? new InMemoryConversationStore()
+    if (typeof store?.get !== "function" || typeof store?.save !== "function") {
+      throw new TypeError("createClient: `store` must have get(id) and save(id, messages) methods")
+    }
+    const builtinStore = Object.getPrototypeOf(store) === InMemoryConversationStore.prototype
+    this.#store = store
+    this.#native = new native.NativeClient(
+      encode(plain),
+      {
+        fetch: fetchFn && fetchBridge(fetchFn),
+        waitFor: waitFor && bridge(waitFor, opts),
+        beforeLlm: hook("beforeLLM"),
+        afterLlm: hook("afterLLM"),
+        beforeTool: hook("beforeTool"),
+        afterTool: hook("afterTool"),
+        bodyTransform: bodyTransform && bridge(bodyTransform, opts),
+        onMetric: onMetric && bridge(onMetric, opts),
+        onError: onError && bridge((info) => onError("error" in info ? { ...info, error: new Error(info.error) } : info)),
+        storeGet: builtinStore ? undefined : bridge((id) => store.get(id)),
+        storeSave: builtinStore ? undefined : bridge(([id, messages]) => store.save(id, messages)),
+        generate: generate && bridge(generate),
+      },
+      builtinStore ? memoryStores.get(store) : undefined,
+    )
+  }
+
+  conversationStore() {
+    return this.#store
+  }
+
+  metrics() {
+    return this.#native.metrics()
   }
 
   async run(prompt, ctx) {
-    const handle = handles.get(ctx?.toolkit)
-    if (!handle) throw new TypeError("run: `toolkit` must be a Toolkit from createToolkit()")
-    const signal = ctx.signal
-    let token, onAbort
-    if (signal) {
-      token = new native.CancelToken()
-      onAbort = () => token.cancel()
-      if (signal.aborted) token.cancel()
-      else signal.addEventListener("abort", onAbort, { once: true })
-    }
+    const handle = toolkitHandle(ctx, "run")
     const history = ctx.history === undefined || ctx.history === null ? undefined : encode(ctx.history)
-    try {
-      return JSON.parse(await this.#native.run(String(prompt), handle, history, token))
-    } catch (e) {
-      if (signal?.aborted) throw signal.reason
-      throw e
-    } finally {
-      if (signal) signal.removeEventListener("abort", onAbort)
-    }
+    return underSignal(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token))
   }
+
+  async ask(prompt, ctx) {
+    const handle = toolkitHandle(ctx, "ask")
+    const onText = needFunction("ask", "on_text", ctx.on_text ?? ctx.onText)
+    const id = ctx.id ? String(ctx.id) : undefined
+    return underSignal(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText)))
+  }
+
+  async translate(req) {
+    if (req === null || typeof req !== "object") throw new TypeError("translate: request must be an object")
+    const handle = req.toolkit === undefined ? undefined : handles.get(req.toolkit)
+    if (req.toolkit !== undefined && !handle) throw new TypeError("translate: `toolkit` must be a Toolkit from createToolkit()")
+    const { toolkit, signal, ...plain } = req
+    return underSignal(signal, (token) => this.#native.translate(encode(plain), handle, token))
+  }
+
+  static toolCallsJSON(res) {
+    return JSON.parse(native.toolCallsJson(encode(res)))
+  }
+
+  conversation(ctx) {
+    return new Conversation(this, ctx?.toolkit, ctx?.signal)
+  }
+
+  /**
+   * Events as the loop produces them. The loop waits for each event to be taken before it
+   * goes on, as a generator would, and stops when the consumer stops.
+   */
+  stream(prompt, ctx) {
+    const nativeClient = this.#native
+    return (async function* streamEvents() {
+      const handle = toolkitHandle(ctx, "stream")
+      const signal = ctx.signal
+      const { token, release } = abortWiring(signal)
+      const queue = []
+      let wake = null
+      let settled = false
+      let failure
+      const poke = () => {
+        const w = wake
+        wake = null
+        w?.()
+      }
+      const onEvent = (json) =>
+        new Promise((ack) => {
+          queue.push({ ev: JSON.parse(json), ack })
+          poke()
+        })
+      const id = ctx.id ? String(ctx.id) : undefined
+      nativeClient.stream(String(prompt), handle, id, token, onEvent).then(
+        () => {
+          settled = true
+          poke()
+        },
+        (e) => {
+          settled = true
+          failure = e
+          poke()
+        },
+      )
+      try {
+        for (;;) {
+          if (queue.length) {
+            const { ev, ack } = queue.shift()
+            yield ev
+            ack("null")
+            continue
+          }
+          if (settled) {
+            if (failure) throw signal?.aborted ? signal.reason : failure
+            return
+          }
+          await new Promise((resolve) => (wake = resolve))
+        }
+      } finally {
+        if (!settled) token.cancel()
+        for (const { ack } of queue.splice(0)) ack("null")
+        release()
+      }
+    })()
+  }
+}
+
+/** A multi-turn conversation: each send continues the transcript in `messages`. */
+class Conversation {
+  #client
+  #toolkit
+  #signal
+
+  constructor(client, toolkit, signal) {
+    this.messages = []
+    this.#client = client
+    this.#toolkit = toolkit
+    this.#signal = signal
+  }
+
+  async send(prompt) {
+    const result = await this.#client.run(prompt, { toolkit: this.#toolkit, signal: this.#signal, history: this.messages })
+    this.messages = result.messages
+    return result
+  }
+
+  reset() {
+    this.messages = []
+  }
+}
+
+/** A client whose model is a `generate` function in this process: no wire, no key. */
+function createInProcessClient(opts) {
+  const { generate, ...rest } = opts ?? {}
+  if (typeof generate !== "function") throw new Error("toolnexus: createInProcessClient requires a `generate` function")
+  return new Client({ ...rest, fetch: undefined, [GENERATE]: generate })
 }
 
 const createClient = (opts) => new Client(opts)
@@ -286,7 +512,19 @@ module.exports.collectTools = collectTools
 module.exports.toOpenAI = toOpenAI
 module.exports.toAnthropic = toAnthropic
 module.exports.toGemini = toGemini
+module.exports.finishReasonFor = finishReasonFor
+module.exports.contentText = contentText
+module.exports.argsObject = argsObject
+module.exports.argsString = argsString
+module.exports.toolCallsOf = toolCallsOf
+module.exports.openAIMessagesToAnthropic = openAIMessagesToAnthropic
+module.exports.openAIToolsToAnthropic = openAIToolsToAnthropic
+module.exports.openAIToolChoiceToAnthropic = openAIToolChoiceToAnthropic
+module.exports.hasSystemMessage = hasSystemMessage
 module.exports.Toolkit = Toolkit
 module.exports.createToolkit = createToolkit
 module.exports.Client = Client
 module.exports.createClient = createClient
+module.exports.Conversation = Conversation
+module.exports.InMemoryConversationStore = InMemoryConversationStore
+module.exports.createInProcessClient = createInProcessClient

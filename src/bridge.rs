@@ -6,12 +6,15 @@
 
 use std::any::Any;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use napi::bindgen_prelude::{Either, Promise};
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
-use serde_json::Value;
-use toolnexus_core::client::{Callback, HttpRequest, HttpResponse, Transport};
+use serde_json::{json, Value};
+use toolnexus_core::client::transport::ByteStream;
+use toolnexus_core::client::{Callback, ConversationStore, HttpRequest, HttpResponse, StreamResponse, Transport};
 use toolnexus_core::{Error, HostError, Tool, ToolContext, ToolResult};
 
 /// A JS `(json: string) => string | Promise<string>`, callable from any thread. Weak, so
@@ -109,37 +112,126 @@ impl Tool for JsTool {
     }
 }
 
-/// The `fetch` option: the JS side calls the user's fetch and reads the Response.
-pub struct JsTransport(pub JsonFn);
+/// The `fetch` option. `index.js` calls the user's fetch and reads the Response: whole for a
+/// plain request; for a streaming one it keeps the reader and hands chunks over on `pull`.
+pub struct JsTransport(Arc<JsonFn>);
 
-#[async_trait]
-impl Transport for JsTransport {
-    async fn post(&self, req: HttpRequest) -> Result<HttpResponse, Error> {
+impl JsTransport {
+    pub fn new(f: JsonFn) -> Self {
+        JsTransport(Arc::new(f))
+    }
+
+    async fn open(&self, req: HttpRequest, stream: bool) -> Result<Value, Error> {
         let mut headers = serde_json::Map::with_capacity(req.headers.len());
         for (k, v) in req.headers {
             headers.insert(k, Value::String(v));
         }
-        let arg = serde_json::json!({ "url": req.url, "headers": headers, "body": req.body });
-        let out = call_json(&self.0, arg.to_string()).await?;
-        let status = out.get("status").and_then(Value::as_u64).unwrap_or(0);
-        let status =
-            u16::try_from(status).map_err(|_| Error::Invalid(format!("fetch: invalid response status {status}")))?;
-        let headers = out
-            .get("headers")
-            .and_then(Value::as_array)
-            .map(|pairs| {
-                pairs
-                    .iter()
-                    .filter_map(|p| {
-                        Some((
-                            p.get(0)?.as_str()?.to_ascii_lowercase(),
-                            p.get(1)?.as_str()?.to_string(),
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let arg = json!({ "url": req.url, "headers": headers, "body": req.body, "stream": stream });
+        call_json(&self.0, arg.to_string()).await
+    }
+}
+
+fn status_and_headers(out: &Value) -> Result<(u16, Vec<(String, String)>), Error> {
+    let status = out.get("status").and_then(Value::as_u64).unwrap_or(0);
+    let status =
+        u16::try_from(status).map_err(|_| Error::Invalid(format!("fetch: invalid response status {status}")))?;
+    let headers = out
+        .get("headers")
+        .and_then(Value::as_array)
+        .map(|pairs| {
+            pairs
+                .iter()
+                .filter_map(|p| Some((p.get(0)?.as_str()?.to_ascii_lowercase(), p.get(1)?.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((status, headers))
+}
+
+/// Pulls a streamed body from JS; tells JS to cancel the reader if dropped early.
+struct Pull {
+    f: Arc<JsonFn>,
+    id: u64,
+    done: bool,
+}
+
+impl Pull {
+    /// The body ended on the JS side: nothing to cancel.
+    fn finish(mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Pull {
+    fn drop(&mut self) {
+        if !self.done {
+            let arg = json!({ "cancel": self.id }).to_string();
+            let _ = self.f.call(arg, ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
+#[async_trait]
+impl Transport for JsTransport {
+    async fn post(&self, req: HttpRequest) -> Result<HttpResponse, Error> {
+        let out = self.open(req, false).await?;
+        let (status, headers) = status_and_headers(&out)?;
         let body = out.get("body").and_then(Value::as_str).unwrap_or_default().to_string();
         Ok(HttpResponse { status, headers, body })
+    }
+
+    async fn post_stream(&self, req: HttpRequest) -> Result<StreamResponse, Error> {
+        let out = self.open(req, true).await?;
+        let (status, headers) = status_and_headers(&out)?;
+        let body: ByteStream = match out.get("id").and_then(Value::as_u64) {
+            Some(id) => {
+                let pull = Pull { f: self.0.clone(), id, done: false };
+                Box::pin(futures::stream::unfold(pull, |mut p| async move {
+                    if p.done {
+                        return None;
+                    }
+                    match call_json(&p.f, json!({ "pull": p.id }).to_string()).await {
+                        Ok(v) => match v.get("chunk").and_then(Value::as_str) {
+                            Some(chunk) => Some((Ok(chunk.as_bytes().to_vec()), p)),
+                            None => {
+                                p.finish();
+                                None
+                            }
+                        },
+                        Err(e) => {
+                            // The reader failed on the JS side; nothing is left to cancel.
+                            p.done = true;
+                            Some((Err(e), p))
+                        }
+                    }
+                }))
+            }
+            None => {
+                let text = out.get("body").and_then(Value::as_str).unwrap_or_default().as_bytes().to_vec();
+                Box::pin(futures::stream::once(async move { Ok(text) }))
+            }
+        };
+        Ok(StreamResponse { status, headers, body })
+    }
+}
+
+/// A user's ConversationStore: `get(id)` and `save(id, messages)`, bridged.
+pub struct JsStore {
+    pub get: JsonFn,
+    pub save: JsonFn,
+}
+
+#[async_trait]
+impl ConversationStore for JsStore {
+    async fn get(&self, id: &str) -> Result<Option<Vec<Value>>, Error> {
+        match call_json(&self.get, Value::String(id.into()).to_string()).await? {
+            Value::Array(items) => Ok(Some(items)),
+            Value::Null => Ok(None),
+            _ => Err(Error::Invalid("ConversationStore.get must resolve to an array of messages or undefined".into())),
+        }
+    }
+
+    async fn save(&self, id: &str, messages: Vec<Value>) -> Result<(), Error> {
+        call_json(&self.save, json!([id, messages]).to_string()).await.map(|_| ())
     }
 }

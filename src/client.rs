@@ -5,10 +5,13 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
-use toolnexus_core::client::{Client, ClientOptions, Hooks, RunOptions, SharedCallback, Style, Transport};
+use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
+use toolnexus_core::client::single::{self, TranslateRequest};
+use toolnexus_core::client::{
+    Abort, Client, ClientOptions, ConversationStore, Hooks, InMemoryStore, RunOptions, SharedCallback, Style, Transport,
+};
 
-use crate::bridge::{JsCallback, JsTransport, JsonFn};
+use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
 use crate::toolkit::NativeToolkit;
 use crate::{core_err, parse_json};
 
@@ -22,6 +25,13 @@ pub struct ClientCallbacks {
     pub before_tool: Option<JsonFn>,
     pub after_tool: Option<JsonFn>,
     pub body_transform: Option<JsonFn>,
+    pub on_metric: Option<JsonFn>,
+    pub on_error: Option<JsonFn>,
+    /// A user store's `get(id)` / `save(id, messages)`.
+    pub store_get: Option<JsonFn>,
+    pub store_save: Option<JsonFn>,
+    /// An in-process model: no wire, `generate` answers every request.
+    pub generate: Option<JsonFn>,
 }
 
 fn cb(f: Option<JsonFn>) -> Option<SharedCallback> {
@@ -31,7 +41,7 @@ fn cb(f: Option<JsonFn>) -> Option<SharedCallback> {
 /// A cancellation handle a JS AbortSignal listener fires.
 #[napi]
 pub struct CancelToken {
-    token: CancellationToken,
+    abort: Abort,
 }
 
 #[napi]
@@ -39,14 +49,45 @@ impl CancelToken {
     #[napi(constructor)]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
-        CancelToken {
-            token: CancellationToken::new(),
-        }
+        CancelToken { abort: Abort::new() }
+    }
+
+    /// Fire, with the message of the signal's reason when it has one.
+    #[napi]
+    pub fn cancel(&self, reason: Option<String>) {
+        self.abort.abort(reason);
+    }
+}
+
+/// The default conversation store, shared by reference between JS and the core.
+#[napi]
+pub struct NativeMemoryStore {
+    inner: Arc<InMemoryStore>,
+}
+
+#[napi]
+impl NativeMemoryStore {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        NativeMemoryStore { inner: Arc::new(InMemoryStore::default()) }
+    }
+
+    /// The thread as JSON, or null.
+    #[napi]
+    pub fn get(&self, id: String) -> Option<String> {
+        self.inner.get_now(&id).map(|m| Value::Array(m).to_string())
     }
 
     #[napi]
-    pub fn cancel(&self) {
-        self.token.cancel();
+    pub fn save(&self, id: String, messages: String) -> Result<()> {
+        match parse_json(&messages, "save")? {
+            Value::Array(items) => {
+                self.inner.save_now(&id, items);
+                Ok(())
+            }
+            _ => Err(bad("save: messages must be an array")),
+        }
     }
 }
 
@@ -82,36 +123,40 @@ fn opt_number(o: &Value, key: &str, min: f64) -> Result<Option<f64>> {
 impl NativeClient {
     /// `options` is the JSON of the plain options; callbacks come separately.
     #[napi(constructor)]
-    pub fn new(options: String, callbacks: ClientCallbacks) -> Result<Self> {
+    pub fn new(options: String, callbacks: ClientCallbacks, store: Option<&NativeMemoryStore>) -> Result<Self> {
         let o = parse_json(&options, "createClient options")?;
         if !o.is_object() {
             return Err(bad("createClient: options must be an object"));
         }
-        let base_url = opt_string(&o, "baseUrl")?
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| bad("createClient: `baseUrl` is required"))?;
+        let in_process = callbacks.generate.is_some();
+        let (base_url, style, api_key) = if in_process {
+            (IN_PROCESS_BASE_URL.to_string(), Style::OpenAI, Some("in-process".to_string()))
+        } else {
+            let base_url = opt_string(&o, "baseUrl")?
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| bad("createClient: `baseUrl` is required"))?;
+            let style = match o.get("style") {
+                Some(Value::String(s)) => Style::parse(s).ok_or_else(|| {
+                    bad(format!("createClient: `style` must be \"openai\" or \"anthropic\", got {s:?}"))
+                })?,
+                _ => return Err(bad("createClient: `style` must be \"openai\" or \"anthropic\"")),
+            };
+            (base_url, style, opt_string(&o, "apiKey")?)
+        };
         let model = opt_string(&o, "model")?
             .filter(|s| !s.is_empty())
             .ok_or_else(|| bad("createClient: `model` is required"))?;
-        let style = match o.get("style") {
-            Some(Value::String(s)) => Style::parse(s).ok_or_else(|| {
-                bad(format!(
-                    "createClient: `style` must be \"openai\" or \"anthropic\", got {s:?}"
-                ))
-            })?,
-            _ => return Err(bad("createClient: `style` must be \"openai\" or \"anthropic\"")),
-        };
         let mut opts = ClientOptions::new(base_url, style, model);
-        opts.api_key = opt_string(&o, "apiKey")?;
+        opts.api_key = api_key;
+        if in_process {
+            // No wire, so no transient failure to ride out: retries default to none.
+            opts.retries = 0;
+        }
         opts.system_prompt = opt_string(&o, "systemPrompt")?;
         if let Some(h) = o.get("headers").filter(|h| !h.is_null()) {
-            let map = h
-                .as_object()
-                .ok_or_else(|| bad("createClient: `headers` must be an object of strings"))?;
+            let map = h.as_object().ok_or_else(|| bad("createClient: `headers` must be an object of strings"))?;
             for (k, v) in map {
-                let v = v
-                    .as_str()
-                    .ok_or_else(|| bad(format!("createClient: header {k:?} must be a string")))?;
+                let v = v.as_str().ok_or_else(|| bad(format!("createClient: header {k:?} must be a string")))?;
                 opts.headers.push((k.clone(), v.to_string()));
             }
         }
@@ -126,11 +171,8 @@ impl NativeClient {
         }
         opts.timeout_ms = opt_number(&o, "timeoutMs", 0.0)?.filter(|n| *n > 0.0).map(|n| n as u64);
         if let Some(rp) = o.get("requestParams").filter(|v| !v.is_null()) {
-            opts.request_params = Some(
-                rp.as_object()
-                    .cloned()
-                    .ok_or_else(|| bad("createClient: `requestParams` must be an object"))?,
-            );
+            opts.request_params =
+                Some(rp.as_object().cloned().ok_or_else(|| bad("createClient: `requestParams` must be an object"))?);
         }
         opts.hooks = Hooks {
             before_llm: cb(callbacks.before_llm),
@@ -140,9 +182,28 @@ impl NativeClient {
         };
         opts.wait_for = cb(callbacks.wait_for);
         opts.body_transform = cb(callbacks.body_transform);
-        opts.transport = callbacks.fetch.map(|f| Arc::new(JsTransport(f)) as Arc<dyn Transport>);
-        let inner = Client::new(opts).map_err(core_err)?;
+        opts.on_metric = cb(callbacks.on_metric);
+        opts.on_error = cb(callbacks.on_error);
+        opts.transport = match (callbacks.generate, callbacks.fetch) {
+            (Some(g), _) => {
+                Some(Arc::new(InProcessTransport { generate: Arc::new(JsCallback(g)) }) as Arc<dyn Transport>)
+            }
+            (None, Some(f)) => Some(Arc::new(JsTransport::new(f)) as Arc<dyn Transport>),
+            (None, None) => None,
+        };
+        let store: Arc<dyn ConversationStore> = match (store, callbacks.store_get, callbacks.store_save) {
+            (_, Some(get), Some(save)) => Arc::new(JsStore { get, save }),
+            (Some(native), _, _) => native.inner.clone(),
+            _ => Arc::new(InMemoryStore::default()),
+        };
+        let inner = Client::with_store(opts, store).map_err(core_err)?;
         Ok(NativeClient { inner: Arc::new(inner) })
+    }
+
+    /// The Prometheus text of the metrics so far.
+    #[napi]
+    pub fn metrics(&self) -> String {
+        self.inner.metrics()
     }
 
     /// Run the loop; resolves with the RunResult as JSON.
@@ -155,24 +216,114 @@ impl NativeClient {
         history: Option<String>,
         cancel: Option<&CancelToken>,
     ) -> Result<PromiseRaw<'env, String>> {
-        let history = match history {
-            None => None,
-            Some(h) => match parse_json(&h, "history")? {
-                Value::Array(items) => Some(items),
-                Value::Null => None,
-                _ => return Err(bad("run: `history` must be an array of messages")),
-            },
-        };
+        let ro = run_options(history, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        let ro = RunOptions {
-            history,
-            cancel: cancel.map(|c| c.token.clone()),
-            abort_reason: None,
-        };
         env.spawn_future(async move {
             let r = client.run(&prompt, &tk, ro).await.map_err(core_err)?;
             Ok(r.to_value().to_string())
         })
     }
+
+    /// Stream the loop: every event is handed to `onEvent` (awaited); resolves when done.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn stream<'env>(
+        &self,
+        env: &'env Env,
+        prompt: String,
+        toolkit: &NativeToolkit,
+        id: Option<String>,
+        cancel: Option<&CancelToken>,
+        on_event: JsonFn,
+    ) -> Result<PromiseRaw<'env, String>> {
+        let ro = run_options(None, cancel)?;
+        let client = self.inner.clone();
+        let tk = toolkit.inner.clone();
+        env.spawn_future(async move {
+            let sink = JsCallback(on_event);
+            let r = client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map_err(core_err)?;
+            Ok(r.to_value().to_string())
+        })
+    }
+
+    /// `ask`: memory by `id` through the store, text deltas to `onText` when given.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn ask<'env>(
+        &self,
+        env: &'env Env,
+        prompt: String,
+        toolkit: &NativeToolkit,
+        id: Option<String>,
+        cancel: Option<&CancelToken>,
+        on_text: Option<JsonFn>,
+    ) -> Result<PromiseRaw<'env, String>> {
+        let ro = run_options(None, cancel)?;
+        let client = self.inner.clone();
+        let tk = toolkit.inner.clone();
+        env.spawn_future(async move {
+            let on_text = on_text.map(JsCallback);
+            let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::client::Callback);
+            let r = client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await.map_err(core_err)?;
+            Ok(r.to_value().to_string())
+        })
+    }
+
+    /// One provider call, OpenAI shapes in and out (§11). `request` is the JSON of the
+    /// caller's request minus `toolkit` and `signal`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn translate<'env>(
+        &self,
+        env: &'env Env,
+        request: String,
+        toolkit: Option<&NativeToolkit>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, String>> {
+        let r = parse_json(&request, "translate")?;
+        let list = |k: &str| -> Result<Vec<Value>> {
+            match r.get(k) {
+                None | Some(Value::Null) => Ok(vec![]),
+                Some(Value::Array(items)) => Ok(items.clone()),
+                Some(_) => Err(bad(format!("translate: `{k}` must be an array"))),
+            }
+        };
+        let req = TranslateRequest {
+            messages: list("messages")?,
+            tools: list("tools")?,
+            tool_choice: r.get("toolChoice").cloned(),
+            system: match r.get("system") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(_) => return Err(bad("translate: `system` must be a string")),
+            },
+            max_tokens: r.get("maxTokens").and_then(Value::as_f64),
+            abort: cancel.map(|c| c.abort.clone()),
+        };
+        let client = self.inner.clone();
+        let tk = toolkit.map(|t| t.inner.clone());
+        env.spawn_future(async move {
+            let res = client.translate(req, tk.as_deref()).await.map_err(core_err)?;
+            Ok(res.to_value().to_string())
+        })
+    }
+}
+
+/// `Client.toolCallsJSON(result)`: a translate result's calls as an OpenAI `tool_calls` array.
+#[napi(js_name = "toolCallsJson")]
+#[cfg_attr(test, allow(dead_code))]
+pub fn tool_calls_json(result: String) -> Result<String> {
+    let r = parse_json(&result, "toolCallsJSON")?;
+    let calls = r.get("toolCalls").and_then(Value::as_array).cloned().unwrap_or_default();
+    Ok(Value::Array(single::tool_calls_json(&calls)).to_string())
+}
+
+fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {
+    let history = match history {
+        None => None,
+        Some(h) => match parse_json(&h, "history")? {
+            Value::Array(items) => Some(items),
+            Value::Null => None,
+            _ => return Err(bad("run: `history` must be an array of messages")),
+        },
+    };
+    Ok(RunOptions { history, abort: cancel.map(|c| c.abort.clone()) })
 }

@@ -4,6 +4,7 @@
 mod bridge;
 mod client;
 mod toolkit;
+mod translate;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -73,11 +74,7 @@ fn decl_of(t: Value) -> Option<adapters::Decl> {
         _ => None,
     };
     let input_schema = m.remove("inputSchema");
-    Some(adapters::Decl {
-        name,
-        description,
-        input_schema,
-    })
+    Some(adapters::Decl { name, description, input_schema })
 }
 
 /// The schema `defineTool` gives a tool that declares none.

@@ -78,10 +78,7 @@ impl NativeToolkit {
             config_builtins: opts.get("mcpConfig").and_then(|c| c.get("builtins")).cloned(),
         };
         let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
-        Ok(NativeToolkit {
-            inner: Arc::new(inner),
-            next_slot: count,
-        })
+        Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
     }
 
     /// The assembled tools, in order.
@@ -97,12 +94,7 @@ impl NativeToolkit {
         self.next_slot += tools.len() as u32;
         let list = js_tools(tools, first)?;
         let added = self.inner.register(list.clone());
-        Ok(list
-            .iter()
-            .zip(added)
-            .filter(|(_, a)| *a)
-            .map(|(t, _)| entry(t.as_ref()))
-            .collect())
+        Ok(list.iter().zip(added).filter(|(_, a)| *a).map(|(t, _)| entry(t.as_ref())).collect())
     }
 
     /// Route a call through the core (used for tools that are not JS objects).
@@ -149,8 +141,5 @@ impl NativeToolkit {
 
 fn entry(t: &dyn Tool) -> ToolEntry {
     let slot = t.as_any().downcast_ref::<JsTool>().map_or(-1, |j| j.slot as i32);
-    ToolEntry {
-        name: t.name().to_string(),
-        slot,
-    }
+    ToolEntry { name: t.name().to_string(), slot }
 }

@@ -114,11 +114,7 @@ mod tests {
 
     #[test]
     fn absent_fields_are_left_out() {
-        let bare = [Decl {
-            name: "t".into(),
-            description: None,
-            input_schema: None,
-        }];
+        let bare = [Decl { name: "t".into(), description: None, input_schema: None }];
         assert_eq!(
             serde_json::to_string(&to_openai(&bare)).unwrap(),
             r#"[{"type":"function","function":{"name":"t"}}]"#

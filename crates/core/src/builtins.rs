@@ -21,19 +21,11 @@ impl BuiltinsConfig {
     /// `disabled: true` wins, else `enabled: false` turns the source off.
     pub fn parse(v: Option<&Value>) -> Result<Self> {
         let v = match v {
-            None | Some(Value::Null) => {
-                return Ok(BuiltinsConfig {
-                    enabled: true,
-                    tools: vec![],
-                })
-            }
+            None | Some(Value::Null) => return Ok(BuiltinsConfig { enabled: true, tools: vec![] }),
             Some(v) => v,
         };
         match v {
-            Value::Bool(b) => Ok(BuiltinsConfig {
-                enabled: *b,
-                tools: vec![],
-            }),
+            Value::Bool(b) => Ok(BuiltinsConfig { enabled: *b, tools: vec![] }),
             Value::Object(o) => {
                 let enabled =
                     !(o.get("disabled") == Some(&Value::Bool(true)) || o.get("enabled") == Some(&Value::Bool(false)));
@@ -71,11 +63,7 @@ mod tests {
     fn toggle_precedence() {
         assert!(BuiltinsConfig::parse(None).unwrap().enabled);
         assert!(!BuiltinsConfig::parse(Some(&json!(false))).unwrap().enabled);
-        assert!(
-            !BuiltinsConfig::parse(Some(&json!({"disabled": true, "enabled": true})))
-                .unwrap()
-                .enabled
-        );
+        assert!(!BuiltinsConfig::parse(Some(&json!({"disabled": true, "enabled": true}))).unwrap().enabled);
         assert!(!BuiltinsConfig::parse(Some(&json!({"enabled": false}))).unwrap().enabled);
         let c = BuiltinsConfig::parse(Some(&json!({"tools": {"bash": false, "read": true}}))).unwrap();
         assert!(c.enabled && !c.allows("bash") && c.allows("read") && c.allows("grep"));

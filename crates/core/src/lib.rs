@@ -12,6 +12,7 @@ pub mod json;
 pub mod native;
 pub mod tool;
 pub mod toolkit;
+pub mod translate;
 pub mod types;
 
 pub use error::{Error, HostError};

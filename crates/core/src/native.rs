@@ -111,28 +111,16 @@ mod tests {
     #[test]
     fn run_outputs_map_per_the_rules() {
         assert_eq!(run_output_to_result(RunOutput::Text("hi".into())), ToolResult::ok("hi"));
-        assert_eq!(
-            run_output_to_result(RunOutput::Encoded(Some("2".into()))),
-            ToolResult::ok("2")
-        );
+        assert_eq!(run_output_to_result(RunOutput::Encoded(Some("2".into()))), ToolResult::ok("2"));
         assert_eq!(run_output_to_result(RunOutput::Encoded(None)), ToolResult::ok(""));
-        assert_eq!(
-            run_output_to_result(RunOutput::Thrown("boom".into())),
-            ToolResult::error("boom")
-        );
-        let r = ToolResult {
-            output: "x".into(),
-            is_error: true,
-            metadata: Some(json!({"code": 1})),
-        };
+        assert_eq!(run_output_to_result(RunOutput::Thrown("boom".into())), ToolResult::error("boom"));
+        let r = ToolResult { output: "x".into(), is_error: true, metadata: Some(json!({"code": 1})) };
         assert_eq!(run_output_to_result(RunOutput::Result(r.clone())), r);
     }
 
     #[tokio::test]
     async fn fn_tools_default_their_schema_and_args() {
-        let t = FnTool::new("echo", "Echo", None, |args, _| async move {
-            RunOutput::Text(args.to_string())
-        });
+        let t = FnTool::new("echo", "Echo", None, |args, _| async move { RunOutput::Text(args.to_string()) });
         assert_eq!(t.input_schema(), &empty_schema());
         assert_eq!(t.source(), "native");
         let r = t.execute(Value::Null, ToolContext::default()).await.unwrap();

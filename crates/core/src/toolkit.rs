@@ -60,10 +60,8 @@ impl Toolkit {
         let cfg_value = opts.builtins.as_ref().or(opts.config_builtins.as_ref());
         let cfg = BuiltinsConfig::parse(cfg_value)?;
         let extra_names: HashSet<&str> = opts.extra_tools.iter().map(|t| t.name()).collect();
-        let builtins: Vec<SharedTool> = builtins::select(&cfg)
-            .into_iter()
-            .filter(|b| !extra_names.contains(b.name()))
-            .collect();
+        let builtins: Vec<SharedTool> =
+            builtins::select(&cfg).into_iter().filter(|b| !extra_names.contains(b.name())).collect();
         let disabled: HashSet<&str> = opts.disable_tools.iter().map(String::as_str).collect();
         let mut inner = Inner::default();
         for t in builtins.into_iter().chain(opts.extra_tools.iter().cloned()) {
@@ -72,10 +70,7 @@ impl Toolkit {
             }
             inner.add(t);
         }
-        Ok(Toolkit {
-            inner: RwLock::new(inner),
-            skills_prompt: String::new(),
-        })
+        Ok(Toolkit { inner: RwLock::new(inner), skills_prompt: String::new() })
     }
 
     fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
@@ -102,11 +97,7 @@ impl Toolkit {
         match self.get(name) {
             None => Ok(unknown_tool(name)),
             Some(t) => {
-                let args = if args.is_null() {
-                    Value::Object(Default::default())
-                } else {
-                    args
-                };
+                let args = if args.is_null() { Value::Object(Default::default()) } else { args };
                 t.execute(args, ctx).await
             }
         }
@@ -146,9 +137,7 @@ mod tests {
     use std::sync::Arc;
 
     fn tool(name: &str, out: &'static str) -> SharedTool {
-        Arc::new(FnTool::new(name, "d", None, move |_, _| async move {
-            RunOutput::Text(out.into())
-        }))
+        Arc::new(FnTool::new(name, "d", None, move |_, _| async move { RunOutput::Text(out.into()) }))
     }
 
     #[tokio::test]
@@ -178,23 +167,15 @@ mod tests {
 
     #[tokio::test]
     async fn register_keeps_the_first() {
-        let tk = Toolkit::create(ToolkitOptions {
-            extra_tools: vec![tool("a", "1")],
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        let tk =
+            Toolkit::create(ToolkitOptions { extra_tools: vec![tool("a", "1")], ..Default::default() }).await.unwrap();
         assert_eq!(tk.register(vec![tool("a", "2"), tool("z", "z")]), [false, true]);
         assert_eq!(tk.tools().len(), 2);
     }
 
     #[tokio::test]
     async fn a_bad_builtins_value_is_named() {
-        let e = Toolkit::create(ToolkitOptions {
-            builtins: Some(json!(3)),
-            ..Default::default()
-        })
-        .await;
+        let e = Toolkit::create(ToolkitOptions { builtins: Some(json!(3)), ..Default::default() }).await;
         assert!(e.err().unwrap().to_string().contains("`builtins`"));
     }
 }

@@ -18,19 +18,11 @@ pub struct ToolResult {
 
 impl ToolResult {
     pub fn ok(output: impl Into<String>) -> Self {
-        ToolResult {
-            output: output.into(),
-            is_error: false,
-            metadata: None,
-        }
+        ToolResult { output: output.into(), is_error: false, metadata: None }
     }
 
     pub fn error(output: impl Into<String>) -> Self {
-        ToolResult {
-            output: output.into(),
-            is_error: true,
-            metadata: None,
-        }
+        ToolResult { output: output.into(), is_error: true, metadata: None }
     }
 
     /// Read a ToolResult-shaped JSON value as leniently as JavaScript would: a missing or
@@ -45,11 +37,7 @@ impl ToolResult {
                 };
                 let is_error = m.get("isError").is_some_and(truthy);
                 let metadata = m.remove("metadata").filter(|x| !x.is_null());
-                ToolResult {
-                    output,
-                    is_error,
-                    metadata,
-                }
+                ToolResult { output, is_error, metadata }
             }
             Value::Null => ToolResult::ok(""),
             other => ToolResult::ok(js_string(&other)),
@@ -86,10 +74,7 @@ fn base36(mut n: u128) -> String {
 
 /// A fresh suspension id: `pnd-<milliseconds since the epoch in base 36>-<sequence>`.
 pub fn new_pending_id() -> String {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let seq = PENDING_SEQ.fetch_add(1, Ordering::Relaxed) + 1;
     format!("pnd-{}-{}", base36(ms), seq)
 }
@@ -101,20 +86,14 @@ pub fn pending(mut request: Map<String, Value>) -> Result<ToolResult> {
     let prompt = match request.get("prompt") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => {
-            return Err(Error::Invalid(format!(
-                "pending: request.prompt must be a string, got {}",
-                type_name(other)
-            )))
+            return Err(Error::Invalid(format!("pending: request.prompt must be a string, got {}", type_name(other))))
         }
         None => return Err(Error::Invalid("pending: request.prompt is required".into())),
     };
     match request.get("kind") {
         Some(Value::String(_)) => {}
         Some(other) => {
-            return Err(Error::Invalid(format!(
-                "pending: request.kind must be a string, got {}",
-                type_name(other)
-            )))
+            return Err(Error::Invalid(format!("pending: request.kind must be a string, got {}", type_name(other))))
         }
         None => return Err(Error::Invalid("pending: request.kind is required".into())),
     }
@@ -133,11 +112,7 @@ pub fn pending(mut request: Map<String, Value>) -> Result<ToolResult> {
     };
     let mut meta = Map::with_capacity(1);
     meta.insert("pending".into(), Value::Object(request));
-    Ok(ToolResult {
-        output,
-        is_error: true,
-        metadata: Some(Value::Object(meta)),
-    })
+    Ok(ToolResult { output, is_error: true, metadata: Some(Value::Object(meta)) })
 }
 
 /// The default prompt of [`auth_required`].
@@ -147,10 +122,7 @@ pub const AUTH_PROMPT: &str = "Authorization required to continue";
 pub fn auth_required(url: &str, prompt: Option<&str>) -> ToolResult {
     let mut m = Map::with_capacity(4);
     m.insert("kind".into(), Value::String("authorization".into()));
-    m.insert(
-        "prompt".into(),
-        Value::String(prompt.unwrap_or(AUTH_PROMPT).to_string()),
-    );
+    m.insert("prompt".into(), Value::String(prompt.unwrap_or(AUTH_PROMPT).to_string()));
     m.insert("url".into(), Value::String(url.to_string()));
     // kind and prompt are strings, so this cannot fail; fall back to a plain error result anyway.
     pending(m).unwrap_or_else(|e| ToolResult::error(e.to_string()))
@@ -163,10 +135,7 @@ pub fn pending_of(result: &ToolResult) -> Option<&Map<String, Value>> {
 
 /// A request's prompt as text.
 pub fn request_prompt(request: &Map<String, Value>) -> String {
-    request
-        .get("prompt")
-        .map(js_string)
-        .unwrap_or_else(|| "undefined".into())
+    request.get("prompt").map(js_string).unwrap_or_else(|| "undefined".into())
 }
 
 /// Replace anything outside `[a-zA-Z0-9_-]` with `_`, one per UTF-16 code unit as JavaScript does.
@@ -236,10 +205,7 @@ mod tests {
 
     #[test]
     fn pending_output_adds_the_url_on_its_own_line() {
-        let r = pending(map(
-            json!({"kind": "authorization", "prompt": "Log in", "url": "https://x/l"}),
-        ))
-        .unwrap();
+        let r = pending(map(json!({"kind": "authorization", "prompt": "Log in", "url": "https://x/l"}))).unwrap();
         assert_eq!(r.output, "Log in\nhttps://x/l");
         let wire = serde_json::to_string(&r.to_value()).unwrap();
         assert!(wire.starts_with(r#"{"output":"Log in\nhttps://x/l","isError":true,"metadata":{"pending":{"kind":"authorization","prompt":"Log in","url":"https://x/l","id":"pnd-"#));
@@ -267,11 +233,7 @@ mod tests {
     #[test]
     fn pending_of_ignores_ordinary_results() {
         assert!(pending_of(&ToolResult::ok("done")).is_none());
-        let odd = ToolResult {
-            output: String::new(),
-            is_error: true,
-            metadata: Some(json!({"pending": true})),
-        };
+        let odd = ToolResult { output: String::new(), is_error: true, metadata: Some(json!({"pending": true})) };
         assert!(pending_of(&odd).is_none());
     }
 
@@ -286,14 +248,7 @@ mod tests {
     #[test]
     fn tool_results_read_leniently() {
         let r = ToolResult::from_value(json!({"output": 42, "isError": 1, "metadata": {"a": 1}}));
-        assert_eq!(
-            r,
-            ToolResult {
-                output: "42".into(),
-                is_error: true,
-                metadata: Some(json!({"a": 1}))
-            }
-        );
+        assert_eq!(r, ToolResult { output: "42".into(), is_error: true, metadata: Some(json!({"a": 1})) });
         assert_eq!(ToolResult::from_value(json!("plain")), ToolResult::ok("plain"));
         assert_eq!(ToolResult::from_value(Value::Null), ToolResult::ok(""));
     }

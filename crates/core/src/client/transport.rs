@@ -1,6 +1,9 @@
 //! The LLM transport seam: one POST, answered with status, headers and the whole body.
 
+use std::pin::Pin;
+
 use async_trait::async_trait;
+use futures::{Stream, StreamExt};
 
 use crate::error::{Error, Result};
 
@@ -22,10 +25,7 @@ pub struct HttpResponse {
 
 impl HttpResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn ok(&self) -> bool {
@@ -33,10 +33,71 @@ impl HttpResponse {
     }
 }
 
+/// A response body arriving in pieces.
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Vec<u8>>> + Send>>;
+
+/// A response whose body is read as it arrives (SSE).
+pub struct StreamResponse {
+    pub status: u16,
+    /// Lower-cased names.
+    pub headers: Vec<(String, String)>,
+    pub body: ByteStream,
+}
+
+impl StreamResponse {
+    /// Read the rest of the body as text (for an error message).
+    pub async fn text(mut self) -> Result<String> {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = self.body.next().await {
+            bytes.extend(chunk?);
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// What the retry logic needs to know of a response, whichever kind it is.
+pub trait Reply {
+    fn status(&self) -> u16;
+    fn header(&self, name: &str) -> Option<&str>;
+    fn ok(&self) -> bool {
+        (200..300).contains(&self.status())
+    }
+}
+
+fn find<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
+impl Reply for HttpResponse {
+    fn status(&self) -> u16 {
+        self.status
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        find(&self.headers, name)
+    }
+}
+
+impl Reply for StreamResponse {
+    fn status(&self) -> u16 {
+        self.status
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        find(&self.headers, name)
+    }
+}
+
 /// Sends one LLM request. An `Err` is a failure to get any response at all.
 #[async_trait]
 pub trait Transport: Send + Sync {
     async fn post(&self, req: HttpRequest) -> Result<HttpResponse>;
+
+    /// The same request with the body read incrementally. By default the whole body
+    /// arrives as one piece.
+    async fn post_stream(&self, req: HttpRequest) -> Result<StreamResponse> {
+        let res = self.post(req).await?;
+        let body = futures::stream::once(async move { Ok(res.body.into_bytes()) });
+        Ok(StreamResponse { status: res.status, headers: res.headers, body: Box::pin(body) })
+    }
 }
 
 /// The default transport: one pooled reqwest client (rustls).
@@ -53,9 +114,8 @@ impl ReqwestTransport {
     }
 }
 
-#[async_trait]
-impl Transport for ReqwestTransport {
-    async fn post(&self, req: HttpRequest) -> Result<HttpResponse> {
+impl ReqwestTransport {
+    async fn send(&self, req: HttpRequest) -> Result<(u16, Vec<(String, String)>, reqwest::Response)> {
         let mut rb = self.client.post(&req.url);
         for (k, v) in &req.headers {
             rb = rb.header(k.as_str(), v.as_str());
@@ -65,15 +125,25 @@ impl Transport for ReqwestTransport {
         let headers = res
             .headers()
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
+            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
+        Ok((status, headers, res))
+    }
+}
+
+#[async_trait]
+impl Transport for ReqwestTransport {
+    async fn post(&self, req: HttpRequest) -> Result<HttpResponse> {
+        let (status, headers, res) = self.send(req).await?;
         let body = res.text().await.map_err(fetch_failed)?;
         Ok(HttpResponse { status, headers, body })
+    }
+
+    /// The body as it arrives, chunk by chunk.
+    async fn post_stream(&self, req: HttpRequest) -> Result<StreamResponse> {
+        let (status, headers, res) = self.send(req).await?;
+        let body = res.bytes_stream().map(|chunk| chunk.map(|b| b.to_vec()).map_err(fetch_failed));
+        Ok(StreamResponse { status, headers, body: Box::pin(body) })
     }
 }
 

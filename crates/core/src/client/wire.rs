@@ -147,18 +147,10 @@ pub(super) fn read_reply(style: Style, data: &Value) -> Result<(Value, Vec<Call>
                 .map(|b| Call {
                     id: b.get("id").cloned(),
                     name: name_of(b.get("name")),
-                    args: b
-                        .get("input")
-                        .filter(|i| !i.is_null())
-                        .cloned()
-                        .unwrap_or_else(|| Value::Object(Map::new())),
+                    args: b.get("input").filter(|i| !i.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new())),
                 })
                 .collect();
-            let text = blocks
-                .iter()
-                .filter(|b| is(b, "text"))
-                .map(|b| text_of(b.get("text")))
-                .collect::<String>();
+            let text = blocks.iter().filter(|b| is(b, "text")).map(|b| text_of(b.get("text"))).collect::<String>();
             Ok((Value::Object(assistant), calls, text))
         }
     }

@@ -1,0 +1,220 @@
+//! Single-turn translation (SPEC §11): OpenAI shapes in, exactly one provider call, OpenAI
+//! shapes out. No loop, no tool execution, no conversation state.
+
+use serde_json::{Map, Value};
+
+use super::{expect_array, Abort, Client, Style, Usage};
+use crate::error::Result;
+use crate::json::{field, js_string, obj};
+use crate::toolkit::Toolkit;
+use crate::translate::{
+    args_string, finish_reason_for, has_system_message, openai_messages_to_anthropic, openai_tool_choice_to_anthropic,
+    openai_tools_to_anthropic, TranslatedToolCall,
+};
+
+/// What `translate` is asked: the caller's OpenAI request, verbatim.
+#[derive(Default)]
+pub struct TranslateRequest {
+    pub messages: Vec<Value>,
+    /// OpenAI `tools`, declared only.
+    pub tools: Vec<Value>,
+    /// OpenAI `tool_choice`; `None` leaves the key out.
+    pub tool_choice: Option<Value>,
+    /// Overrides the system prompt.
+    pub system: Option<String>,
+    pub max_tokens: Option<f64>,
+    pub abort: Option<Abort>,
+}
+
+/// One provider turn, in OpenAI shape.
+#[derive(Debug, Clone)]
+pub struct TranslateResult {
+    pub text: String,
+    pub tool_calls: Vec<TranslatedToolCall>,
+    pub finish_reason: String,
+    pub usage: Usage,
+    pub model: String,
+    pub raw: Value,
+}
+
+impl TranslateResult {
+    pub fn to_value(&self) -> Value {
+        obj([
+            ("text", self.text.as_str().into()),
+            ("toolCalls", Value::Array(self.tool_calls.iter().map(TranslatedToolCall::to_value).collect())),
+            ("finishReason", self.finish_reason.as_str().into()),
+            ("usage", self.usage.to_value()),
+            ("model", self.model.as_str().into()),
+            ("raw", self.raw.clone()),
+        ])
+    }
+}
+
+/// A result's tool calls as an OpenAI `tool_calls` array, ready for an assistant message.
+pub fn tool_calls_json(calls: &[Value]) -> Vec<Value> {
+    calls
+        .iter()
+        .map(|tc| {
+            let get = |k: &str| tc.get(k).cloned().unwrap_or(Value::Null);
+            obj([
+                ("id", get("id")),
+                ("type", "function".into()),
+                ("function", obj([("name", get("name")), ("arguments", get("arguments"))])),
+            ])
+        })
+        .collect()
+}
+
+fn string_or_empty(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(v) => js_string(v),
+    }
+}
+
+impl Client {
+    /// One provider call. A `toolkit`'s tools are declared (first), never executed; the
+    /// `beforeLLM`/`afterLLM` hooks fire once, with turn 0.
+    pub async fn translate(&self, req: TranslateRequest, toolkit: Option<&Toolkit>) -> Result<TranslateResult> {
+        let key = self.resolve_key()?;
+        let abort = req.abort.clone();
+        self.bounded(abort, self.translate_once(&key, req, toolkit)).await
+    }
+
+    async fn translate_once(
+        &self,
+        key: &str,
+        req: TranslateRequest,
+        toolkit: Option<&Toolkit>,
+    ) -> Result<TranslateResult> {
+        let style = self.opts.style;
+        let model = self.opts.model.clone();
+        let (mut messages, mut tools, system) = match style {
+            Style::OpenAI => {
+                let mut messages = req.messages;
+                let sys = req.system.clone().or_else(|| self.opts.system_prompt.clone()).unwrap_or_default();
+                if !sys.is_empty() && !has_system_message(&Value::Array(messages.clone())) {
+                    messages.insert(0, obj([("role", "system".into()), ("content", sys.into())]));
+                }
+                let mut tools = toolkit.map(Toolkit::to_openai).unwrap_or_default();
+                tools.extend(req.tools);
+                (messages, tools, String::new())
+            }
+            Style::Anthropic => {
+                let (messages, converted_system) = openai_messages_to_anthropic(&Value::Array(req.messages));
+                let system = req.system.clone().or_else(|| self.opts.system_prompt.clone()).unwrap_or(converted_system);
+                let mut tools = toolkit.map(Toolkit::to_anthropic).unwrap_or_default();
+                tools.extend(openai_tools_to_anthropic(&Value::Array(req.tools)));
+                (messages, tools, system)
+            }
+        };
+        if let Some(h) = &self.opts.hooks.before_llm {
+            let ev = obj([
+                ("messages", Value::Array(messages.clone())),
+                ("tools", Value::Array(tools.clone())),
+                ("model", model.clone().into()),
+                ("turn", 0.into()),
+            ]);
+            let ov = h.call(ev).await?;
+            if let Some(m) = field(&ov, "messages") {
+                messages = expect_array(m, "beforeLLM: `messages` must be an array")?;
+            }
+            if let Some(t) = field(&ov, "tools") {
+                tools = expect_array(t, "beforeLLM: `tools` must be an array")?;
+            }
+        }
+        let mut body = Map::with_capacity(6);
+        body.insert("model".into(), model.clone().into());
+        match style {
+            Style::OpenAI => {
+                body.insert("messages".into(), Value::Array(messages));
+                if !tools.is_empty() {
+                    body.insert("tools".into(), Value::Array(tools));
+                }
+                if let Some(tc) = req.tool_choice {
+                    body.insert("tool_choice".into(), tc);
+                }
+                if let Some(n) = req.max_tokens.filter(|n| *n != 0.0 && !n.is_nan()) {
+                    body.insert("max_tokens".into(), number(n));
+                }
+            }
+            Style::Anthropic => {
+                let max = req.max_tokens.filter(|n| *n > 0.0).map_or(Value::from(4096), number);
+                body.insert("max_tokens".into(), max);
+                body.insert("messages".into(), Value::Array(messages));
+                if !system.is_empty() {
+                    body.insert("system".into(), system.into());
+                }
+                if !tools.is_empty() {
+                    body.insert("tools".into(), Value::Array(tools));
+                }
+                if let Some(tc) = req.tool_choice.as_ref().and_then(openai_tool_choice_to_anthropic) {
+                    body.insert("tool_choice".into(), tc);
+                }
+            }
+        }
+        let body = self.finalize_body(body).await?;
+        let data = self.llm_json_with(key, &body, true).await?;
+        self.after_llm(data.clone(), 0).await?;
+        let mut usage = Usage::default();
+        super::wire::add_usage(&mut usage, data.get("usage"), style);
+        let (text, tool_calls, finish_reason) = match style {
+            Style::OpenAI => {
+                let choice = data.get("choices").and_then(|c| c.get(0));
+                let message = choice.and_then(|c| c.get("message"));
+                let calls: Vec<TranslatedToolCall> = message
+                    .and_then(|m| m.get("tool_calls"))
+                    .and_then(Value::as_array)
+                    .map(|list| {
+                        list.iter()
+                            .map(|tc| {
+                                let f = tc.get("function");
+                                TranslatedToolCall {
+                                    id: string_or_empty(tc.get("id")),
+                                    name: string_or_empty(f.and_then(|f| f.get("name"))),
+                                    arguments: args_string(f.and_then(|f| f.get("arguments")).unwrap_or(&Value::Null)),
+                                }
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let text = string_or_empty(message.and_then(|m| m.get("content")));
+                let finish = match choice.and_then(|c| c.get("finish_reason")) {
+                    Some(v) if !v.is_null() => js_string(v),
+                    _ => finish_reason_for(!calls.is_empty(), None).to_string(),
+                };
+                (text, calls, finish)
+            }
+            Style::Anthropic => {
+                let mut text = String::new();
+                let mut calls = Vec::new();
+                for b in data.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) {
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("text") => text.push_str(&string_or_empty(b.get("text"))),
+                        Some("tool_use") => calls.push(TranslatedToolCall {
+                            id: string_or_empty(b.get("id")),
+                            name: string_or_empty(b.get("name")),
+                            arguments: match b.get("input") {
+                                None | Some(Value::Null) => "{}".into(),
+                                Some(i) => i.to_string(),
+                            },
+                        }),
+                        _ => {}
+                    }
+                }
+                let stop = data.get("stop_reason").and_then(Value::as_str);
+                let finish = finish_reason_for(!calls.is_empty(), stop).to_string();
+                (text, calls, finish)
+            }
+        };
+        Ok(TranslateResult { text, tool_calls, finish_reason, usage, model, raw: data })
+    }
+}
+
+fn number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9e15 {
+        Value::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+    }
+}

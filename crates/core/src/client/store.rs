@@ -1,0 +1,44 @@
+//! Conversation memory (SPEC §8): where `ask` keeps a thread's transcript.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::Result;
+
+/// Two methods: read a thread's transcript, write it back.
+#[async_trait]
+pub trait ConversationStore: Send + Sync {
+    async fn get(&self, id: &str) -> Result<Option<Vec<Value>>>;
+    async fn save(&self, id: &str, messages: Vec<Value>) -> Result<()>;
+}
+
+/// The default store: transcripts in memory for the life of the process.
+#[derive(Debug, Default)]
+pub struct InMemoryStore {
+    threads: Mutex<HashMap<String, Vec<Value>>>,
+}
+
+impl InMemoryStore {
+    /// A copy of the thread, so callers never share the stored vector.
+    pub fn get_now(&self, id: &str) -> Option<Vec<Value>> {
+        self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
+    }
+
+    pub fn save_now(&self, id: &str, messages: Vec<Value>) {
+        self.threads.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_string(), messages);
+    }
+}
+
+#[async_trait]
+impl ConversationStore for InMemoryStore {
+    async fn get(&self, id: &str) -> Result<Option<Vec<Value>>> {
+        Ok(self.get_now(id))
+    }
+    async fn save(&self, id: &str, messages: Vec<Value>) -> Result<()> {
+        self.save_now(id, messages);
+        Ok(())
+    }
+}
