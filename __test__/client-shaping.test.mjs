@@ -66,9 +66,25 @@ test("a tool registered after createToolkit is offered and run by the next run",
   assert.deepStrictEqual(res.toolCalls, [{ name: "late_tool", args: {}, output: "late output", isError: false }])
 })
 
-test("client options this build does not support are refused, naming the option", () => {
+test("store, onMetric and onError are accepted; malformed ones are refused at createClient, naming the option", () => {
   const base = { baseUrl: "http://x.invalid", style: "openai", model: "m", apiKey: "k" }
-  for (const [key, value] of [["store", { get: async () => undefined, save: async () => {} }], ["onMetric", () => {}], ["onError", () => "fail"]]) {
-    assert.throws(() => createClient({ ...base, [key]: value }), (e) => e instanceof Error && e.message.includes(key), key)
+  const store = { get: async () => undefined, save: async () => {} }
+  const c = createClient({ ...base, store, onMetric: () => {}, onError: () => "fail" })
+  assert.equal(c.conversationStore(), store)
+  const refused = [
+    ["onMetric", "not a function"],
+    ["onMetric", { event: "llm" }],
+    ["onError", "retry"],
+    ["onError", 42],
+    ["store", {}],
+    ["store", { get: async () => undefined }],
+    ["store", { save: async () => {} }],
+    ["store", { get: "nope", save: async () => {} }],
+    ["store", "memory"],
+  ]
+  for (const [key, value] of refused) {
+    assert.throws(() => createClient({ ...base, [key]: value }), (e) => e instanceof Error && e.message.includes(key), `${key}: ${JSON.stringify(value)}`)
   }
+  // Explicitly undefined is the same as leaving the option out.
+  assert.doesNotThrow(() => createClient({ ...base, store: undefined, onMetric: undefined, onError: undefined }))
 })

@@ -13,8 +13,9 @@ export const ENTRY_URL = pathToFileURL(path.join(REPO, "index.js")).href
 /**
  * Start a local endpoint. `script` is either an array (the n-th request gets the n-th reply; the
  * last one repeats) or a function `(request, index) => reply`. A reply is
- * `{ status?, headers?, body }` (a non-string body is JSON-encoded), or `{ hang: true }` to never
- * answer. Every request is recorded as `{ method, path, headers, raw, json, closed }`.
+ * `{ status?, headers?, body }` (a non-string body is JSON-encoded), `{ hang: true }` to never
+ * answer, `{ sse: [frame, ...] }` to answer with an event stream (each string written as is, see
+ * `sse`), or `{ respond: async (res) => ... }` to write the response by hand. Every request is recorded as `{ method, path, headers, raw, json, closed }`.
  */
 export async function startLLM(script) {
   const requests = []
@@ -41,6 +42,17 @@ export async function startLLM(script) {
         reply = { status: 599, body: `script error: ${e?.message ?? e}` }
       }
       if (!reply || reply.hang) return
+      if (typeof reply.respond === "function") {
+        // Full control of the response (e.g. a stream written piece by piece).
+        await reply.respond(res)
+        return
+      }
+      if (Array.isArray(reply.sse)) {
+        res.writeHead(reply.status ?? 200, { "content-type": "text/event-stream", ...(reply.headers ?? {}) })
+        for (const frame of reply.sse) res.write(frame)
+        res.end()
+        return
+      }
       const body = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body ?? {})
       res.writeHead(reply.status ?? 200, { "content-type": "application/json", ...(reply.headers ?? {}) })
       res.end(body)
@@ -78,6 +90,82 @@ export function oaCalls(calls, usage, content = null) {
   const body = { choices: [{ index: 0, message: { role: "assistant", content, tool_calls }, finish_reason: "tool_calls" }] }
   if (usage) body.usage = usage
   return { body }
+}
+
+// ---- Server-sent events ----
+
+/** One SSE frame: `data: <payload>` and a blank line (a non-string payload is JSON-encoded). */
+export const sse = (payload) => `data: ${typeof payload === "string" ? payload : JSON.stringify(payload)}\n\n`
+
+/** The OpenAI end-of-stream frame. */
+export const SSE_DONE = "data: [DONE]\n\n"
+
+/** An OpenAI chunk carrying one `delta` (plus any top-level extras such as `usage`). */
+export const oaChunk = (delta, extra = {}) => ({ id: "chunk", object: "chat.completion.chunk", choices: [{ index: 0, delta }], ...extra })
+
+/** A text delta chunk. */
+export const oaDeltaText = (content) => oaChunk({ content })
+
+/** A chunk with tool-call fragments: `parts` = [{ index, id?, name?, args? }]. */
+export const oaDeltaTools = (parts) =>
+  oaChunk({
+    tool_calls: parts.map((p) => {
+      const tc = { index: p.index }
+      if (p.id !== undefined) tc.id = p.id
+      if (p.id !== undefined) tc.type = "function"
+      const fn = {}
+      if (p.name !== undefined) fn.name = p.name
+      if (p.args !== undefined) fn.arguments = p.args
+      tc.function = fn
+      return tc
+    }),
+  })
+
+/** The trailing usage-only chunk OpenAI sends with `stream_options.include_usage`. */
+export const oaUsageChunk = (prompt_tokens, completion_tokens, total_tokens = prompt_tokens + completion_tokens) => ({
+  id: "chunk",
+  choices: [],
+  usage: { prompt_tokens, completion_tokens, total_tokens },
+})
+
+/** Split `text` into `n` consecutive pieces (the last takes the remainder); joined they give `text` back. */
+export function pieces(text, n) {
+  const size = Math.max(1, Math.floor(text.length / n))
+  const out = []
+  for (let i = 0; i < n - 1; i++) out.push(text.slice(i * size, (i + 1) * size))
+  out.push(text.slice((n - 1) * size))
+  return out
+}
+
+// ---- small async helpers ----
+
+/** A promise with its resolve/reject exposed. */
+export function deferred() {
+  let resolve
+  let reject
+  const promise = new Promise((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
+/** Resolve `promise` or fail after `ms` — an upper bound only, never a lower one. */
+export function within(ms, promise, what) {
+  let timer
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms}ms`)), ms)
+  })
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
+}
+
+/** A port on 127.0.0.1 that nothing listens on (bound, then released). */
+export async function closedPort() {
+  const server = http.createServer()
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  return port
 }
 
 // ---- Anthropic-style replies ----

@@ -62,11 +62,7 @@ async fn openai_tool_calls_of_one_turn_run_together() {
     assert_eq!(done.all(), ["fast", "slow"], "completion order");
     assert_eq!(r.status, RunStatus::Done);
     let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["slow", "fast"],
-        "records follow the call order, not the completion order"
-    );
+    assert_eq!(names, ["slow", "fast"], "records follow the call order, not the completion order");
     let msgs = server.request(1).messages();
     assert_eq!(
         msgs[2..],
@@ -80,10 +76,7 @@ async fn openai_tool_calls_of_one_turn_run_together() {
 #[tokio::test]
 async fn anthropic_tool_calls_of_one_turn_run_together() {
     let server = MockLlm::script(vec![
-        Reply::json(an_reply(json!([
-            an_use("tu_slow", "slow", json!({})),
-            an_use("tu_fast", "fast", json!({}))
-        ]))),
+        Reply::json(an_reply(json!([an_use("tu_slow", "slow", json!({})), an_use("tu_fast", "fast", json!({}))]))),
         Reply::json(an_reply(json!([an_text("both done")]))),
     ])
     .await;
@@ -134,10 +127,8 @@ async fn concurrent_suspensions_each_resolve_through_wait_for() {
         match ctx.answer {
             Some(ans) => RunOutput::Text(format!("opened {}", ans["data"]["who"].as_str().unwrap_or("?"))),
             None => RunOutput::Result(
-                toolnexus_core::pending(map(
-                    json!({"kind": "approval", "prompt": format!("gate {}", args["n"])}),
-                ))
-                .unwrap(),
+                toolnexus_core::pending(map(json!({"kind": "approval", "prompt": format!("gate {}", args["n"])})))
+                    .unwrap(),
             ),
         }
     })])

@@ -7,19 +7,14 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
-use toolnexus_core::client::{Client, RunOptions, RunStatus, Style, ABORTED};
+use toolnexus_core::client::{Abort, Client, RunOptions, RunStatus, Style, ABORTED};
 use toolnexus_core::Error;
 
 const HANG_GUARD: Duration = Duration::from_secs(5);
 
 #[tokio::test]
 async fn a_400_fails_at_once_with_the_body() {
-    let server = MockLlm::script(vec![
-        Reply::raw(400, r#"{"error":"bad model"}"#),
-        Reply::json(oa_text("no")),
-    ])
-    .await;
+    let server = MockLlm::script(vec![Reply::raw(400, r#"{"error":"bad model"}"#), Reply::json(oa_text("no"))]).await;
     let tk = toolkit(vec![]).await;
     let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
 
@@ -41,11 +36,7 @@ async fn a_500_is_retried_then_succeeds() {
     assert_eq!(r.text, "recovered");
     assert_eq!(r.turns, 1);
     assert_eq!(server.count(), 2);
-    assert_eq!(
-        server.request(0).body,
-        server.request(1).body,
-        "the retry resends the same body"
-    );
+    assert_eq!(server.request(0).body, server.request(1).body, "the retry resends the same body");
 }
 
 #[tokio::test]
@@ -74,11 +65,9 @@ async fn zero_retries_means_one_attempt() {
 
 #[tokio::test]
 async fn a_429_with_retry_after_zero_is_retried_at_once() {
-    let server = MockLlm::script(vec![
-        Reply::raw(429, "slow down").header("Retry-After", "0"),
-        Reply::json(oa_text("ok now")),
-    ])
-    .await;
+    let server =
+        MockLlm::script(vec![Reply::raw(429, "slow down").header("Retry-After", "0"), Reply::json(oa_text("ok now"))])
+            .await;
     let tk = toolkit(vec![]).await;
     let mut o = options(&server.url(), Style::OpenAI);
     // A backoff this long would trip the guard below: only an honoured `Retry-After: 0` passes.
@@ -167,23 +156,14 @@ async fn an_already_cancelled_run_is_aborted_before_any_request() {
     let server = MockLlm::hanging().await;
     let tk = toolkit(vec![]).await;
     let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
-    let token = CancellationToken::new();
-    token.cancel();
+    let token = Abort::new();
+    token.abort(None);
 
-    let e = tokio::time::timeout(
-        HANG_GUARD,
-        client.run(
-            "q",
-            &tk,
-            RunOptions {
-                cancel: Some(token),
-                ..Default::default()
-            },
-        ),
-    )
-    .await
-    .expect("a cancelled run must not hang")
-    .unwrap_err();
+    let e =
+        tokio::time::timeout(HANG_GUARD, client.run("q", &tk, RunOptions { abort: Some(token), ..Default::default() }))
+            .await
+            .expect("a cancelled run must not hang")
+            .unwrap_err();
 
     assert!(matches!(&e, Error::Aborted(m) if m == ABORTED), "{e:?}");
     assert_eq!(e.to_string(), "This operation was aborted");
@@ -195,17 +175,13 @@ async fn a_cancel_during_the_request_aborts_with_the_reason() {
     let server = MockLlm::hanging().await;
     let tk = toolkit(vec![]).await;
     let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();
-    let token = CancellationToken::new();
-    let ro = RunOptions {
-        cancel: Some(token.clone()),
-        abort_reason: Some("user hit stop".into()),
-        ..Default::default()
-    };
+    let token = Abort::new();
+    let ro = RunOptions { abort: Some(token.clone()), ..Default::default() };
 
     let run = client.run("q", &tk, ro);
     let cancel_once_asked = async {
         server.wait_for_requests(1).await;
-        token.cancel();
+        token.abort(Some("user hit stop".into()));
     };
     let (res, ()) = tokio::time::timeout(HANG_GUARD, async { tokio::join!(run, cancel_once_asked) })
         .await
@@ -220,12 +196,12 @@ async fn a_cancel_during_the_request_aborts_with_the_reason() {
 #[tokio::test]
 async fn a_cancel_while_a_tool_runs_aborts_the_run() {
     let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "stuck", "{}")]))]).await;
-    let token = CancellationToken::new();
+    let token = Abort::new();
     let t = token.clone();
     let tk = toolkit(vec![fn_tool("stuck", move |_, _| {
         let t = t.clone();
         async move {
-            t.cancel();
+            t.abort(None);
             std::future::pending::<()>().await;
             toolnexus_core::native::RunOutput::Text("never".into())
         }
@@ -233,20 +209,11 @@ async fn a_cancel_while_a_tool_runs_aborts_the_run() {
     .await;
     let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
 
-    let e = tokio::time::timeout(
-        HANG_GUARD,
-        client.run(
-            "q",
-            &tk,
-            RunOptions {
-                cancel: Some(token),
-                ..Default::default()
-            },
-        ),
-    )
-    .await
-    .expect("cancel must not wait for a stuck tool")
-    .unwrap_err();
+    let e =
+        tokio::time::timeout(HANG_GUARD, client.run("q", &tk, RunOptions { abort: Some(token), ..Default::default() }))
+            .await
+            .expect("cancel must not wait for a stuck tool")
+            .unwrap_err();
 
     assert!(matches!(&e, Error::Aborted(m) if m == ABORTED), "{e:?}");
 }

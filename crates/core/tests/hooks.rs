@@ -39,11 +39,7 @@ fn recording_tool(name: &str, out: &'static str, args_log: Log<Value>) -> Shared
 
 #[tokio::test]
 async fn before_llm_sees_each_turn_and_can_replace_messages_and_tools() {
-    let server = MockLlm::script(vec![
-        Reply::json(oa_calls(&[("c1", "t", "{}")])),
-        Reply::json(oa_text("done")),
-    ])
-    .await;
+    let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "t", "{}")])), Reply::json(oa_text("done"))]).await;
     let tk = toolkit(vec![text_tool("t", "out")]).await;
     let log = Log::default();
     let mut o = options(&server.url(), Style::OpenAI);
@@ -129,10 +125,7 @@ async fn before_tool_can_rewrite_args() {
 
     let r = client.run("q", &tk, RunOptions::default()).await.unwrap();
 
-    assert_eq!(
-        before.all(),
-        [json!({"name": "t", "args": {"path": "/etc/passwd"}, "id": "c1", "turn": 0})]
-    );
+    assert_eq!(before.all(), [json!({"name": "t", "args": {"path": "/etc/passwd"}, "id": "c1", "turn": 0})]);
     assert_eq!(keys(&before.all()[0]), ["name", "args", "id", "turn"]);
     assert_eq!(args_log.all(), [json!({"path": "/tmp/safe"})]);
     assert_eq!(r.tool_calls[0].args, json!({"path": "/tmp/safe"}));
@@ -185,31 +178,20 @@ async fn before_tool_can_short_circuit_with_a_result() {
 
 #[tokio::test]
 async fn after_tool_can_replace_the_result() {
-    let server = MockLlm::script(vec![
-        Reply::json(oa_calls(&[("c1", "secret", "{}")])),
-        Reply::json(oa_text("done")),
-    ])
-    .await;
+    let server =
+        MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "secret", "{}")])), Reply::json(oa_text("done"))]).await;
     let tk = toolkit(vec![text_tool("secret", "password=hunter2")]).await;
     let after = Log::default();
     let mut o = options(&server.url(), Style::OpenAI);
-    o.hooks.after_tool = Some(logging_hook(
-        after.clone(),
-        |_| json!({"result": {"output": "[redacted]", "isError": false}}),
-    ));
+    o.hooks.after_tool =
+        Some(logging_hook(after.clone(), |_| json!({"result": {"output": "[redacted]", "isError": false}})));
     let client = Client::new(o).unwrap();
 
     let r = client.run("q", &tk, RunOptions::default()).await.unwrap();
 
-    assert_eq!(
-        after.all()[0]["result"],
-        json!({"output": "password=hunter2", "isError": false})
-    );
+    assert_eq!(after.all()[0]["result"], json!({"output": "password=hunter2", "isError": false}));
     assert_eq!(r.tool_calls[0].result.output, "[redacted]");
-    assert_eq!(
-        server.request(1).messages()[2],
-        json!({"role": "tool", "tool_call_id": "c1", "content": "[redacted]"})
-    );
+    assert_eq!(server.request(1).messages()[2], json!({"role": "tool", "tool_call_id": "c1", "content": "[redacted]"}));
 }
 
 #[tokio::test]
@@ -232,17 +214,11 @@ async fn after_tool_skips_the_suspension_but_sees_the_resolved_result() {
     assert!(after.all().is_empty(), "after_tool must not be called for a suspension");
 
     // With wait_for: called once, for the retry's result only.
-    let server = MockLlm::script(vec![
-        Reply::json(oa_calls(&[("c1", "login", "{}")])),
-        Reply::json(oa_text("in")),
-    ])
-    .await;
+    let server =
+        MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "login", "{}")])), Reply::json(oa_text("in"))]).await;
     let after = Log::default();
     o.base_url = server.url();
-    o.hooks.after_tool = Some(logging_hook(
-        after.clone(),
-        |_| json!({"result": {"output": "welcome (checked)"}}),
-    ));
+    o.hooks.after_tool = Some(logging_hook(after.clone(), |_| json!({"result": {"output": "welcome (checked)"}})));
     o.wait_for = Some(callback(|_| async { Ok(json!({"ok": true})) }));
     let client = Client::new(o).unwrap();
     let r = client.run("q", &tk, RunOptions::default()).await.unwrap();
@@ -263,11 +239,8 @@ async fn a_failing_hook_fails_the_run_with_its_message() {
         ("after_tool", |h, cb| h.after_tool = Some(cb)),
     ];
     for (name, install) in cases {
-        let server = MockLlm::script(vec![
-            Reply::json(oa_calls(&[("c1", "t", "{}")])),
-            Reply::json(oa_text("done")),
-        ])
-        .await;
+        let server =
+            MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "t", "{}")])), Reply::json(oa_text("done"))]).await;
         let tk = toolkit(vec![text_tool("t", "out")]).await;
         let mut o = options(&server.url(), Style::OpenAI);
         let message = format!("{name} says no");

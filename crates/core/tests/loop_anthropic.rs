@@ -16,10 +16,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
         an_use("tu_2", "broken", json!({})),
     ]));
     let server = MockLlm::script(vec![
-        Reply::json(with_usage(
-            turn1.clone(),
-            json!({"input_tokens": 11, "output_tokens": 7}),
-        )),
+        Reply::json(with_usage(turn1.clone(), json!({"input_tokens": 11, "output_tokens": 7}))),
         Reply::json(with_usage(
             an_reply(json!([an_text("Found "), an_text("it.")])),
             json!({"input_tokens": 13, "output_tokens": 2}),
@@ -27,9 +24,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
     ])
     .await;
     let tk = toolkit(vec![
-        fn_tool("lookup", |args: Value, _| async move {
-            RunOutput::Text(format!("result for {}", args["q"]))
-        }),
+        fn_tool("lookup", |args: Value, _| async move { RunOutput::Text(format!("result for {}", args["q"])) }),
         fn_tool("broken", |_, _| async move { RunOutput::Thrown("boom".into()) }),
     ])
     .await;
@@ -47,8 +42,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
         assert_eq!(seen.header("authorization"), None);
         assert_eq!(seen.body_keys(), ["model", "max_tokens", "system", "messages", "tools"]);
         assert!(
-            seen.raw
-                .starts_with(r#"{"model":"m","max_tokens":4096,"system":"","messages":["#),
+            seen.raw.starts_with(r#"{"model":"m","max_tokens":4096,"system":"","messages":["#),
             "raw: {}",
             seen.raw
         );
@@ -56,10 +50,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
     }
 
     // The prompt is the only message at first; the system prompt never enters `messages`.
-    assert_eq!(
-        server.request(0).messages(),
-        vec![json!({"role": "user", "content": "find x"})]
-    );
+    assert_eq!(server.request(0).messages(), vec![json!({"role": "user", "content": "find x"})]);
 
     // Turn 2: the assistant content as sent, then ONE user message with every tool_result.
     let msgs = server.request(1).messages();
@@ -72,10 +63,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
             {"type": "tool_result", "tool_use_id": "tu_2", "content": "boom", "is_error": true},
         ]})
     );
-    assert_eq!(
-        keys(&msgs[2]["content"][0]),
-        ["type", "tool_use_id", "content", "is_error"]
-    );
+    assert_eq!(keys(&msgs[2]["content"][0]), ["type", "tool_use_id", "content", "is_error"]);
 
     assert_eq!(r.text, "Found it.");
     assert_eq!(r.status, RunStatus::Done);
@@ -89,28 +77,10 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
     assert_eq!(r.tool_calls[1].name, "broken");
     assert!(r.tool_calls[1].result.is_error);
     assert_eq!(r.messages.len(), 4);
-    assert_eq!(
-        r.messages[3],
-        json!({"role": "assistant", "content": [an_text("Found "), an_text("it.")]})
-    );
+    assert_eq!(r.messages[3], json!({"role": "assistant", "content": [an_text("Found "), an_text("it.")]}));
     let v = r.to_value();
-    assert_eq!(
-        keys(&v),
-        [
-            "text",
-            "messages",
-            "toolCalls",
-            "toolCallCount",
-            "turns",
-            "usage",
-            "model",
-            "status"
-        ]
-    );
-    assert_eq!(
-        v["usage"],
-        json!({"promptTokens": 24, "completionTokens": 9, "totalTokens": 33})
-    );
+    assert_eq!(keys(&v), ["text", "messages", "toolCalls", "toolCallCount", "turns", "usage", "model", "status"]);
+    assert_eq!(v["usage"], json!({"promptTokens": 24, "completionTokens": 9, "totalTokens": 33}));
     assert_eq!(v["toolCallCount"], 2);
 }
 
@@ -122,21 +92,9 @@ async fn the_system_prompt_rides_the_body_and_tools_are_omitted_when_empty() {
     o.system_prompt = Some("Be brief.".into());
     let client = Client::new(o).unwrap();
 
-    let history = vec![
-        json!({"role": "user", "content": "before"}),
-        json!({"role": "assistant", "content": "ok"}),
-    ];
-    let r = client
-        .run(
-            "hello",
-            &tk,
-            RunOptions {
-                history: Some(history.clone()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let history = vec![json!({"role": "user", "content": "before"}), json!({"role": "assistant", "content": "ok"})];
+    let r =
+        client.run("hello", &tk, RunOptions { history: Some(history.clone()), ..Default::default() }).await.unwrap();
 
     let seen = server.request(0);
     assert_eq!(seen.body_keys(), ["model", "max_tokens", "system", "messages"]);
@@ -171,10 +129,7 @@ async fn a_v1_base_is_not_doubled() {
 async fn the_turn_limit_is_incomplete_even_with_text() {
     let server = MockLlm::start(|_, i| {
         Action::Reply(Reply::json(with_usage(
-            an_reply(json!([
-                an_text("thinking"),
-                an_use(&format!("tu_{i}"), "t", json!({"n": i}))
-            ])),
+            an_reply(json!([an_text("thinking"), an_use(&format!("tu_{i}"), "t", json!({"n": i}))])),
             json!({"input_tokens": 1, "output_tokens": 1}),
         )))
     })
@@ -198,17 +153,7 @@ async fn the_turn_limit_is_incomplete_even_with_text() {
     let v = r.to_value();
     assert_eq!(
         keys(&v),
-        [
-            "text",
-            "messages",
-            "toolCalls",
-            "toolCallCount",
-            "turns",
-            "usage",
-            "model",
-            "status",
-            "limit"
-        ]
+        ["text", "messages", "toolCalls", "toolCallCount", "turns", "usage", "model", "status", "limit"]
     );
     assert_eq!(v["status"], "incomplete");
     assert_eq!(v["limit"], "maxTurns");

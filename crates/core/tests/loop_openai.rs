@@ -23,10 +23,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
             json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}),
         )),
         // No total_tokens: the total is prompt + completion.
-        Reply::json(with_usage(
-            oa_text("It is 5."),
-            json!({"prompt_tokens": 20, "completion_tokens": 3}),
-        )),
+        Reply::json(with_usage(oa_text("It is 5."), json!({"prompt_tokens": 20, "completion_tokens": 3}))),
     ])
     .await;
     let tk = toolkit(vec![add_tool()]).await;
@@ -41,11 +38,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
         assert_eq!(seen.header("authorization"), Some("Bearer k"));
         assert_eq!(seen.header("content-type"), Some("application/json"));
         assert_eq!(seen.body_keys(), ["model", "messages", "tools", "tool_choice"]);
-        assert!(
-            seen.raw.starts_with(r#"{"model":"m","messages":["#),
-            "raw body: {}",
-            seen.raw
-        );
+        assert!(seen.raw.starts_with(r#"{"model":"m","messages":["#), "raw body: {}", seen.raw);
         assert_eq!(seen.body["model"], "m");
         assert_eq!(seen.body["tool_choice"], "auto");
         assert_eq!(seen.body["tools"], Value::Array(tk.to_openai()));
@@ -53,10 +46,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
 
     // Turn 1: only the user prompt (no system prompt configured, no skills).
     let first = server.request(0);
-    assert_eq!(
-        first.messages(),
-        vec![json!({"role": "user", "content": "what is 2+3?"})]
-    );
+    assert_eq!(first.messages(), vec![json!({"role": "user", "content": "what is 2+3?"})]);
 
     // Turn 2: the assistant message exactly as the endpoint sent it, then the tool message.
     let second = server.request(1);
@@ -65,10 +55,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
     assert_eq!(msgs.len(), 3);
     assert_eq!(msgs[0], json!({"role": "user", "content": "what is 2+3?"}));
     assert_eq!(msgs[1], sent_assistant);
-    assert_eq!(
-        msgs[2],
-        json!({"role": "tool", "tool_call_id": "call_1", "content": "5"})
-    );
+    assert_eq!(msgs[2], json!({"role": "tool", "tool_call_id": "call_1", "content": "5"}));
     assert_eq!(keys(&msgs[2]), ["role", "tool_call_id", "content"]);
 
     // The result.
@@ -91,33 +78,15 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
 
     // The wire shape of the result, key order included.
     let v = r.to_value();
-    assert_eq!(
-        keys(&v),
-        [
-            "text",
-            "messages",
-            "toolCalls",
-            "toolCallCount",
-            "turns",
-            "usage",
-            "model",
-            "status"
-        ]
-    );
+    assert_eq!(keys(&v), ["text", "messages", "toolCalls", "toolCallCount", "turns", "usage", "model", "status"]);
     assert_eq!(v["text"], "It is 5.");
     assert_eq!(v["toolCallCount"], 1);
     assert_eq!(v["turns"], 2);
     assert_eq!(v["model"], "m");
     assert_eq!(v["status"], "done");
     assert_eq!(keys(&v["usage"]), ["promptTokens", "completionTokens", "totalTokens"]);
-    assert_eq!(
-        v["usage"],
-        json!({"promptTokens": 30, "completionTokens": 8, "totalTokens": 38})
-    );
-    assert_eq!(
-        v["toolCalls"],
-        json!([{"name": "add", "args": {"a": 2, "b": 3}, "output": "5", "isError": false}])
-    );
+    assert_eq!(v["usage"], json!({"promptTokens": 30, "completionTokens": 8, "totalTokens": 38}));
+    assert_eq!(v["toolCalls"], json!([{"name": "add", "args": {"a": 2, "b": 3}, "output": "5", "isError": false}]));
     assert_eq!(keys(&v["toolCalls"][0]), ["name", "args", "output", "isError"]);
     assert_eq!(v["messages"], Value::Array(r.messages.clone()));
 }
@@ -134,15 +103,9 @@ async fn an_empty_toolkit_sends_no_tool_keys() {
     assert_eq!(r.turns, 1);
     let seen = server.request(0);
     assert_eq!(seen.body_keys(), ["model", "messages"]);
-    assert_eq!(
-        seen.raw,
-        r#"{"model":"m","messages":[{"role":"user","content":"hello"}]}"#
-    );
+    assert_eq!(seen.raw, r#"{"model":"m","messages":[{"role":"user","content":"hello"}]}"#);
     // No usage in any reply: all zero.
-    assert_eq!(
-        r.to_value()["usage"],
-        json!({"promptTokens": 0, "completionTokens": 0, "totalTokens": 0})
-    );
+    assert_eq!(r.to_value()["usage"], json!({"promptTokens": 0, "completionTokens": 0, "totalTokens": 0}));
     assert!(r.tool_calls.is_empty());
     assert_eq!(r.to_value()["toolCallCount"], 0);
 }
@@ -159,29 +122,13 @@ async fn the_system_prompt_leads_only_a_fresh_transcript() {
     let r = client.run("q1", &tk, RunOptions::default()).await.unwrap();
     assert_eq!(
         server.request(0).messages(),
-        vec![
-            json!({"role": "system", "content": "Be brief."}),
-            json!({"role": "user", "content": "q1"})
-        ]
+        vec![json!({"role": "system", "content": "Be brief."}), json!({"role": "user", "content": "q1"})]
     );
     assert_eq!(r.messages.len(), 3);
 
     // With history: the history is continued as given, no system message is added.
-    let history = vec![
-        json!({"role": "user", "content": "earlier"}),
-        json!({"role": "assistant", "content": "ok"}),
-    ];
-    let r = client
-        .run(
-            "q2",
-            &tk,
-            RunOptions {
-                history: Some(history.clone()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let history = vec![json!({"role": "user", "content": "earlier"}), json!({"role": "assistant", "content": "ok"})];
+    let r = client.run("q2", &tk, RunOptions { history: Some(history.clone()), ..Default::default() }).await.unwrap();
     let sent = server.request(1).messages();
     assert_eq!(sent.len(), 3);
     assert_eq!(sent[..2], history[..]);
@@ -199,21 +146,8 @@ async fn an_empty_history_counts_as_fresh() {
     let mut o = options(&server.url(), Style::OpenAI);
     o.system_prompt = Some("S".into());
     let client = Client::new(o).unwrap();
-    client
-        .run(
-            "q",
-            &tk,
-            RunOptions {
-                history: Some(vec![]),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        server.request(0).messages()[0],
-        json!({"role": "system", "content": "S"})
-    );
+    client.run("q", &tk, RunOptions { history: Some(vec![]), ..Default::default() }).await.unwrap();
+    assert_eq!(server.request(0).messages()[0], json!({"role": "system", "content": "S"}));
 }
 
 #[tokio::test]
@@ -230,10 +164,7 @@ async fn caller_headers_add_to_and_override_the_clients_own() {
     let server = MockLlm::script(vec![Reply::json(oa_text("ok"))]).await;
     let tk = toolkit(vec![]).await;
     let mut o = options(&server.url(), Style::OpenAI);
-    o.headers = vec![
-        ("X-Title".into(), "tests".into()),
-        ("Authorization".into(), "Bearer other".into()),
-    ];
+    o.headers = vec![("X-Title".into(), "tests".into()), ("Authorization".into(), "Bearer other".into())];
     let client = Client::new(o).unwrap();
     client.run("q", &tk, RunOptions::default()).await.unwrap();
     let seen = server.request(0);
@@ -262,10 +193,7 @@ async fn an_unknown_tool_is_an_error_result_and_the_run_goes_on() {
     assert_eq!(r.tool_calls[0].result.output, "Unknown tool: nope");
     assert!(r.tool_calls[0].result.is_error);
     let msgs = server.request(1).messages();
-    assert_eq!(
-        msgs.last().unwrap(),
-        &json!({"role": "tool", "tool_call_id": "c1", "content": "Unknown tool: nope"})
-    );
+    assert_eq!(msgs.last().unwrap(), &json!({"role": "tool", "tool_call_id": "c1", "content": "Unknown tool: nope"}));
 }
 
 #[tokio::test]
@@ -291,11 +219,7 @@ async fn malformed_or_empty_arguments_become_an_empty_object() {
 #[tokio::test]
 async fn several_calls_in_one_turn_answer_in_call_order() {
     let server = MockLlm::script(vec![
-        Reply::json(oa_calls(&[
-            ("c1", "first", "{}"),
-            ("c2", "second", "{}"),
-            ("c3", "first", "{}"),
-        ])),
+        Reply::json(oa_calls(&[("c1", "first", "{}"), ("c2", "second", "{}"), ("c3", "first", "{}")])),
         Reply::json(oa_text("done")),
     ])
     .await;
@@ -337,17 +261,7 @@ async fn the_turn_limit_without_text_is_incomplete() {
     let v = r.to_value();
     assert_eq!(
         keys(&v),
-        [
-            "text",
-            "messages",
-            "toolCalls",
-            "toolCallCount",
-            "turns",
-            "usage",
-            "model",
-            "status",
-            "limit"
-        ]
+        ["text", "messages", "toolCalls", "toolCallCount", "turns", "usage", "model", "status", "limit"]
     );
     assert_eq!(v["status"], "incomplete");
     assert_eq!(v["limit"], "maxTurns");
@@ -385,10 +299,7 @@ async fn request_params_merge_into_the_body_except_forbidden_keys() {
     let client = Client::new(o).unwrap();
     client.run("q", &tk, RunOptions::default()).await.unwrap();
     let seen = server.request(0);
-    assert_eq!(
-        seen.body_keys(),
-        ["model", "messages", "tools", "tool_choice", "temperature"]
-    );
+    assert_eq!(seen.body_keys(), ["model", "messages", "tools", "tool_choice", "temperature"]);
     assert_eq!(seen.body["tool_choice"], "none");
     assert_eq!(seen.messages().len(), 1);
 }
@@ -412,10 +323,7 @@ async fn body_transform_sees_the_merged_body_and_may_replace_it() {
     }));
     let client = Client::new(o.clone()).unwrap();
     client.run("q", &tk, RunOptions::default()).await.unwrap();
-    assert_eq!(
-        seen.all()[0],
-        json!({"model": "m", "messages": [{"role": "user", "content": "q"}], "max_tokens": 7})
-    );
+    assert_eq!(seen.all()[0], json!({"model": "m", "messages": [{"role": "user", "content": "q"}], "max_tokens": 7}));
     let sent = server.request(0);
     assert_eq!(sent.body_keys(), ["model", "messages", "max_tokens", "transformed"]);
 
@@ -433,16 +341,8 @@ async fn client_options_are_validated_and_defaulted() {
     assert_eq!(o.retries, 2);
     assert_eq!(o.retry_base_ms, 500.0);
     assert!(o.timeout_ms.is_none());
-    let e = Client::new(toolnexus_core::client::ClientOptions::new("", Style::OpenAI, "m"))
-        .err()
-        .unwrap();
+    let e = Client::new(toolnexus_core::client::ClientOptions::new("", Style::OpenAI, "m")).err().unwrap();
     assert_eq!(e.to_string(), "createClient: `baseUrl` is required");
-    let e = Client::new(toolnexus_core::client::ClientOptions::new(
-        "http://x",
-        Style::Anthropic,
-        "",
-    ))
-    .err()
-    .unwrap();
+    let e = Client::new(toolnexus_core::client::ClientOptions::new("http://x", Style::Anthropic, "")).err().unwrap();
     assert_eq!(e.to_string(), "createClient: `model` is required");
 }

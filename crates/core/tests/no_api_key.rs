@@ -14,11 +14,7 @@ async fn no_key_anywhere_is_a_clear_error_and_nothing_is_sent() {
     }
     let server = MockLlm::script(vec![Reply::json(oa_text("unreachable"))]).await;
     let tk = toolkit(vec![]).await;
-    for (style, key) in [
-        (Style::OpenAI, None),
-        (Style::Anthropic, None),
-        (Style::OpenAI, Some(String::new())),
-    ] {
+    for (style, key) in [(Style::OpenAI, None), (Style::Anthropic, None), (Style::OpenAI, Some(String::new()))] {
         let mut o = options(&server.url(), style);
         o.api_key = key.clone();
         let client = Client::new(o).unwrap();
@@ -26,10 +22,7 @@ async fn no_key_anywhere_is_a_clear_error_and_nothing_is_sent() {
         let e = client.run("q", &tk, RunOptions::default()).await.unwrap_err();
 
         assert!(matches!(e, Error::NoApiKey), "{style:?} {key:?}: {e:?}");
-        assert_eq!(
-            e.to_string(),
-            "No API key: set apiKey or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY"
-        );
+        assert_eq!(e.to_string(), "No API key: set apiKey or OPENROUTER_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY");
     }
     assert_eq!(server.count(), 0);
 }

@@ -40,10 +40,9 @@ fn login_tool(seen: Log<Option<Value>>) -> SharedTool {
         async move {
             seen.push(ctx.answer.clone());
             match ctx.answer {
-                Some(ans) => RunOutput::Text(format!(
-                    "signed in with {}",
-                    ans["data"]["token"].as_str().unwrap_or("?")
-                )),
+                Some(ans) => {
+                    RunOutput::Text(format!("signed in with {}", ans["data"]["token"].as_str().unwrap_or("?")))
+                }
                 None => RunOutput::Result(pending(map(login_request())).unwrap()),
             }
         }
@@ -88,34 +87,18 @@ async fn openai_without_wait_for_halts_on_the_first_suspension_in_call_order() {
     assert!(rec.result.metadata.is_none());
 
     assert_eq!(r.messages.len(), 3);
-    assert_eq!(
-        r.messages[2],
-        json!({"role": "tool", "tool_call_id": "c_login", "content": "Log in"})
-    );
+    assert_eq!(r.messages[2], json!({"role": "tool", "tool_call_id": "c_login", "content": "Log in"}));
     assert!(r.messages.iter().all(|m| m["tool_call_id"] != "c_approve"));
 
     let v = r.to_value();
     assert_eq!(
         keys(&v),
-        [
-            "text",
-            "messages",
-            "toolCalls",
-            "toolCallCount",
-            "turns",
-            "usage",
-            "model",
-            "status",
-            "pending"
-        ]
+        ["text", "messages", "toolCalls", "toolCallCount", "turns", "usage", "model", "status", "pending"]
     );
     assert_eq!(v["status"], "pending");
     assert_eq!(v["pending"], login_request());
     assert_eq!(v["toolCallCount"], 1);
-    assert_eq!(
-        v["toolCalls"][0],
-        json!({"name": "login", "args": {}, "output": "Log in", "isError": true})
-    );
+    assert_eq!(v["toolCalls"][0], json!({"name": "login", "args": {}, "output": "Log in", "isError": true}));
 }
 
 #[tokio::test]
@@ -188,13 +171,8 @@ async fn anthropic_without_wait_for_halts_with_one_tool_result() {
 #[tokio::test]
 async fn a_generated_request_id_is_surfaced() {
     let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c", "ask", "{}")]))]).await;
-    let tk = toolkit(vec![suspending(
-        "ask",
-        json!({"kind": "input", "prompt": "Which env?"}),
-        Counter::default(),
-        0,
-    )])
-    .await;
+    let tk =
+        toolkit(vec![suspending("ask", json!({"kind": "input", "prompt": "Which env?"}), Counter::default(), 0)]).await;
     let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
     let r = client.run("q", &tk, RunOptions::default()).await.unwrap();
     let p = r.pending.expect("pending");
@@ -226,17 +204,9 @@ async fn wait_for_ok_retries_the_tool_once_with_the_answer() {
 
     let r = client.run("sign in", &tk, RunOptions::default()).await.unwrap();
 
-    assert_eq!(
-        requests.all(),
-        [login_request()],
-        "wait_for gets the request as the tool built it"
-    );
+    assert_eq!(requests.all(), [login_request()], "wait_for gets the request as the tool built it");
     let answer = json!({"id": "req-login", "ok": true, "data": {"token": "t0k"}});
-    assert_eq!(
-        seen.all(),
-        [None, Some(answer)],
-        "one plain run, then exactly one retry carrying the answer"
-    );
+    assert_eq!(seen.all(), [None, Some(answer)], "one plain run, then exactly one retry carrying the answer");
 
     assert_eq!(r.status, RunStatus::Done);
     assert!(r.pending.is_none());
@@ -255,11 +225,8 @@ async fn wait_for_ok_retries_the_tool_once_with_the_answer() {
 
 #[tokio::test]
 async fn the_retry_gets_the_args_as_rewritten_by_before_tool() {
-    let server = MockLlm::script(vec![
-        Reply::json(oa_calls(&[("c", "login", r#"{"v":1}"#)])),
-        Reply::json(oa_text("ok")),
-    ])
-    .await;
+    let server =
+        MockLlm::script(vec![Reply::json(oa_calls(&[("c", "login", r#"{"v":1}"#)])), Reply::json(oa_text("ok"))]).await;
     let args_seen: Log<Value> = Log::default();
     let a = args_seen.clone();
     let tk = toolkit(vec![fn_tool("login", move |args, ctx| {
@@ -285,11 +252,7 @@ async fn the_retry_gets_the_args_as_rewritten_by_before_tool() {
 
 #[tokio::test]
 async fn a_declined_answer_is_an_error_result_and_the_run_goes_on() {
-    for answer in [
-        json!({"id": "req-login", "ok": false, "reason": "declined"}),
-        Value::Null,
-        json!({}),
-    ] {
+    for answer in [json!({"id": "req-login", "ok": false, "reason": "declined"}), Value::Null, json!({})] {
         let server = MockLlm::script(vec![
             Reply::json(oa_calls(&[("c_login", "login", "{}")])),
             Reply::json(oa_text("okay, not signed in")),
@@ -394,19 +357,13 @@ async fn a_before_tool_suspension_halts_without_running_the_tool() {
     assert_eq!(r.tool_calls[0].result.output, "Approve?");
     assert!(r.tool_calls[0].result.is_error);
     assert!(r.tool_calls[0].result.metadata.is_none());
-    assert_eq!(
-        r.messages[2],
-        json!({"role": "tool", "tool_call_id": "c_trade", "content": "Approve?"})
-    );
+    assert_eq!(r.messages[2], json!({"role": "tool", "tool_call_id": "c_trade", "content": "Approve?"}));
 }
 
 #[tokio::test]
 async fn a_failing_wait_for_fails_the_run() {
-    let server = MockLlm::script(vec![
-        Reply::json(oa_calls(&[("c", "login", "{}")])),
-        Reply::json(oa_text("no")),
-    ])
-    .await;
+    let server =
+        MockLlm::script(vec![Reply::json(oa_calls(&[("c", "login", "{}")])), Reply::json(oa_text("no"))]).await;
     let tk = toolkit(vec![login_tool(Log::default())]).await;
     let mut o = options(&server.url(), Style::OpenAI);
     o.wait_for = Some(callback(|_| async { Err(Error::host_message("resolver down")) }));

@@ -6,13 +6,14 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
-use toolnexus_core::client::{ClientOptions, Style};
+use toolnexus_core::client::{ClientOptions, HttpRequest, HttpResponse, ReqwestTransport, Style, Transport};
 use toolnexus_core::native::{FnTool, RunOutput};
 use toolnexus_core::tool::{SharedTool, ToolContext};
 use toolnexus_core::{Toolkit, ToolkitOptions};
@@ -60,19 +61,11 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(v: Value) -> Reply {
-        Reply {
-            status: 200,
-            headers: vec![],
-            body: v.to_string(),
-        }
+        Reply { status: 200, headers: vec![], body: v.to_string() }
     }
 
     pub fn raw(status: u16, body: &str) -> Reply {
-        Reply {
-            status,
-            headers: vec![],
-            body: body.to_string(),
-        }
+        Reply { status, headers: vec![], body: body.to_string() }
     }
 
     pub fn header(mut self, name: &str, value: &str) -> Reply {
@@ -88,6 +81,55 @@ pub enum Action {
     Hang,
     /// Close the connection without answering (a network failure for the client).
     Close,
+    /// Answer with a server-sent-events body written piece by piece.
+    Stream(SseReply),
+}
+
+/// A streamed (chunked) answer: each piece goes out as its own HTTP chunk, flushed, with
+/// an optional pause between pieces and an optional gate that holds the rest back until
+/// someone calls `notify_one` on it.
+#[derive(Debug, Clone)]
+pub struct SseReply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub pieces: Vec<String>,
+    pub pause: Duration,
+    /// After writing this many pieces, wait on the `Notify` before writing the rest.
+    pub gate: Option<(usize, Arc<Notify>)>,
+}
+
+impl SseReply {
+    /// Pieces sent as given (each should already be one or more SSE lines).
+    pub fn pieces(pieces: Vec<String>) -> SseReply {
+        SseReply { status: 200, headers: vec![], pieces, pause: Duration::ZERO, gate: None }
+    }
+
+    /// OpenAI style: one `data:` event per payload, then `data: [DONE]`.
+    pub fn openai(payloads: Vec<Value>) -> SseReply {
+        let mut pieces: Vec<String> = payloads.iter().map(|p| format!("data: {p}\n\n")).collect();
+        pieces.push("data: [DONE]\n\n".into());
+        SseReply::pieces(pieces)
+    }
+
+    /// Anthropic style: an `event:` line named after the payload's `type`, then its `data:`.
+    pub fn anthropic(events: Vec<Value>) -> SseReply {
+        let pieces = events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("message")))
+            .collect();
+        SseReply::pieces(pieces)
+    }
+
+    pub fn pause_ms(mut self, ms: u64) -> SseReply {
+        self.pause = Duration::from_millis(ms);
+        self
+    }
+
+    /// Hold everything after the first `after` pieces until `notify` is notified.
+    pub fn gate(mut self, after: usize, notify: Arc<Notify>) -> SseReply {
+        self.gate = Some((after, notify));
+        self
+    }
 }
 
 type Handler = Box<dyn FnMut(&Seen, usize) -> Action + Send>;
@@ -96,6 +138,8 @@ struct Shared {
     seen: Mutex<Vec<Seen>>,
     arrived: Notify,
     handler: Mutex<Handler>,
+    /// Record request bodies (a lean server keeps only the head of each request).
+    keep_bodies: bool,
 }
 
 /// A real HTTP server on a random local port answering from a script.
@@ -110,12 +154,39 @@ impl MockLlm {
     where
         F: FnMut(&Seen, usize) -> Action + Send + 'static,
     {
+        MockLlm::serve(handler, true).await
+    }
+
+    /// Like [`MockLlm::start`], but bodies are not parsed (the handler gets `raw` only, `body`
+    /// is `Null`) and the recorded requests keep only their head: for tests that send very
+    /// many large requests.
+    pub async fn lean<F>(handler: F) -> MockLlm
+    where
+        F: FnMut(&Seen, usize) -> Action + Send + 'static,
+    {
+        MockLlm::serve(handler, false).await
+    }
+
+    /// Take the actions in order; once they run out every request gets a 418.
+    pub async fn sequence(actions: Vec<Action>) -> MockLlm {
+        let mut queue: VecDeque<Action> = actions.into();
+        MockLlm::start(move |_, _| {
+            queue.pop_front().unwrap_or_else(|| Action::Reply(Reply::raw(418, "mock script exhausted")))
+        })
+        .await
+    }
+
+    async fn serve<F>(handler: F, keep_bodies: bool) -> MockLlm
+    where
+        F: FnMut(&Seen, usize) -> Action + Send + 'static,
+    {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind the mock endpoint");
         let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared {
             seen: Mutex::new(vec![]),
             arrived: Notify::new(),
             handler: Mutex::new(Box::new(handler)),
+            keep_bodies,
         });
         let state = shared.clone();
         tokio::spawn(async move {
@@ -130,11 +201,7 @@ impl MockLlm {
     pub async fn script(replies: Vec<Reply>) -> MockLlm {
         let mut queue: VecDeque<Reply> = replies.into();
         MockLlm::start(move |_, _| {
-            Action::Reply(
-                queue
-                    .pop_front()
-                    .unwrap_or_else(|| Reply::raw(418, "mock script exhausted")),
-            )
+            Action::Reply(queue.pop_front().unwrap_or_else(|| Reply::raw(418, "mock script exhausted")))
         })
         .await
     }
@@ -158,10 +225,7 @@ impl MockLlm {
     }
 
     pub fn request(&self, i: usize) -> Seen {
-        self.requests()
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| panic!("request #{i} never arrived"))
+        self.requests().get(i).cloned().unwrap_or_else(|| panic!("request #{i} never arrived"))
     }
 
     /// Wait until at least `n` requests have arrived.
@@ -177,13 +241,24 @@ impl MockLlm {
 }
 
 async fn serve_one(mut sock: TcpStream, shared: Arc<Shared>) {
-    let Some(seen) = read_request(&mut sock).await else {
+    let _ = sock.set_nodelay(true);
+    let Some(seen) = read_request(&mut sock, shared.keep_bodies).await else {
         return;
     };
     let action = {
         let mut seen_list = shared.seen.lock().unwrap();
         let index = seen_list.len();
-        seen_list.push(seen.clone());
+        if shared.keep_bodies {
+            seen_list.push(seen.clone());
+        } else {
+            seen_list.push(Seen {
+                method: seen.method.clone(),
+                path: seen.path.clone(),
+                headers: seen.headers.clone(),
+                raw: String::new(),
+                body: Value::Null,
+            });
+        }
         let mut handler = shared.handler.lock().unwrap();
         (handler)(&seen, index)
     };
@@ -198,16 +273,14 @@ async fn serve_one(mut sock: TcpStream, shared: Arc<Shared>) {
             for (k, v) in &r.headers {
                 head.push_str(&format!("{k}: {v}\r\n"));
             }
-            head.push_str(&format!(
-                "Content-Length: {}\r\nConnection: close\r\n\r\n",
-                r.body.len()
-            ));
+            head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", r.body.len()));
             let _ = sock.write_all(head.as_bytes()).await;
             let _ = sock.write_all(r.body.as_bytes()).await;
             let _ = sock.flush().await;
             let _ = sock.shutdown().await;
         }
         Action::Close => drop(sock),
+        Action::Stream(r) => write_stream(&mut sock, r).await,
         Action::Hang => {
             // Hold the socket open until the client gives up (or the test's runtime ends).
             let mut sink = [0u8; 1024];
@@ -218,6 +291,39 @@ async fn serve_one(mut sock: TcpStream, shared: Arc<Shared>) {
             }
         }
     }
+}
+
+/// Write a chunked response piece by piece, honouring the pause and the gate.
+async fn write_stream(sock: &mut TcpStream, r: SseReply) {
+    let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, reason(r.status));
+    let has_type = r.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+    if !has_type {
+        head.push_str("Content-Type: text/event-stream\r\n");
+    }
+    for (k, v) in &r.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    if sock.write_all(head.as_bytes()).await.is_err() || sock.flush().await.is_err() {
+        return;
+    }
+    for (i, piece) in r.pieces.iter().enumerate() {
+        if let Some((after, notify)) = &r.gate {
+            if i == *after {
+                notify.notified().await;
+            }
+        }
+        if i > 0 && !r.pause.is_zero() {
+            tokio::time::sleep(r.pause).await;
+        }
+        let chunk = format!("{:x}\r\n{piece}\r\n", piece.len());
+        if sock.write_all(chunk.as_bytes()).await.is_err() || sock.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = sock.write_all(b"0\r\n\r\n").await;
+    let _ = sock.flush().await;
+    let _ = sock.shutdown().await;
 }
 
 fn reason(status: u16) -> &'static str {
@@ -240,7 +346,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Read one HTTP/1.1 request: head, then a Content-Length or chunked body.
-async fn read_request(sock: &mut TcpStream) -> Option<Seen> {
+async fn read_request(sock: &mut TcpStream, parse: bool) -> Option<Seen> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
@@ -307,14 +413,8 @@ async fn read_request(sock: &mut TcpStream) -> Option<Seen> {
         rest
     };
     let raw = String::from_utf8_lossy(&body).into_owned();
-    let body = serde_json::from_str(&raw).unwrap_or(Value::Null);
-    Some(Seen {
-        method,
-        path,
-        headers,
-        raw,
-        body,
-    })
+    let body = if parse { serde_json::from_str(&raw).unwrap_or(Value::Null) } else { Value::Null };
+    Some(Seen { method, path, headers, raw, body })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -331,13 +431,9 @@ pub fn options(base: &str, style: Style) -> ClientOptions {
 
 /// A toolkit holding exactly `tools` (builtins off, so the declared list is deterministic).
 pub async fn toolkit(tools: Vec<SharedTool>) -> Toolkit {
-    Toolkit::create(ToolkitOptions {
-        extra_tools: tools,
-        builtins: Some(json!(false)),
-        ..Default::default()
-    })
-    .await
-    .expect("toolkit")
+    Toolkit::create(ToolkitOptions { extra_tools: tools, builtins: Some(json!(false)), ..Default::default() })
+        .await
+        .expect("toolkit")
 }
 
 /// A tool answering a fixed text.
@@ -351,9 +447,7 @@ pub fn text_tool(name: &str, out: &str) -> SharedTool {
 
 /// A tool answering its arguments' JSON text.
 pub fn echo_tool(name: &str) -> SharedTool {
-    Arc::new(FnTool::new(name, "echo", None, |args: Value, _| async move {
-        RunOutput::Text(args.to_string())
-    }))
+    Arc::new(FnTool::new(name, "echo", None, |args: Value, _| async move { RunOutput::Text(args.to_string()) }))
 }
 
 /// A tool whose behaviour is an arbitrary closure over (args, ctx).
@@ -379,8 +473,14 @@ impl Counter {
 }
 
 /// A list of values shared between a test and its tools or hooks.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Log<T>(Arc<Mutex<Vec<T>>>);
+
+impl<T> Default for Log<T> {
+    fn default() -> Self {
+        Log(Arc::new(Mutex::new(Vec::new())))
+    }
+}
 
 impl<T: Clone> Log<T> {
     pub fn push(&self, v: T) {
@@ -449,4 +549,157 @@ pub fn an_text(text: &str) -> Value {
 
 pub fn an_use(id: &str, name: &str, input: Value) -> Value {
     json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+// ---------------------------------------------------------------------------------------
+// Streaming replies
+// ---------------------------------------------------------------------------------------
+
+/// An OpenAI chat-completion chunk carrying one `delta`.
+pub fn oa_delta(delta: Value) -> Value {
+    json!({
+        "id": "chatcmpl-s",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": null}]
+    })
+}
+
+/// The chunk closing an OpenAI stream's choice.
+pub fn oa_finish(reason: &str) -> Value {
+    json!({"id": "chatcmpl-s", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+}
+
+/// The usage-only chunk `stream_options.include_usage` asks for.
+pub fn oa_usage_chunk(prompt: i64, completion: i64) -> Value {
+    json!({
+        "id": "chatcmpl-s",
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    })
+}
+
+/// A whole OpenAI text stream: role chunk, one chunk per part, finish, usage, `[DONE]`.
+pub fn oa_text_stream(parts: &[&str], prompt: i64, completion: i64) -> SseReply {
+    let mut payloads = vec![oa_delta(json!({"role": "assistant", "content": ""}))];
+    payloads.extend(parts.iter().map(|p| oa_delta(json!({"content": p}))));
+    payloads.push(oa_finish("stop"));
+    payloads.push(oa_usage_chunk(prompt, completion));
+    SseReply::openai(payloads)
+}
+
+pub fn an_message_start(input_tokens: i64) -> Value {
+    json!({
+        "type": "message_start",
+        "message": {"id": "msg_s", "type": "message", "role": "assistant", "content": [], "model": "m",
+                    "stop_reason": null, "usage": {"input_tokens": input_tokens, "output_tokens": 1}}
+    })
+}
+
+pub fn an_block_start(index: usize, block: Value) -> Value {
+    json!({"type": "content_block_start", "index": index, "content_block": block})
+}
+
+pub fn an_text_delta(index: usize, text: &str) -> Value {
+    json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}})
+}
+
+pub fn an_json_delta(index: usize, partial: &str) -> Value {
+    json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": partial}})
+}
+
+pub fn an_block_stop(index: usize) -> Value {
+    json!({"type": "content_block_stop", "index": index})
+}
+
+/// `message_delta` with the stop reason and the output token count, as Anthropic sends it.
+pub fn an_message_delta(stop_reason: &str, output_tokens: i64) -> Value {
+    json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": output_tokens}})
+}
+
+pub fn an_message_stop() -> Value {
+    json!({"type": "message_stop"})
+}
+
+/// A whole Anthropic text stream: one text block with one delta per part.
+/// Usage: `input_tokens` at the start, `output_tokens` in the closing delta (the start's
+/// placeholder output count of 1 is added too, as the loop sums every usage it sees).
+pub fn an_text_stream(parts: &[&str], input_tokens: i64, output_tokens: i64) -> SseReply {
+    let mut events = vec![an_message_start(input_tokens), an_block_start(0, json!({"type": "text", "text": ""}))];
+    events.extend(parts.iter().map(|p| an_text_delta(0, p)));
+    events.push(an_block_stop(0));
+    events.push(an_message_delta("end_turn", output_tokens));
+    events.push(an_message_stop());
+    SseReply::anthropic(events)
+}
+
+// ---------------------------------------------------------------------------------------
+// Recording seams
+// ---------------------------------------------------------------------------------------
+
+/// A callback that records every value it is given and answers `null`.
+pub fn recorder(log: Log<Value>) -> toolnexus_core::client::SharedCallback {
+    toolnexus_core::client::callback(move |v: Value| {
+        let log = log.clone();
+        async move {
+            log.push(v);
+            Ok(Value::Null)
+        }
+    })
+}
+
+/// A callback that records `{"<tag>": value}` into a log shared with other recorders, so a
+/// test can read the interleaving of sink events, metrics, store calls and the like.
+pub fn tagged(log: Log<Value>, tag: &'static str) -> toolnexus_core::client::SharedCallback {
+    toolnexus_core::client::callback(move |v: Value| {
+        let log = log.clone();
+        async move {
+            log.push(json!({ tag: v }));
+            Ok(Value::Null)
+        }
+    })
+}
+
+/// The value with every `ms` field (at any depth of objects) checked to be a non-negative
+/// integer and replaced by 0, so timing-free comparisons can be exact.
+pub fn zero_ms(mut v: Value) -> Value {
+    fn walk(v: &mut Value) {
+        if let Value::Object(m) = v {
+            if let Some(ms) = m.get_mut("ms") {
+                assert!(ms.is_u64(), "`ms` must be a non-negative integer, got {ms}");
+                *ms = json!(0);
+            }
+            m.values_mut().for_each(walk);
+        }
+    }
+    walk(&mut v);
+    v
+}
+
+/// A transport that records each request exactly as the client assembled it, then sends
+/// it over the real reqwest transport.
+pub struct RecordingTransport {
+    inner: ReqwestTransport,
+    pub seen: Mutex<Vec<HttpRequest>>,
+}
+
+impl RecordingTransport {
+    pub fn new() -> Arc<RecordingTransport> {
+        Arc::new(RecordingTransport {
+            inner: ReqwestTransport::new().expect("reqwest transport"),
+            seen: Mutex::new(vec![]),
+        })
+    }
+
+    pub fn requests(&self) -> Vec<HttpRequest> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl Transport for RecordingTransport {
+    async fn post(&self, req: HttpRequest) -> toolnexus_core::error::Result<HttpResponse> {
+        self.seen.lock().unwrap().push(req.clone());
+        self.inner.post(req).await
+    }
 }
