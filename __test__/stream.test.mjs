@@ -568,11 +568,20 @@ test("stream: aborting mid-stream (after a text event) makes the iterator throw 
       new ReadableStream({
         start(controller) {
           controller.enqueue(enc.encode(sse(oaDeltaText("partial"))))
-          release.promise.then(() => { controller.enqueue(enc.encode(SSE_DONE)); controller.close() })
+          release.promise.then(() => {
+            // The client cancels the body when the run is aborted; a cancelled stream takes no more data.
+            if (cancelled) return
+            controller.enqueue(enc.encode(SSE_DONE))
+            controller.close()
+          })
+        },
+        cancel() {
+          cancelled = true
         },
       }),
       { status: 200 },
     )
+  let cancelled = false
   const c = createClient({ baseUrl: "http://llm.invalid", style: "openai", model: "m", apiKey: "k", fetch })
   const ac = new AbortController()
   const reason = new RangeError("user pressed stop")
@@ -587,6 +596,7 @@ test("stream: aborting mid-stream (after a text event) makes the iterator throw 
     (e) => e === reason,
   ), "the aborted stream")
   assert.deepStrictEqual(seen, ["text"])
+  await within(4000, (async () => { while (!cancelled) await new Promise((r) => setTimeout(r, 5)) })(), "the body being cancelled")
 })
 
 test("createInProcessClient(...).stream() throws the documented refusal; generate is never called", async () => {
