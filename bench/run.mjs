@@ -1,0 +1,381 @@
+// The benchmark driver (issue #5): `npm run bench` from the repository root, or `node bench/run.mjs`.
+//
+// 1. Installs the bench's own dependencies into bench/node_modules if missing (npm ci --prefix bench),
+//    and builds the addon if no toolnexus.*.node is present (npm run build).
+// 2. Starts the scripted endpoint (server.mjs) in its own process on 127.0.0.1.
+// 3. For each round, runner order rotated by one each round: one fresh worker process per runner
+//    (worker.mjs): cold init, warm-up, timed sequential runs, throughput at N in flight.
+// 4. The leak check: one long sequential run of one runner with memory sampled.
+// 5. Writes results.json, results.md and chart.svg (into bench/, or BENCH_OUT).
+//
+// Every count is an environment variable (BENCH_X, or X alone); see README.md. Nothing here
+// asserts a figure: it measures and reports.
+
+import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs"
+import os from "node:os"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+import { METRICS, fmt } from "./lib/metrics.mjs"
+import { renderMarkdown, renderSvg } from "./lib/report.mjs"
+import { median, summarize } from "./lib/stats.mjs"
+import { FINAL_TEXT, PROMPT } from "./lib/scenario.mjs"
+
+const BENCH = path.dirname(fileURLToPath(import.meta.url))
+const ROOT = path.dirname(BENCH)
+const FLOOR = "floor"
+const ALL_RUNNERS = ["floor", "toolnexus", "toolnexus-mcp", "ai-sdk", "langchain"]
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+function num(name, fallback) {
+  const raw = process.env[`BENCH_${name}`] ?? process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const v = Number(raw)
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${name}=${raw} is not a non-negative number`)
+  return Math.floor(v)
+}
+
+const config = {
+  warmup: num("WARMUP", 1000),
+  runs: num("RUNS", 2000),
+  tputRuns: num("TPUT_RUNS", 2000),
+  concurrency: Math.max(1, num("CONCURRENCY", 32)),
+  rounds: Math.max(1, num("ROUNDS", 5)),
+  leakRuns: num("LEAK_RUNS", 20000),
+  leakEvery: Math.max(1, num("LEAK_EVERY", 1000)),
+  leakRunner: process.env.BENCH_LEAK_RUNNER ?? "toolnexus",
+  workerTimeoutS: num("WORKER_TIMEOUT_S", 600),
+  pauseMs: num("PAUSE_MS", 500),
+}
+const only = (process.env.BENCH_RUNNERS ?? "").split(",").map((s) => s.trim()).filter(Boolean)
+const runners = only.length ? ALL_RUNNERS.filter((r) => r === FLOOR || only.includes(r)) : ALL_RUNNERS
+for (const r of only) {
+  if (!ALL_RUNNERS.includes(r)) {
+    console.error(`[bench] unknown runner ${r}; known: ${ALL_RUNNERS.join(", ")}`)
+    process.exit(2)
+  }
+}
+const outDir = path.resolve(process.env.BENCH_OUT ?? BENCH)
+
+const log = (...a) => console.error("[bench]", ...a)
+
+// ---------------------------------------------------------------------------------------------
+// Prerequisites
+
+function ensureDeps() {
+  const pkg = JSON.parse(readFileSync(path.join(BENCH, "package.json"), "utf8"))
+  const missing = Object.keys(pkg.dependencies ?? {}).filter((d) => !existsSync(path.join(BENCH, "node_modules", d, "package.json")))
+  if (!missing.length) return
+  const verb = existsSync(path.join(BENCH, "package-lock.json")) ? "ci" : "install"
+  log(`installing the bench's dependencies (missing: ${missing.join(", ")}): npm ${verb} --prefix bench`)
+  const r = spawnSync("npm", [verb, "--prefix", BENCH, "--no-audit", "--no-fund"], { cwd: ROOT, stdio: "inherit" })
+  if (r.status !== 0) throw new Error(`npm ${verb} --prefix bench failed`)
+}
+
+function ensureAddon() {
+  if (readdirSync(ROOT).some((f) => /^toolnexus\..+\.node$/.test(f))) return
+  log("no toolnexus.*.node found: npm run build")
+  const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" })
+  if (r.status !== 0) throw new Error("npm run build failed")
+}
+
+function clockTicks() {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+  } catch {
+    return 100
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The endpoint
+
+function startServer() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(BENCH, "server.mjs"), "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] })
+    let buf = ""
+    child.stdout.on("data", (d) => {
+      buf += d
+      const nl = buf.indexOf("\n")
+      if (nl === -1) return
+      child.stdout.removeAllListeners("data")
+      child.stdout.resume()
+      const { listening } = JSON.parse(buf.slice(0, nl))
+      resolve({ child, origin: `http://127.0.0.1:${listening}` })
+    })
+    child.once("exit", (code) => reject(new Error(`endpoint exited early (code ${code})`)))
+    child.once("error", reject)
+  })
+}
+
+async function control(origin, method, p) {
+  const res = await fetch(origin + p, { method })
+  if (!res.ok) throw new Error(`endpoint ${method} ${p}: HTTP ${res.status}`)
+  return res.json()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workers
+
+/** Environment for a worker: ours, minus anything that would make a library phone home. */
+function workerEnv(extra) {
+  const env = { ...process.env }
+  for (const k of Object.keys(env)) if (/^(LANGSMITH_|LANGCHAIN_)/.test(k)) delete env[k]
+  return { ...env, ...extra }
+}
+
+async function runWorker(server, runner, mode, clkTck) {
+  await control(server.origin, "POST", "/reset")
+  const loadavg = os.loadavg()
+  const args = mode === "leak" ? ["--expose-gc"] : []
+  const env = workerEnv({
+    BENCH_BASE_URL: `${server.origin}/v1`,
+    BENCH_WARMUP: String(config.warmup),
+    BENCH_RUNS: String(config.runs),
+    BENCH_TPUT_RUNS: String(config.tputRuns),
+    BENCH_CONCURRENCY: String(config.concurrency),
+    BENCH_LEAK_RUNS: String(config.leakRuns),
+    BENCH_LEAK_EVERY: String(config.leakEvery),
+    BENCH_CLK_TCK: String(clkTck),
+  })
+  const t0 = process.hrtime.bigint()
+  env.BENCH_SPAWN_NS = String(process.hrtime.bigint()) // the cold-init clock starts here
+  const child = spawn(process.execPath, [...args, path.join(BENCH, "worker.mjs"), runner, mode], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  })
+  let result = null
+  let pending = ""
+  const tag = `[${runner}]`
+  child.stdout.setEncoding("utf8")
+  child.stdout.on("data", (d) => {
+    pending += d
+    let nl
+    while ((nl = pending.indexOf("\n")) !== -1) {
+      const lineText = pending.slice(0, nl)
+      pending = pending.slice(nl + 1)
+      if (lineText.startsWith("BENCH_RESULT ")) result = JSON.parse(lineText.slice(13))
+      else if (lineText.trim()) console.error(tag, lineText)
+    }
+  })
+  child.stderr.setEncoding("utf8")
+  child.stderr.on("data", (d) => {
+    for (const l of d.split("\n")) if (l.trim()) console.error(tag, l)
+  })
+  const timer = setTimeout(() => child.kill("SIGKILL"), config.workerTimeoutS * 1000)
+  const code = await new Promise((resolve) => child.once("close", (c, sig) => resolve(sig ?? c)))
+  clearTimeout(timer)
+  const wallS = Number(process.hrtime.bigint() - t0) / 1e9
+  const serverStats = await control(server.origin, "GET", "/stats")
+
+  if (!result) result = { runner, mode, ok: false, error: `worker exited with ${code} and no result` }
+  result.loadavg = loadavg
+  result.wallS = wallS
+  result.server = serverStats
+  if (result.ok) {
+    // The endpoint is the second witness: every run is exactly two requests, all valid.
+    const expected = 2 * result.totalRuns
+    if (serverStats.invalid) {
+      result.ok = false
+      result.error = `endpoint rejected ${serverStats.invalid} request(s): ${serverStats.lastInvalid}`
+    } else if (serverStats.requests !== expected) {
+      result.ok = false
+      result.error = `endpoint saw ${serverStats.requests} requests, expected ${expected} (2 per run)`
+    }
+  }
+  return result
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summaries
+
+function summarizeRunner(name, rounds) {
+  const got = rounds.map((r) => r.results[name]).filter(Boolean)
+  const ok = got.filter((r) => r.ok)
+  if (!ok.length) {
+    const skipped = got.find((r) => r.skipped)
+    return { status: skipped ? "skipped" : "failed", reason: (skipped ?? got[0])?.reason ?? (got[0]?.error ?? "").split("\n")[0], roundsOk: 0 }
+  }
+  const metrics = {}
+  for (const m of METRICS) {
+    const values = []
+    const ratios = []
+    for (const r of rounds) {
+      const mine = r.results[name]
+      const floor = r.results[FLOOR]
+      if (!mine?.ok) continue
+      const v = m.get(mine)
+      values.push(v)
+      if (floor?.ok) {
+        const f = m.get(floor)
+        if (f > 0) ratios.push(v / f)
+      }
+    }
+    metrics[m.key] = { value: summarize(values), ratio: summarize(ratios) }
+  }
+  const pick = (f) => median(ok.map(f))
+  return {
+    status: "ok",
+    roundsOk: ok.length,
+    failures: got.filter((r) => !r.ok).map((r) => r.reason ?? r.error),
+    metrics,
+    details: {
+      p99Ms: pick((r) => r.seq.p99Ms),
+      nodeBootMs: pick((r) => r.cold.nodeBootMs),
+      spawnToScriptMs: pick((r) => r.cold.spawnToScriptMs),
+      importMs: pick((r) => r.cold.importMs),
+      setupMs: pick((r) => r.cold.setupMs),
+      firstRunMs: pick((r) => r.cold.firstRunMs),
+      childVmHwm: pick((r) => r.mem.childVmHwm),
+      sampledMaxRss: pick((r) => r.mem.sampledMaxRss),
+      tputCpuPerRunUs: pick((r) => r.tput.cpuPerRunUs + (r.tput.childCpuPerRunUs ?? 0)),
+      serverCpuPerRequestUs: pick((r) => r.server.cpuPerRequestUs),
+    },
+  }
+}
+
+function summarizeLeak(result) {
+  if (!result.ok) return { runner: result.runner, ok: false, skipped: !!result.skipped, reason: result.reason, error: result.error }
+  const { samples, runs, every, gcBeforeSample, wallMs } = result.leak
+  const series = (key) => {
+    const xs = samples.map((s) => s[key])
+    const first = xs[0]
+    const last = xs.at(-1)
+    const mid = xs[Math.floor((xs.length - 1) / 2)]
+    const max = Math.max(...xs)
+    const pct = (a, b) => (b ? ((a - b) / b) * 100 : null)
+    return { first, last, max, lastVsFirstPct: pct(last, first), maxVsFirstPct: pct(max, first), secondHalfPct: pct(last, mid) }
+  }
+  return {
+    runner: result.runner,
+    ok: true,
+    runs,
+    every,
+    gcBeforeSample,
+    wallMs,
+    rss: series("rss"),
+    heapUsed: series("heapUsed"),
+    external: series("external"),
+    samples,
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+function versions() {
+  const v = {}
+  const read = (p) => {
+    try {
+      return JSON.parse(readFileSync(p, "utf8")).version
+    } catch {
+      return "missing"
+    }
+  }
+  v.toolnexus = read(path.join(ROOT, "package.json"))
+  try {
+    const head = execFileSync("git", ["-C", ROOT, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
+    const dirty = execFileSync("git", ["-C", ROOT, "status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" }).trim()
+    v.toolnexus += ` (${head}${dirty ? ", uncommitted changes" : ""})`
+  } catch {}
+  for (const p of ["ai", "@ai-sdk/openai", "langchain", "@langchain/openai", "@langchain/core", "@langchain/langgraph", "@modelcontextprotocol/sdk", "zod"]) {
+    v[p] = read(path.join(BENCH, "node_modules", p, "package.json"))
+  }
+  return v
+}
+
+function oneLine(r) {
+  if (r.skipped) return `skipped — ${r.reason}`
+  if (!r.ok) return `FAILED — ${(r.error ?? "").split("\n")[0]}`
+  const cpu = (r.seq.cpuPerRunUs + r.seq.childCpuPerRunUs) / 1000
+  return (
+    `p50 ${fmt(r.seq.p50Ms)} ms, p95 ${fmt(r.seq.p95Ms)} ms, CPU ${fmt(cpu)} ms/run, peak RSS ${fmt(r.mem.peakRss / 2 ** 20)} MiB, ` +
+    `${fmt(r.tput.runsPerSec)} runs/s @${r.tput.concurrency}, cold ${fmt(r.cold.coldInitMs)} ms  (${fmt(r.wallS)} s)`
+  )
+}
+
+async function main() {
+  const started = Date.now()
+  ensureDeps()
+  ensureAddon()
+  const clkTck = clockTicks()
+  const loadavgStart = os.loadavg()
+  const trialReasons = []
+  if (config.warmup < 1000) trialReasons.push(`warm-up ${config.warmup} < 1000 runs`)
+  if (config.rounds < 3) trialReasons.push(`${config.rounds} round(s) < 3`)
+  if (config.runs < 1000) trialReasons.push(`${config.runs} timed runs < 1000`)
+  log(`config ${JSON.stringify(config)}; runners ${runners.join(", ")}`)
+  if (trialReasons.length) log(`trial settings: ${trialReasons.join("; ")}`)
+
+  const server = await startServer()
+  log(`endpoint ${server.origin} (pid ${server.child.pid})`)
+  const rounds = []
+  let leak = null
+  try {
+    for (let i = 0; i < config.rounds; i++) {
+      const order = runners.map((_, j) => runners[(j + i) % runners.length])
+      log(`round ${i + 1}/${config.rounds}: ${order.join(" → ")}`)
+      const roundStart = Date.now()
+      const round = { round: i + 1, order, results: {} }
+      for (const name of order) {
+        const r = await runWorker(server, name, "measure", clkTck)
+        round.results[name] = r
+        log(`  ${name.padEnd(14)} ${oneLine(r)}`)
+        await new Promise((res) => setTimeout(res, config.pauseMs))
+      }
+      round.wallS = (Date.now() - roundStart) / 1000
+      rounds.push(round)
+      if (i === 0 && config.rounds > 1) log(`round 1 took ${fmt(round.wallS)} s; the remaining ${config.rounds - 1} round(s) ≈ ${fmt(round.wallS * (config.rounds - 1))} s more`)
+    }
+    if (config.leakRuns > 0) {
+      log(`leak check: ${config.leakRunner}, ${config.leakRuns} runs, memory every ${config.leakEvery}`)
+      const r = await runWorker(server, config.leakRunner, "leak", clkTck)
+      leak = summarizeLeak(r)
+      if (leak.ok) {
+        const f = leak.rss
+        log(`  RSS first ${fmt(f.first / 2 ** 20)} MiB, last ${fmt(f.last / 2 ** 20)} MiB, max ${fmt(f.max / 2 ** 20)} MiB, last vs first ${f.lastVsFirstPct.toFixed(1)}%`)
+      } else log(`  ${oneLine(r)}`)
+    }
+  } finally {
+    server.child.kill("SIGTERM")
+  }
+
+  const summary = Object.fromEntries(runners.map((n) => [n, summarizeRunner(n, rounds)]))
+  const cpus = os.cpus()
+  const results = {
+    generatedAt: new Date().toISOString(),
+    durationS: (Date.now() - started) / 1000,
+    trial: trialReasons.length > 0,
+    trialReasons,
+    scenario: { prompt: PROMPT, finalText: FINAL_TEXT, llmRequestsPerRun: 2, toolExecutionsPerRun: 2 },
+    config,
+    floor: FLOOR,
+    runners,
+    machine: {
+      cpuModel: cpus[0]?.model ?? "unknown",
+      cpus: cpus.length,
+      totalMemBytes: os.totalmem(),
+      platform: os.platform(),
+      release: os.release(),
+      node: process.version,
+      loadavgStart,
+      loadavgEnd: os.loadavg(),
+    },
+    versions: versions(),
+    summary,
+    leak,
+    rounds,
+  }
+  mkdirSync(outDir, { recursive: true })
+  writeFileSync(path.join(outDir, "results.json"), JSON.stringify(results, null, 2) + "\n")
+  writeFileSync(path.join(outDir, "results.md"), renderMarkdown(results))
+  writeFileSync(path.join(outDir, "chart.svg"), renderSvg(results))
+  log(`wrote ${["results.json", "results.md", "chart.svg"].map((f) => path.join(outDir, f)).join(", ")} in ${fmt(results.durationS)} s`)
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})
