@@ -10,6 +10,7 @@ pub mod client;
 pub mod error;
 pub mod json;
 pub mod native;
+pub mod skills;
 pub mod tool;
 pub mod toolkit;
 pub mod translate;
