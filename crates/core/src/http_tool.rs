@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -243,11 +243,34 @@ impl HttpTool {
         let url = reqwest::Url::parse(&p.url).map_err(|_| format!("Failed to parse URL from {}", p.url))?;
         let method = reqwest::Method::from_bytes(self.method.as_bytes())
             .map_err(|_| format!("'{}' is not a valid HTTP method.", self.method))?;
-        let mut rb = client.request(method, url);
+        // As `Headers` does: names are case-insensitive, a repeated one joins its values with ", ".
+        let mut merged: Vec<(HeaderName, Vec<u8>)> = Vec::with_capacity(p.headers.len() + 1);
         for (k, v) in &p.headers {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| format!("Headers.append: \"{k}\" is an invalid header name."))?;
-            rb = rb.header(name, header_value(k, v)?);
+            let value = header_value(k, v)?;
+            match merged.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, joined)) => {
+                    joined.extend_from_slice(b", ");
+                    joined.extend_from_slice(value.as_bytes());
+                }
+                None => merged.push((name, value.as_bytes().to_vec())),
+            }
+        }
+        if let Some(body) = &p.body {
+            // A text body without a declared type goes out as `fetch` sends a string.
+            if !merged.iter().any(|(n, _)| *n == CONTENT_TYPE) {
+                merged.push((CONTENT_TYPE, b"text/plain;charset=UTF-8".to_vec()));
+            }
+            if body.is_empty() {
+                merged.push((CONTENT_LENGTH, b"0".to_vec()));
+            }
+        }
+        let mut rb = client.request(method, url);
+        for (name, value) in merged {
+            let value = HeaderValue::from_bytes(&value)
+                .map_err(|_| format!("Headers.append: the value of \"{name}\" is an invalid header value."))?;
+            rb = rb.header(name, value);
         }
         if let Some(body) = p.body {
             rb = rb.body(body);

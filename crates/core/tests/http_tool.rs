@@ -67,6 +67,25 @@ async fn form_bodies_and_head_requests() {
 }
 
 #[tokio::test]
+async fn headers_merge_case_insensitively_and_text_bodies_get_a_type() {
+    let server = MockLlm::script(vec![Reply::raw(200, "1"), Reply::raw(200, "2"), Reply::raw(200, "3")]).await;
+    let mut o = opts("POST", format!("{}/j", server.url()));
+    o.headers = vec![("content-type".into(), "text/x".into()), ("X-A".into(), "1".into()), ("x-a".into(), "2".into())];
+    http_tool(o).execute(json!({"a": 1}), ToolContext::default()).await.unwrap();
+    let seen = server.request(0);
+    assert_eq!(seen.header("content-type"), Some("text/x, application/json"));
+    assert_eq!(seen.header("x-a"), Some("1, 2"));
+    let mut o = opts("PATCH", format!("{}/r", server.url()));
+    o.body = toolnexus_core::http_tool::BodyMode::Raw;
+    let t = http_tool(o);
+    t.execute(json!({"body": "<x/>"}), ToolContext::default()).await.unwrap();
+    t.execute(json!({"other": 1}), ToolContext::default()).await.unwrap();
+    let (raw, empty) = (server.request(1), server.request(2));
+    assert_eq!((raw.raw.as_str(), raw.header("content-type")), ("<x/>", Some("text/plain;charset=UTF-8")));
+    assert_eq!((empty.raw.as_str(), empty.header("content-length")), ("", Some("0")));
+}
+
+#[tokio::test]
 async fn non_2xx_is_an_error_result_with_the_status() {
     let server = MockLlm::script(vec![Reply::raw(422, "invalid payload")]).await;
     let t = http_tool(opts("GET", format!("{}/boom", server.url())));
