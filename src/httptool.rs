@@ -1,5 +1,8 @@
 //! `httpTool(opts)`: the core's HTTP tool behind JSON options.
 
+// napi-derive registers these functions only outside `cfg(test)`, so a test build sees them unused.
+#![cfg_attr(test, allow(dead_code))]
+
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use toolnexus_core::http_tool::{http_tool, HttpToolOptions};

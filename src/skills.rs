@@ -1,5 +1,8 @@
 //! `loadSkills` / `listSkills`: the core's skill source behind JSON options.
 
+// napi-derive registers these functions only outside `cfg(test)`, so a test build sees them unused.
+#![cfg_attr(test, allow(dead_code))]
+
 use std::path::PathBuf;
 
 use napi::bindgen_prelude::*;
