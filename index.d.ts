@@ -252,6 +252,96 @@ export interface OnCallEvent {
 export type OnCall = (ev: OnCallEvent) => void | Promise<void>
 
 // ===========================================================================
+// Skills
+// ===========================================================================
+
+/** The `skill` tool's description: when and how the model should load a skill. */
+export declare const SKILL_TOOL_DESCRIPTION: string
+
+/** The two lines that open `prompt()` when at least one skill has a description. */
+export declare const SKILLS_PROMPT_PREAMBLE: string
+
+/** One discovered skill. */
+export interface SkillInfo {
+  name: string
+  description?: string
+  /** The SKILL.md path for on-disk skills (relative when its root was); the logical base for data skills. */
+  location: string
+  /** The body after the frontmatter. */
+  content: string
+  /** "fs" for a SKILL.md on disk, "logical" for a skill supplied as data. */
+  origin?: "fs" | "logical"
+  /** Data skills only: the resource names listed when the skill is loaded. */
+  resources?: string[]
+  /** Data skills only: the logical base, e.g. `skill://name/`. */
+  base?: string
+}
+
+/** Why a candidate did not become a skill. */
+export type SkillSkipReason = "missing-name" | "malformed-frontmatter" | "duplicate-name" | "unreadable"
+
+export interface SkillSkip {
+  location: string
+  reason: SkillSkipReason
+}
+
+/** What `listSkills` returns: every skill found (unfiltered) and every rejected candidate. */
+export interface SkillInventory {
+  skills: SkillInfo[]
+  skipped: SkillSkip[]
+}
+
+export interface LoadSkillsOptions {
+  /** Roots searched for `**\/SKILL.md`. */
+  dirs?: string | string[]
+  /** Skills supplied as data; they come after every directory's. */
+  skills?: SkillDef[]
+  /** Name → on/off. Any `true` ⇒ only those; only `false` entries ⇒ drop those. */
+  filter?: Record<string, boolean>
+  /** Sibling files listed per skill: 0 ⇒ 10, n > 0 ⇒ n, -1 ⇒ no `<skill_files>` block. */
+  sampleLimit?: number
+}
+
+/** Loaded skills, the one `skill` tool over them, and the system-prompt catalog. */
+export interface SkillSource {
+  skills: Record<string, SkillInfo>
+  tool: Tool
+  /** The markdown catalog of described skills, sorted by name. */
+  prompt(): string
+}
+
+/** Discover and validate skills without building a tool (the filter is not applied). */
+export declare function listSkills(input: string | string[] | LoadSkillsOptions): SkillInventory
+
+/** Discover skills and build the `skill` tool that loads one on demand. */
+export declare function loadSkills(input: string | string[] | LoadSkillsOptions): SkillSource
+
+// ===========================================================================
+// HTTP tools
+// ===========================================================================
+
+export interface HttpToolOptions {
+  name: string
+  description: string
+  method: string
+  /** `{name}` placeholders are filled from (and consume) the matching arguments. */
+  url: string
+  /** Values expand `${ENV_VAR}` from the environment when a call is made. */
+  headers?: Record<string, string>
+  /** Argument names sent in the querystring instead of the body. */
+  query?: string[]
+  /** How leftover arguments are encoded on a request with a body. */
+  body?: "json" | "form" | "raw"
+  inputSchema?: JSONSchema
+  /** Milliseconds (default 30000); a call's `ctx.timeout` wins. */
+  timeout?: number
+  resultMode?: "text" | "json" | "status+text"
+}
+
+/** Declare one HTTP endpoint as a {@link Tool} (`source: "http"`). */
+export declare function httpTool(opts: HttpToolOptions): Tool
+
+// ===========================================================================
 // Toolkit
 // ===========================================================================
 

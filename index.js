@@ -135,11 +135,79 @@ const hasSystemMessage = (messages) =>
     ? native.translateHasSystemMessage(encode(messages ?? []))
     : (messages ?? []).some((m) => native.translateHasSystemMessage(encode([m])))
 
+// ---- tools the core owns ----
+
+/** A core-owned tool handle (NativeTool) as a plain Tool object. */
+function wrapNative(handle) {
+  const { name, description, inputSchema, source } = JSON.parse(handle.decl())
+  return {
+    name,
+    description,
+    inputSchema,
+    source,
+    async execute(args, ctx) {
+      const ctxJson = ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
+      const { token, release } = ctx?.signal ? abortWiring(ctx.signal) : { token: undefined, release: () => {} }
+      try {
+        return JSON.parse(await handle.execute(encode(args ?? {}), ctxJson, token))
+      } finally {
+        release()
+      }
+    },
+  }
+}
+
+// ---- skills (SPEC §3) ----
+
+function skillOptions(where, input) {
+  const opts = typeof input === "string" || Array.isArray(input) ? { dirs: input } : input
+  if (opts === null || typeof opts !== "object") throw new TypeError(`${where}: expected a path, an array of paths or an options object`)
+  return encode({ dirs: opts.dirs, skills: opts.skills, filter: opts.filter, sampleLimit: opts.sampleLimit })
+}
+
+/** A SkillInfo with the reference's keys, in its order (`description` present even when unset). */
+function skillInfo(s) {
+  const info = { name: s.name, description: s.description, location: s.location, content: s.content, origin: s.origin }
+  if (s.origin === "logical") {
+    info.resources = s.resources
+    info.base = s.base
+  }
+  return info
+}
+
+function loadSkills(input) {
+  const source = native.skillsLoad(skillOptions("loadSkills", input))
+  const skills = JSON.parse(source.skills())
+  for (const name of Object.keys(skills)) skills[name] = skillInfo(skills[name])
+  return {
+    skills,
+    tool: wrapNative(source.tool()),
+    prompt() {
+      return source.prompt()
+    },
+  }
+}
+
+function listSkills(input) {
+  const inv = JSON.parse(native.skillsList(skillOptions("listSkills", input)))
+  return { skills: inv.skills.map(skillInfo), skipped: inv.skipped }
+}
+
+// ---- HTTP tools (SPEC §7) ----
+
+function httpTool(opts) {
+  if (opts === null || typeof opts !== "object") throw new TypeError("httpTool: options must be an object")
+  const t = wrapNative(native.httpTool(encode(opts)))
+  // The declared schema object itself, as the reference hands it back.
+  if (opts.inputSchema != null) t.inputSchema = opts.inputSchema
+  return t
+}
+
 // ---- toolkit (SPEC §4) ----
 
 const handles = new WeakMap() // Toolkit -> NativeToolkit
 const CREATE = Symbol("toolnexus.createToolkit")
-const NOT_YET = ["mcpConfig", "skillsDir", "skills", "skillProvider", "skillsFilter", "disableSkills", "skillSampleLimit", "agents"]
+const NOT_YET = ["mcpConfig", "agents"]
 
 function toolSpec(t, i) {
   if (t === null || typeof t !== "object" || typeof t.name !== "string" || typeof t.execute !== "function") {
@@ -157,6 +225,7 @@ class Toolkit {
   #native
   #slots = []
   #byName = new Map()
+  #natives = new Map() // name -> wrapped core-owned tool, built once
 
   constructor(key, nativeToolkit, tools) {
     if (key !== CREATE) throw new TypeError("use createToolkit(options) to build a Toolkit")
@@ -174,12 +243,43 @@ class Toolkit {
     const extra = opts.extraTools ?? []
     if (!Array.isArray(extra)) throw new TypeError("createToolkit: `extraTools` must be an array of Tool objects")
     const plain = { disableTools: opts.disableTools, builtins: opts.builtins }
+    if (opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined) {
+      // The provider is resolved once, here; a failing one is reported and contributes nothing.
+      let providerDefs = []
+      if (opts.skillProvider) {
+        try {
+          providerDefs = await opts.skillProvider()
+        } catch (e) {
+          console.warn(`[toolnexus] skill provider failed: ${e instanceof Error ? e.message : String(e)}`)
+          providerDefs = []
+        }
+      }
+      plain.skillsDir = opts.skillsDir === undefined ? undefined : (opts.skillsDir ?? null)
+      plain.skills = opts.skills === undefined ? undefined : [...(opts.skills ?? [])]
+      plain.skillProvider = opts.skillProvider === undefined ? undefined : [...providerDefs]
+      plain.skillsFilter = opts.skillsFilter
+      plain.disableSkills = opts.disableSkills
+      plain.skillSampleLimit = opts.skillSampleLimit
+    }
     const nativeToolkit = await native.NativeToolkit.create(encode(plain), extra.map(toolSpec))
     return new Toolkit(CREATE, nativeToolkit, [...extra])
   }
 
   #adopt(entries) {
-    for (const { name, slot } of entries) if (slot >= 0) this.#byName.set(name, this.#slots[slot])
+    for (const { name, slot } of entries) {
+      if (slot >= 0) {
+        this.#byName.set(name, this.#slots[slot])
+        continue
+      }
+      let wrapped = this.#natives.get(name)
+      if (!wrapped) {
+        const handle = this.#native.nativeTool(name)
+        if (!handle) continue
+        wrapped = wrapNative(handle)
+        this.#natives.set(name, wrapped)
+      }
+      this.#byName.set(name, wrapped)
+    }
   }
 
   tools() {
@@ -521,6 +621,11 @@ module.exports.openAIMessagesToAnthropic = openAIMessagesToAnthropic
 module.exports.openAIToolsToAnthropic = openAIToolsToAnthropic
 module.exports.openAIToolChoiceToAnthropic = openAIToolChoiceToAnthropic
 module.exports.hasSystemMessage = hasSystemMessage
+module.exports.SKILL_TOOL_DESCRIPTION = native.SKILL_TOOL_DESCRIPTION
+module.exports.SKILLS_PROMPT_PREAMBLE = native.SKILLS_PROMPT_PREAMBLE
+module.exports.loadSkills = loadSkills
+module.exports.listSkills = listSkills
+module.exports.httpTool = httpTool
 module.exports.Toolkit = Toolkit
 module.exports.createToolkit = createToolkit
 module.exports.Client = Client

@@ -3,6 +3,9 @@
 
 mod bridge;
 mod client;
+mod httptool;
+mod nativetool;
+mod skills;
 mod toolkit;
 mod translate;
 

@@ -8,7 +8,11 @@ use serde_json::Value;
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{Tool, ToolContext, ToolkitOptions};
 
+use toolnexus_core::skills::SkillsFilter;
+
 use crate::bridge::{JsTool, JsonFn};
+use crate::nativetool::NativeTool;
+use crate::skills::{defs_of, dirs_of};
 use crate::{core_err, parse_json};
 
 /// A JS tool as `index.js` hands it over: declaration as JSON plus the bridged call.
@@ -71,11 +75,23 @@ impl NativeToolkit {
                 .unwrap_or_default()
         };
         let count = tools.len() as u32;
+        // A skills option counts as given when its key is present (null included).
+        let given = |k: &str| opts.get(k).is_some();
         let core_opts = ToolkitOptions {
             extra_tools: js_tools(tools, 0)?,
             disable_tools: list("disableTools"),
             builtins: opts.get("builtins").cloned(),
             config_builtins: opts.get("mcpConfig").and_then(|c| c.get("builtins")).cloned(),
+            skills_dir: given("skillsDir")
+                .then(|| dirs_of(opts.get("skillsDir"), "createToolkit: `skillsDir`"))
+                .transpose()?,
+            skills: given("skills").then(|| defs_of(opts.get("skills"), "createToolkit: `skills`")).transpose()?,
+            skill_provider: given("skillProvider")
+                .then(|| defs_of(opts.get("skillProvider"), "createToolkit: `skillProvider`"))
+                .transpose()?,
+            skills_filter: opts.get("skillsFilter").and_then(SkillsFilter::from_value),
+            disable_skills: list("disableSkills"),
+            skill_sample_limit: opts.get("skillSampleLimit").and_then(Value::as_f64),
         };
         let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
         Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
@@ -95,6 +111,12 @@ impl NativeToolkit {
         let list = js_tools(tools, first)?;
         let added = self.inner.register(list.clone());
         Ok(list.iter().zip(added).filter(|(_, a)| *a).map(|(t, _)| entry(t.as_ref())).collect())
+    }
+
+    /// A tool the core owns (slot -1 in `entries`), as a handle JS can wrap.
+    #[napi(js_name = "nativeTool")]
+    pub fn native_tool(&self, name: String) -> Option<NativeTool> {
+        self.inner.get(&name).map(NativeTool::new)
     }
 
     /// Route a call through the core (used for tools that are not JS objects).

@@ -103,7 +103,7 @@ fn js_key_order(m: &Map<String, Value>) -> Vec<(&String, &Value)> {
 
 /// The numeric value of a key JavaScript treats as an array index: the canonical decimal text
 /// of an integer in `0..=2^32-2`.
-fn array_index(k: &str) -> Option<u32> {
+pub fn array_index(k: &str) -> Option<u32> {
     if k.is_empty() || k.len() > 10 || !k.bytes().all(|b| b.is_ascii_digit()) || (k.len() > 1 && k.starts_with('0')) {
         return None;
     }

@@ -1,6 +1,7 @@
 //! The toolkit (SPEC §4): every source aggregated into one uniform, de-duplicated list.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::{PoisonError, RwLock};
 
 use serde_json::Value;
@@ -8,6 +9,7 @@ use serde_json::Value;
 use crate::adapters;
 use crate::builtins::{self, BuiltinsConfig};
 use crate::error::Result;
+use crate::skills::{self, LoadSkillsOptions, SkillDef, SkillSource, SkillsFilter};
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
 
@@ -22,6 +24,37 @@ pub struct ToolkitOptions {
     pub builtins: Option<Value>,
     /// A parsed config object's top-level `builtins` key, used when `builtins` is absent.
     pub config_builtins: Option<Value>,
+    /// Skill roots (`skillsDir`); `Some` when the option was given, even empty.
+    pub skills_dir: Option<Vec<PathBuf>>,
+    /// Skills supplied as data (`skills`); `Some` when the option was given.
+    pub skills: Option<Vec<SkillDef>>,
+    /// What the host's skill provider resolved to; `Some` when a provider was given (a
+    /// provider that failed contributes `Some(vec![])`).
+    pub skill_provider: Option<Vec<SkillDef>>,
+    /// The per-agent skill allowlist / drop-list.
+    pub skills_filter: Option<SkillsFilter>,
+    /// Skill names folded into the filter as `false` (explicit filter entries win).
+    pub disable_skills: Vec<String>,
+    /// Sibling-file sample cap for the `skill` tool (0 ⇒ 10, -1 ⇒ no file list).
+    pub skill_sample_limit: Option<f64>,
+}
+
+impl ToolkitOptions {
+    /// The skill source these options ask for: only when a skills option was given.
+    fn skill_source(&mut self) -> Option<SkillSource> {
+        if self.skills_dir.is_none() && self.skills.is_none() && self.skill_provider.is_none() {
+            return None;
+        }
+        let mut defs = self.skills.take().unwrap_or_default();
+        defs.extend(self.skill_provider.take().unwrap_or_default());
+        let filter = SkillsFilter::fold_disabled(&self.disable_skills, self.skills_filter.take());
+        Some(skills::load_skills(&LoadSkillsOptions {
+            dirs: self.skills_dir.take().unwrap_or_default(),
+            skills: defs,
+            filter,
+            sample_limit: self.skill_sample_limit,
+        }))
+    }
 }
 
 #[derive(Default)]
@@ -50,13 +83,21 @@ fn warn_duplicate(name: &str) {
 /// The aggregated tool list with its router and adapters.
 pub struct Toolkit {
     inner: RwLock<Inner>,
-    skills_prompt: String,
+    skill: Option<SkillSource>,
 }
 
 impl Toolkit {
     /// Assemble: drop builtins a host tool shadows, then MCP → skill → builtin → extras,
     /// skipping disabled names, first name wins.
-    pub async fn create(opts: ToolkitOptions) -> Result<Toolkit> {
+    pub async fn create(mut opts: ToolkitOptions) -> Result<Toolkit> {
+        // Discovery reads the file system: keep it off the async workers.
+        let (returned, skill) = tokio::task::spawn_blocking(move || {
+            let skill = opts.skill_source();
+            (opts, skill)
+        })
+        .await
+        .map_err(|e| crate::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
+        opts = returned;
         let cfg_value = opts.builtins.as_ref().or(opts.config_builtins.as_ref());
         let cfg = BuiltinsConfig::parse(cfg_value)?;
         let extra_names: HashSet<&str> = opts.extra_tools.iter().map(|t| t.name()).collect();
@@ -64,13 +105,14 @@ impl Toolkit {
             builtins::select(&cfg).into_iter().filter(|b| !extra_names.contains(b.name())).collect();
         let disabled: HashSet<&str> = opts.disable_tools.iter().map(String::as_str).collect();
         let mut inner = Inner::default();
-        for t in builtins.into_iter().chain(opts.extra_tools.iter().cloned()) {
+        let skill_tool = skill.as_ref().map(SkillSource::tool);
+        for t in skill_tool.into_iter().chain(builtins).chain(opts.extra_tools.iter().cloned()) {
             if disabled.contains(t.name()) {
                 continue;
             }
             inner.add(t);
         }
-        Ok(Toolkit { inner: RwLock::new(inner), skills_prompt: String::new() })
+        Ok(Toolkit { inner: RwLock::new(inner), skill })
     }
 
     fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
@@ -103,9 +145,14 @@ impl Toolkit {
         }
     }
 
-    /// The skill catalog for the system prompt ("" when there are no skills).
+    /// The skill catalog for the system prompt ("" when no skills option was given).
     pub fn skills_prompt(&self) -> String {
-        self.skills_prompt.clone()
+        self.skill.as_ref().map(SkillSource::prompt).unwrap_or_default()
+    }
+
+    /// The skill source, when a skills option was given.
+    pub fn skill_source(&self) -> Option<&SkillSource> {
+        self.skill.as_ref()
     }
 
     pub fn to_openai(&self) -> Vec<Value> {
@@ -171,6 +218,85 @@ mod tests {
             Toolkit::create(ToolkitOptions { extra_tools: vec![tool("a", "1")], ..Default::default() }).await.unwrap();
         assert_eq!(tk.register(vec![tool("a", "2"), tool("z", "z")]), [false, true]);
         assert_eq!(tk.tools().len(), 2);
+    }
+
+    fn def(name: &str, description: Option<&str>) -> SkillDef {
+        SkillDef {
+            name: name.into(),
+            description: description.map(Into::into),
+            content: "c".into(),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn the_skill_tool_exists_only_when_a_skills_option_is_given() {
+        let tk = Toolkit::create(ToolkitOptions::default()).await.unwrap();
+        assert!(tk.get("skill").is_none());
+        assert_eq!(tk.skills_prompt(), "");
+        assert!(tk.skill_source().is_none());
+        for opts in [
+            ToolkitOptions { skills: Some(vec![]), ..Default::default() },
+            ToolkitOptions { skill_provider: Some(vec![]), ..Default::default() },
+            ToolkitOptions { skills_dir: Some(vec![]), ..Default::default() },
+        ] {
+            let tk = Toolkit::create(opts).await.unwrap();
+            assert_eq!(tk.get("skill").unwrap().source(), "skill");
+            assert_eq!(tk.skills_prompt(), "No skills are currently available.");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_skill_tool_comes_before_extras_and_wins_a_name_clash() {
+        let tk = Toolkit::create(ToolkitOptions {
+            extra_tools: vec![tool("first_extra", "x"), tool("skill", "impostor")],
+            skills: Some(vec![def("a", Some("A"))]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let names: Vec<_> = tk.tools().iter().map(|t| t.name().to_string()).collect();
+        assert_eq!(names, ["skill", "first_extra"]);
+        let r = tk.execute("skill", json!({"name": "a"}), ToolContext::default()).await.unwrap();
+        assert!(r.output.starts_with("<skill_content name=\"a\">"));
+        assert!(tk.skills_prompt().ends_with("## Available Skills\n- **a**: A"));
+        let dropped = Toolkit::create(ToolkitOptions {
+            skills: Some(vec![def("a", None)]),
+            disable_tools: vec!["skill".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        assert!(dropped.get("skill").is_none());
+        assert_eq!(dropped.skills_prompt(), "No skills are currently available.");
+    }
+
+    #[tokio::test]
+    async fn provider_defs_follow_data_and_disable_skills_folds_into_the_filter() {
+        let tk = Toolkit::create(ToolkitOptions {
+            skills: Some(vec![def("a", Some("data")), def("b", Some("data"))]),
+            skill_provider: Some(vec![def("a", Some("provider")), def("c", Some("provider"))]),
+            disable_skills: vec!["b".into(), "c".into()],
+            skills_filter: Some(SkillsFilter::new().with("c", true)),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        // {b:false, c:true} is an allowlist: only c survives.
+        let names: Vec<_> = tk.skill_source().unwrap().skills().iter().map(|s| s.name.clone()).collect();
+        assert_eq!(names, ["c"]);
+        let tk = Toolkit::create(ToolkitOptions {
+            skills: Some(vec![def("a", Some("data")), def("b", Some("data"))]),
+            skill_provider: Some(vec![def("a", Some("provider")), def("c", Some("provider"))]),
+            disable_skills: vec!["b".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let src = tk.skill_source().unwrap();
+        let names: Vec<_> = src.skills().iter().map(|s| s.name.clone()).collect();
+        assert_eq!(names, ["a", "c"]);
+        assert_eq!(src.get("a").unwrap().description.as_deref(), Some("data"));
     }
 
     #[tokio::test]

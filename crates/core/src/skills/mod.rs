@@ -1,0 +1,452 @@
+//! The skill source (SPEC §3): `SKILL.md` files found under roots, and skills given as data,
+//! exposed as ONE `skill` tool that loads a skill's instructions on demand, plus the catalog
+//! for the system prompt.
+
+mod discover;
+mod frontmatter;
+mod paths;
+mod tool;
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use icu_collator::CollatorBorrowed;
+use serde_json::{Map, Value};
+
+use crate::json::{array_index, js_string, truthy};
+use crate::tool::SharedTool;
+
+pub use tool::SkillTool;
+
+/// The `skill` tool's description (the loader text, verbatim).
+pub const SKILL_TOOL_DESCRIPTION: &str = "Load a specialized skill when the task at hand matches one of the skills listed in the system prompt.\n\nUse this tool to inject the skill's instructions and resources into current conversation. The output may contain detailed workflow guidance as well as references to scripts, files, etc in the same directory as the skill.\n\nThe skill name must match one of the skills listed in your system prompt.";
+
+/// The lines that open the catalog when at least one described skill exists.
+pub const SKILLS_PROMPT_PREAMBLE: &str = "Skills provide specialized instructions and workflows for specific tasks.\nUse the skill tool to load a skill when a task matches its description.";
+
+/// The catalog when no skill has a description.
+pub const NO_SKILLS_PROMPT: &str = "No skills are currently available.";
+
+/// Where a skill came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SkillOrigin {
+    /// A `SKILL.md` on disk; `location` is its path.
+    Fs,
+    /// Supplied as data: a logical base and resource names, no file system.
+    Logical { resources: Vec<String>, base: String },
+}
+
+/// One discovered skill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillInfo {
+    pub name: String,
+    pub description: Option<String>,
+    /// The `SKILL.md` path as discovered (relative when its root was), or the logical base.
+    pub location: String,
+    /// The body after the frontmatter.
+    pub content: String,
+    pub origin: SkillOrigin,
+}
+
+impl SkillInfo {
+    /// `{ name, description?, location, content, origin, resources?, base? }`.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::with_capacity(7);
+        m.insert("name".into(), Value::String(self.name.clone()));
+        if let Some(d) = &self.description {
+            m.insert("description".into(), Value::String(d.clone()));
+        }
+        m.insert("location".into(), Value::String(self.location.clone()));
+        m.insert("content".into(), Value::String(self.content.clone()));
+        match &self.origin {
+            SkillOrigin::Fs => {
+                m.insert("origin".into(), "fs".into());
+            }
+            SkillOrigin::Logical { resources, base } => {
+                m.insert("origin".into(), "logical".into());
+                m.insert("resources".into(), resources.iter().map(|r| Value::String(r.clone())).collect());
+                m.insert("base".into(), Value::String(base.clone()));
+            }
+        }
+        Value::Object(m)
+    }
+}
+
+/// A skill supplied as data instead of a `SKILL.md`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SkillDef {
+    /// Empty means missing: the def is skipped.
+    pub name: String,
+    pub description: Option<String>,
+    pub content: String,
+    /// Logical names listed in `<skill_files>` when the skill is loaded.
+    pub resources: Vec<String>,
+    /// The logical base; `skill://<name>/` when absent or empty.
+    pub base: Option<String>,
+}
+
+impl SkillDef {
+    /// Read a def as leniently as JavaScript would: a falsy `name` is missing, other values
+    /// are their string form, `null` counts as absent.
+    pub fn from_value(v: &Value) -> SkillDef {
+        let text = |k: &str| v.get(k).filter(|x| !x.is_null()).map(js_string);
+        SkillDef {
+            name: v.get("name").filter(|x| truthy(x)).map(js_string).unwrap_or_default(),
+            description: text("description"),
+            content: text("content").unwrap_or_default(),
+            resources: match v.get("resources") {
+                Some(Value::Array(items)) => items.iter().map(js_string).collect(),
+                _ => Vec::new(),
+            },
+            base: text("base"),
+        }
+    }
+}
+
+/// Why a candidate did not become a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    MissingName,
+    MalformedFrontmatter,
+    DuplicateName,
+    Unreadable,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::MissingName => "missing-name",
+            SkipReason::MalformedFrontmatter => "malformed-frontmatter",
+            SkipReason::DuplicateName => "duplicate-name",
+            SkipReason::Unreadable => "unreadable",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillSkip {
+    pub location: String,
+    pub reason: SkipReason,
+}
+
+/// What `list_skills` finds: every skill (unfiltered) and every rejected candidate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SkillInventory {
+    pub skills: Vec<SkillInfo>,
+    pub skipped: Vec<SkillSkip>,
+}
+
+impl SkillInventory {
+    /// `{ skills: SkillInfo[], skipped: { location, reason }[] }`.
+    pub fn to_value(&self) -> Value {
+        let skipped = self
+            .skipped
+            .iter()
+            .map(|s| {
+                let mut m = Map::with_capacity(2);
+                m.insert("location".into(), Value::String(s.location.clone()));
+                m.insert("reason".into(), s.reason.as_str().into());
+                Value::Object(m)
+            })
+            .collect();
+        let mut m = Map::with_capacity(2);
+        m.insert("skills".into(), self.skills.iter().map(SkillInfo::to_value).collect());
+        m.insert("skipped".into(), Value::Array(skipped));
+        Value::Object(m)
+    }
+}
+
+/// A name → on/off map selecting skills. A value that is neither `true` nor `false` is kept
+/// (as `None`): it counts as a key but neither allows nor drops.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SkillsFilter {
+    entries: Vec<(String, Option<bool>)>,
+}
+
+impl SkillsFilter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set an entry; a name already present keeps its place and takes the new value.
+    pub fn set(&mut self, name: impl Into<String>, on: Option<bool>) {
+        let name = name.into();
+        match self.entries.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = on,
+            None => self.entries.push((name, on)),
+        }
+    }
+
+    pub fn with(mut self, name: impl Into<String>, on: bool) -> Self {
+        self.set(name, Some(on));
+        self
+    }
+
+    /// From a JSON object; anything else is no filter.
+    pub fn from_value(v: &Value) -> Option<SkillsFilter> {
+        let obj = v.as_object()?;
+        let mut f = SkillsFilter::new();
+        for (k, v) in obj {
+            f.set(k.clone(), v.as_bool());
+        }
+        Some(f)
+    }
+
+    /// The entries in the order a JavaScript object enumerates them.
+    pub fn entries(&self) -> Vec<(&str, Option<bool>)> {
+        let mut out: Vec<(&str, Option<bool>)> = self.entries.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        js_key_sort(&mut out, |(k, _)| k);
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn get(&self, name: &str) -> Option<Option<bool>> {
+        self.entries.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
+    /// Fold a drop-list of names into a filter as `false` entries, without overriding an
+    /// explicit entry (the toolkit's `disableSkills` over `skillsFilter`).
+    pub fn fold_disabled(disabled: &[String], explicit: Option<SkillsFilter>) -> Option<SkillsFilter> {
+        if disabled.is_empty() {
+            return explicit;
+        }
+        let mut f = SkillsFilter::new();
+        for name in disabled {
+            f.set(name.clone(), Some(false));
+        }
+        for (name, on) in explicit.map(|e| e.entries).unwrap_or_default() {
+            f.set(name, on);
+        }
+        Some(f)
+    }
+}
+
+/// What `load_skills` / `list_skills` read.
+#[derive(Debug, Clone, Default)]
+pub struct LoadSkillsOptions {
+    /// Roots walked for `**/SKILL.md`, in order.
+    pub dirs: Vec<PathBuf>,
+    /// Skills supplied as data; they come after every directory's.
+    pub skills: Vec<SkillDef>,
+    /// Applied by `load_skills` only.
+    pub filter: Option<SkillsFilter>,
+    /// Sibling-file sample cap: `0` (or `None`) ⇒ 10, `n > 0` ⇒ `n`, `-1` ⇒ no `<skill_files>`.
+    pub sample_limit: Option<f64>,
+}
+
+impl LoadSkillsOptions {
+    pub fn dirs<I, P>(dirs: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        LoadSkillsOptions { dirs: dirs.into_iter().map(Into::into).collect(), ..Default::default() }
+    }
+}
+
+enum Candidate {
+    Skill(SkillInfo),
+    Skip(SkillSkip),
+}
+
+fn candidates_from_dir(root: &str) -> Vec<Candidate> {
+    if !std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+        eprintln!("[toolnexus] skills dir not found: {root}");
+        return Vec::new();
+    }
+    discover::skill_files(root)
+        .into_iter()
+        .map(|file| {
+            let bytes = match std::fs::read(&file) {
+                Ok(b) => b,
+                Err(_) => return Candidate::Skip(SkillSkip { location: file, reason: SkipReason::Unreadable }),
+            };
+            let fm = frontmatter::parse(&String::from_utf8_lossy(&bytes));
+            if fm.malformed {
+                return Candidate::Skip(SkillSkip { location: file, reason: SkipReason::MalformedFrontmatter });
+            }
+            match fm.name.filter(|n| !n.is_empty()) {
+                None => Candidate::Skip(SkillSkip { location: file, reason: SkipReason::MissingName }),
+                Some(name) => Candidate::Skill(SkillInfo {
+                    name,
+                    description: fm.description,
+                    location: file,
+                    content: fm.content,
+                    origin: SkillOrigin::Fs,
+                }),
+            }
+        })
+        .collect()
+}
+
+fn candidate_from_def(d: &SkillDef) -> Candidate {
+    if d.name.is_empty() {
+        let location = d.base.clone().unwrap_or_else(|| "skill://".into());
+        return Candidate::Skip(SkillSkip { location, reason: SkipReason::MissingName });
+    }
+    let base = d.base.clone().filter(|b| !b.is_empty()).unwrap_or_else(|| format!("skill://{}/", d.name));
+    Candidate::Skill(SkillInfo {
+        name: d.name.clone(),
+        description: d.description.clone(),
+        location: base.clone(),
+        content: d.content.clone(),
+        origin: SkillOrigin::Logical { resources: d.resources.clone(), base },
+    })
+}
+
+/// Directories first (each in walk order), then data defs; first name wins, later ones are
+/// reported and skipped. The skills come back in JavaScript object order.
+fn discover(opts: &LoadSkillsOptions) -> SkillInventory {
+    let mut cands = Vec::new();
+    for root in &opts.dirs {
+        cands.extend(candidates_from_dir(&root.to_string_lossy()));
+    }
+    cands.extend(opts.skills.iter().map(candidate_from_def));
+    let mut inv = SkillInventory::default();
+    let mut names = HashSet::new();
+    for c in cands {
+        match c {
+            Candidate::Skip(s) => inv.skipped.push(s),
+            Candidate::Skill(info) => {
+                if names.contains(&info.name) {
+                    eprintln!("[toolnexus] duplicate skill name \"{}\" ({}) — keeping first", info.name, info.location);
+                    inv.skipped.push(SkillSkip { location: info.location, reason: SkipReason::DuplicateName });
+                    continue;
+                }
+                names.insert(info.name.clone());
+                inv.skills.push(info);
+            }
+        }
+    }
+    js_key_sort(&mut inv.skills, |s| &s.name);
+    inv
+}
+
+/// Empty or absent ⇒ all; any `true` ⇒ only the `true` names; else drop the `false` names.
+/// Names that match no skill are reported.
+fn apply_filter(skills: Vec<SkillInfo>, filter: Option<&SkillsFilter>) -> Vec<SkillInfo> {
+    let Some(filter) = filter.filter(|f| !f.is_empty()) else { return skills };
+    let entries = filter.entries();
+    let allowlist = entries.iter().any(|(_, on)| *on == Some(true));
+    for (name, _) in &entries {
+        if !skills.iter().any(|s| s.name == *name) {
+            eprintln!("[toolnexus] skill filter name \"{name}\" matched no skill");
+        }
+    }
+    skills
+        .into_iter()
+        .filter(|s| {
+            let on = filter.get(&s.name).flatten();
+            if allowlist {
+                on == Some(true)
+            } else {
+                on != Some(false)
+            }
+        })
+        .collect()
+}
+
+/// Discover and validate without building anything: all skills (the filter is not applied)
+/// and the typed reasons for every rejected candidate.
+pub fn list_skills(opts: &LoadSkillsOptions) -> SkillInventory {
+    discover(opts)
+}
+
+/// Discover skills, apply the filter, and build the `skill` tool and the catalog.
+pub fn load_skills(opts: &LoadSkillsOptions) -> SkillSource {
+    let found = discover(opts);
+    let skills = apply_filter(found.skills, opts.filter.as_ref());
+    SkillSource::new(skills, opts.sample_limit.unwrap_or(0.0))
+}
+
+/// The loaded skills, the one `skill` tool over them, and the prompt catalog.
+pub struct SkillSource {
+    catalog: Arc<Catalog>,
+    tool: SharedTool,
+}
+
+pub(crate) struct Catalog {
+    /// In JavaScript object order, names unique.
+    pub skills: Vec<SkillInfo>,
+    pub sample_limit: f64,
+}
+
+impl Catalog {
+    pub fn get(&self, name: &str) -> Option<&SkillInfo> {
+        self.skills.iter().find(|s| s.name == name)
+    }
+}
+
+impl SkillSource {
+    fn new(skills: Vec<SkillInfo>, sample_limit: f64) -> Self {
+        let catalog = Arc::new(Catalog { skills, sample_limit });
+        let tool: SharedTool = Arc::new(SkillTool::new(catalog.clone()));
+        SkillSource { catalog, tool }
+    }
+
+    /// The skills after the filter, in the order the reference's record enumerates them.
+    pub fn skills(&self) -> &[SkillInfo] {
+        &self.catalog.skills
+    }
+
+    pub fn get(&self, name: &str) -> Option<&SkillInfo> {
+        self.catalog.get(name)
+    }
+
+    /// The skills as a JSON object keyed by name.
+    pub fn skills_value(&self) -> Value {
+        let mut m = Map::with_capacity(self.catalog.skills.len());
+        for s in &self.catalog.skills {
+            m.insert(s.name.clone(), s.to_value());
+        }
+        Value::Object(m)
+    }
+
+    /// The one `skill` tool.
+    pub fn tool(&self) -> SharedTool {
+        self.tool.clone()
+    }
+
+    /// The catalog for the system prompt: the preamble and the described skills sorted by
+    /// name (locale order), or the "no skills" line.
+    pub fn prompt(&self) -> String {
+        let mut described: Vec<&SkillInfo> = self.catalog.skills.iter().filter(|s| s.description.is_some()).collect();
+        if described.is_empty() {
+            return NO_SKILLS_PROMPT.into();
+        }
+        described.sort_by(|a, b| locale_compare(&a.name, &b.name));
+        let mut lines = vec![SKILLS_PROMPT_PREAMBLE.to_string(), String::new(), "## Available Skills".to_string()];
+        for s in described {
+            lines.push(format!("- **{}**: {}", s.name, s.description.as_deref().unwrap_or_default()));
+        }
+        lines.join("\n")
+    }
+}
+
+/// Order items the way JavaScript enumerates an object's keys: array-index keys first, in
+/// numeric order, then the rest as they were.
+fn js_key_sort<T>(items: &mut [T], key: impl Fn(&T) -> &str) {
+    items.sort_by_key(|x| array_index(key(x)).map_or((1, 0), |i| (0, i)));
+}
+
+/// `String.prototype.localeCompare` with the default locale: Unicode collation (CLDR root).
+pub(crate) fn locale_compare(a: &str, b: &str) -> Ordering {
+    static COLLATOR: OnceLock<Option<CollatorBorrowed<'static>>> = OnceLock::new();
+    match COLLATOR.get_or_init(|| CollatorBorrowed::try_new(Default::default(), Default::default()).ok()) {
+        Some(c) => c.compare(a, b),
+        None => utf16_compare(a, b),
+    }
+}
+
+/// The default `Array.prototype.sort` order: UTF-16 code units.
+pub(crate) fn utf16_compare(a: &str, b: &str) -> Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+#[cfg(test)]
+mod tests;
