@@ -145,6 +145,7 @@ mod tests {
         let tk = Toolkit::create(ToolkitOptions {
             extra_tools: vec![tool("a", "first"), tool("b", "b"), tool("a", "second"), tool("c", "c")],
             disable_tools: vec!["c".into()],
+            builtins: Some(json!(false)),
             ..Default::default()
         })
         .await
@@ -157,7 +158,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_names_are_error_results() {
-        let tk = Toolkit::create(ToolkitOptions::default()).await.unwrap();
+        let tk = Toolkit::create(ToolkitOptions { builtins: Some(json!(false)), ..Default::default() }).await.unwrap();
         let r = tk.execute("nope", json!({}), ToolContext::default()).await.unwrap();
         assert_eq!(r, ToolResult::error("Unknown tool: nope"));
         assert!(tk.to_openai().is_empty());
@@ -167,10 +168,33 @@ mod tests {
 
     #[tokio::test]
     async fn register_keeps_the_first() {
-        let tk =
-            Toolkit::create(ToolkitOptions { extra_tools: vec![tool("a", "1")], ..Default::default() }).await.unwrap();
+        let tk = Toolkit::create(ToolkitOptions {
+            extra_tools: vec![tool("a", "1")],
+            builtins: Some(json!(false)),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
         assert_eq!(tk.register(vec![tool("a", "2"), tool("z", "z")]), [false, true]);
         assert_eq!(tk.tools().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn builtins_come_first_and_a_host_tool_shadows_one() {
+        let tk = Toolkit::create(ToolkitOptions {
+            extra_tools: vec![tool("read", "mine"), tool("extra", "x")],
+            disable_tools: vec!["bash".into()],
+            builtins: Some(json!({"tools": {"webfetch": false}})),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let names: Vec<_> = tk.tools().iter().map(|t| t.name().to_string()).collect();
+        assert_eq!(names, ["write", "edit", "grep", "glob", "question", "apply_patch", "todowrite", "read", "extra"]);
+        assert_eq!(tk.get("grep").unwrap().source(), "builtin");
+        assert_eq!(tk.execute("read", json!({}), ToolContext::default()).await.unwrap().output, "mine");
+        let all = Toolkit::create(ToolkitOptions::default()).await.unwrap();
+        assert_eq!(all.tools().len(), 10);
     }
 
     #[tokio::test]
