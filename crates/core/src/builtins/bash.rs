@@ -77,7 +77,14 @@ async fn execute(command: &str, workdir: &str, timeout: f64, ctx: ToolContext) -
     cmd.process_group(0);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return ToolResult::error(format!("bash: spawn {SHELL} {}", js::error_code(&e))),
+        Err(e) => {
+            // Node reports these few as an `error` event naming the file; the rest are thrown
+            // without it.
+            let code = js::error_code(&e);
+            let named = matches!(code.as_str(), "EACCES" | "EAGAIN" | "EMFILE" | "ENFILE" | "ENOENT");
+            let what = if named { format!("spawn {SHELL}") } else { "spawn".to_string() };
+            return ToolResult::error(format!("bash: {what} {code}"));
+        }
     };
     // Whatever happens to this future from here on, the group goes with it.
     let mut group = GroupGuard::new(child.id());

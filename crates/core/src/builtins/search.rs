@@ -625,6 +625,9 @@ fn class(rest: &[char]) -> Result<(String, usize), String> {
                 let text = if negated { format!("[^{body}]") } else { format!("[{body}]") };
                 return Ok((text, i));
             }
+            // A line never holds a line feed: as a member it adds nothing.
+            '\n' if !negated => {}
+            '\\' if !negated && rest.get(i) == Some(&'n') => i += 1,
             '\\' => {
                 let (text, _, used) = escape(&rest[i..], true, false)?;
                 body.push_str(&text);
@@ -673,6 +676,8 @@ mod tests {
         assert!(line_matches("\\p{L}", "p{L}"));
         assert!(!line_matches("a\\nb", "a b"));
         assert!(line_matches("[^\\n]", "q"));
+        assert!(!line_matches("[\\n]", "q"));
+        assert!(line_matches("[\\nq]", "q"));
     }
 
     #[test]
