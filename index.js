@@ -135,6 +135,42 @@ const hasSystemMessage = (messages) =>
     ? native.translateHasSystemMessage(encode(messages ?? []))
     : (messages ?? []).some((m) => native.translateHasSystemMessage(encode([m])))
 
+// ---- built-in tools (SPEC §4A) ----
+
+/**
+ * A tool the core owns, as a plain Tool object: its declaration read once, `execute`
+ * crossing with the JSON of the arguments and of `{ answer, timeout }`, `ctx.signal` wired
+ * to the call's cancel token.
+ */
+function wrapNative(handle) {
+  const { name, description, inputSchema, source } = JSON.parse(handle.decl())
+  return {
+    name,
+    description,
+    inputSchema,
+    source,
+    async execute(args, ctx) {
+      const ctxJson = ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
+      const { token, release } = abortWiring(ctx?.signal)
+      try {
+        return JSON.parse(await handle.execute(encode(args ?? {}), ctxJson, token))
+      } finally {
+        release()
+      }
+    },
+  }
+}
+
+// `undefined` crosses as nothing; `null` fails as reading a field of it does.
+const builtinsJson = (cfg) => {
+  if (cfg === null) throw new TypeError("Cannot read properties of null (reading 'disabled')")
+  return cfg === undefined ? undefined : encode(cfg)
+}
+
+const createBuiltinTools = () => native.createBuiltinTools().map(wrapNative)
+const selectBuiltins = (cfg) => native.selectBuiltins(builtinsJson(cfg)).map(wrapNative)
+const builtinsEnabled = (cfg) => native.builtinsEnabled(builtinsJson(cfg))
+
 // ---- toolkit (SPEC §4) ----
 
 const handles = new WeakMap() // Toolkit -> NativeToolkit
@@ -179,7 +215,15 @@ class Toolkit {
   }
 
   #adopt(entries) {
-    for (const { name, slot } of entries) if (slot >= 0) this.#byName.set(name, this.#slots[slot])
+    for (const { name, slot } of entries) {
+      if (slot >= 0) {
+        this.#byName.set(name, this.#slots[slot])
+        continue
+      }
+      // A tool the core owns: one wrapper per name, made once.
+      const handle = this.#native.nativeTool(name)
+      if (handle) this.#byName.set(name, wrapNative(handle))
+    }
   }
 
   tools() {
@@ -200,8 +244,13 @@ class Toolkit {
   async execute(name, args, ctx) {
     const t = this.#byName.get(name)
     if (t) return t.execute(args ?? {}, ctx)
-    const ctxJson = ctx === undefined ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
-    return JSON.parse(await this.#native.execute(String(name), encode(args ?? {}), ctxJson))
+    const ctxJson = ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
+    const { token, release } = abortWiring(ctx?.signal)
+    try {
+      return JSON.parse(await this.#native.execute(String(name), encode(args ?? {}), ctxJson, token))
+    } finally {
+      release()
+    }
   }
 
   skillsPrompt() {
@@ -521,6 +570,9 @@ module.exports.openAIMessagesToAnthropic = openAIMessagesToAnthropic
 module.exports.openAIToolsToAnthropic = openAIToolsToAnthropic
 module.exports.openAIToolChoiceToAnthropic = openAIToolChoiceToAnthropic
 module.exports.hasSystemMessage = hasSystemMessage
+module.exports.createBuiltinTools = createBuiltinTools
+module.exports.selectBuiltins = selectBuiltins
+module.exports.builtinsEnabled = builtinsEnabled
 module.exports.Toolkit = Toolkit
 module.exports.createToolkit = createToolkit
 module.exports.Client = Client

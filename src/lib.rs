@@ -3,6 +3,7 @@
 
 mod bridge;
 mod client;
+mod nativetool;
 mod toolkit;
 mod translate;
 

@@ -6,9 +6,11 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::tool::SharedTool;
-use toolnexus_core::{Tool, ToolContext, ToolkitOptions};
+use toolnexus_core::{Tool, ToolkitOptions};
 
 use crate::bridge::{JsTool, JsonFn};
+use crate::client::CancelToken;
+use crate::nativetool::{tool_context, NativeTool};
 use crate::{core_err, parse_json};
 
 /// A JS tool as `index.js` hands it over: declaration as JSON plus the bridged call.
@@ -98,22 +100,32 @@ impl NativeToolkit {
     }
 
     /// Route a call through the core (used for tools that are not JS objects).
-    #[napi]
-    pub async fn execute(&self, name: String, args: String, ctx: Option<String>) -> Result<String> {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn execute<'env>(
+        &self,
+        env: &'env Env,
+        name: String,
+        args: String,
+        ctx: Option<String>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, String>> {
         let args = parse_json(&args, "args")?;
-        let ctx = match ctx {
-            None => ToolContext::default(),
-            Some(c) => {
-                let c = parse_json(&c, "ctx")?;
-                ToolContext {
-                    answer: c.get("answer").cloned().filter(|a| !a.is_null()),
-                    timeout: c.get("timeout").and_then(Value::as_f64),
-                    cancel: None,
-                }
-            }
-        };
-        let r = self.inner.execute(&name, args, ctx).await.map_err(core_err)?;
-        Ok(r.to_value().to_string())
+        let ctx = tool_context(ctx, cancel)?;
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let r = inner.execute(&name, args, ctx).await.map_err(core_err)?;
+            Ok(r.to_value().to_string())
+        })
+    }
+
+    /// A handle on a tool the core owns (an entry with slot -1), for `index.js` to wrap.
+    #[napi(js_name = "nativeTool")]
+    pub fn native_tool(&self, name: String) -> Option<NativeTool> {
+        let t = self.inner.get(&name)?;
+        if t.as_any().is::<JsTool>() {
+            return None;
+        }
+        Some(NativeTool::new(t))
     }
 
     #[napi]
