@@ -623,6 +623,20 @@ async fn a_timeout_after_the_shell_exits_still_ends_what_holds_the_pipes() {
 
 #[cfg(target_os = "linux")]
 #[tokio::test]
+async fn a_process_that_left_the_group_cannot_hold_the_call_open() {
+    let d = tmp();
+    let pidfile = d.path().join("pid");
+    let cmd = format!("setsid sh -c 'echo $$ > \"{}\"; exec sleep 30' & sleep 0.2; echo out", pidfile.display());
+    let t0 = Instant::now();
+    let r = call("bash", json!({"command": cmd, "timeout": 500})).await;
+    let escaped = read_pid(&pidfile);
+    let _ = std::process::Command::new("kill").arg("-9").arg(escaped.to_string()).status();
+    assert!(t0.elapsed() < Duration::from_secs(6), "the pipes are given a grace period, then let go");
+    assert_eq!(r, ToolResult::error("bash: command timed out after 500ms\nout\n"));
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
 async fn dropping_the_call_kills_the_process_group() {
     let d = tmp();
     let pidfile = d.path().join("pid");

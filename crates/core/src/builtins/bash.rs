@@ -91,12 +91,12 @@ async fn execute(command: &str, workdir: &str, timeout: f64, ctx: ToolContext) -
     // The command reads an empty, closed stdin.
     drop(child.stdin.take());
     let out = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let mut readers: Vec<JoinHandle<()>> = Vec::with_capacity(2);
+    let mut readers = Readers(Vec::with_capacity(2));
     if let Some(s) = child.stdout.take() {
-        readers.push(tokio::spawn(collect(s, out.clone())));
+        readers.0.push(tokio::spawn(collect(s, out.clone())));
     }
     if let Some(s) = child.stderr.take() {
-        readers.push(tokio::spawn(collect(s, out.clone())));
+        readers.0.push(tokio::spawn(collect(s, out.clone())));
     }
 
     let cancelled = async {
@@ -108,7 +108,7 @@ async fn execute(command: &str, workdir: &str, timeout: f64, ctx: ToolContext) -
     let end = tokio::select! {
         status = async {
             let status = child.wait().await;
-            for r in readers.iter_mut() {
+            for r in readers.0.iter_mut() {
                 let _ = r.await;
             }
             status
@@ -121,13 +121,12 @@ async fn execute(command: &str, workdir: &str, timeout: f64, ctx: ToolContext) -
         let _ = child.start_kill();
         let _ = child.wait().await;
         let drained = async {
-            for r in readers.iter_mut() {
+            for r in readers.0.iter_mut() {
                 let _ = r.await;
             }
         };
-        if tokio::time::timeout(DRAIN_GRACE, drained).await.is_err() {
-            readers.iter().for_each(JoinHandle::abort);
-        }
+        let _ = tokio::time::timeout(DRAIN_GRACE, drained).await;
+        drop(readers);
     }
     group.disarm();
     let bytes = std::mem::take(&mut *out.lock().unwrap_or_else(PoisonError::into_inner));
@@ -167,6 +166,16 @@ async fn collect<R: AsyncRead + Unpin>(mut r: R, out: Arc<Mutex<Vec<u8>>>) {
             Ok(0) | Err(_) => break,
             Ok(n) => out.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(&buf[..n]),
         }
+    }
+}
+
+/// The pipe readers; stopped when dropped, so a process that escaped the group and still
+/// holds a pipe keeps nothing of this call alive.
+struct Readers(Vec<JoinHandle<()>>);
+
+impl Drop for Readers {
+    fn drop(&mut self) {
+        self.0.iter().for_each(JoinHandle::abort);
     }
 }
 

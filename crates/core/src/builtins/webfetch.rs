@@ -45,6 +45,9 @@ fn client() -> Option<&'static reqwest::Client> {
                 .no_proxy()
                 .redirect(reqwest::redirect::Policy::limited(20))
                 .user_agent("node")
+                // No idle connection outlives its call: a pooled one would be tied to the
+                // runtime that opened it, and a host may run more than one.
+                .pool_max_idle_per_host(0)
                 .build()
                 .ok()
         })
