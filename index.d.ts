@@ -140,6 +140,24 @@ export type BuiltinsConfig =
   | boolean
   | { enabled?: boolean; disabled?: boolean; tools?: Record<string, boolean> }
 
+/**
+ * Whether the built-in source is on: `undefined` ⇒ on; a boolean is the switch;
+ * `disabled: true` wins, else `enabled: false` turns it off.
+ */
+export declare function builtinsEnabled(cfg: BuiltinsConfig | undefined): boolean
+
+/**
+ * The active built-in tools for a config: none when the source is off, else all ten minus
+ * those the `tools` map sets to `false` (unknown names are ignored).
+ */
+export declare function selectBuiltins(cfg: BuiltinsConfig | undefined): Tool[]
+
+/**
+ * All ten built-in tools (`source: "builtin"`), fresh, in a fixed order: bash, read, write,
+ * edit, grep, glob, webfetch, question, apply_patch, todowrite.
+ */
+export declare function createBuiltinTools(): Tool[]
+
 /** A remote A2A agent, addressed by its Agent Card URL. */
 export interface Agent {
   /** Where the Agent Card lives. */

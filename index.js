@@ -137,7 +137,11 @@ const hasSystemMessage = (messages) =>
 
 // ---- tools the core owns ----
 
-/** A core-owned tool handle (NativeTool) as a plain Tool object. */
+/**
+ * A tool the core owns, as a plain Tool object: its declaration read once, `execute`
+ * crossing with the JSON of the arguments and of `{ answer, timeout }`, `ctx.signal` wired
+ * to the call's cancel token.
+ */
 function wrapNative(handle) {
   const { name, description, inputSchema, source } = JSON.parse(handle.decl())
   return {
@@ -147,7 +151,7 @@ function wrapNative(handle) {
     source,
     async execute(args, ctx) {
       const ctxJson = ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
-      const { token, release } = ctx?.signal ? abortWiring(ctx.signal) : { token: undefined, release: () => {} }
+      const { token, release } = abortWiring(ctx?.signal)
       try {
         return JSON.parse(await handle.execute(encode(args ?? {}), ctxJson, token))
       } finally {
@@ -202,6 +206,18 @@ function httpTool(opts) {
   if (opts.inputSchema != null) t.inputSchema = opts.inputSchema
   return t
 }
+
+// ---- built-in tools (SPEC §4A) ----
+
+// `undefined` crosses as nothing; `null` fails as reading a field of it does.
+const builtinsJson = (cfg) => {
+  if (cfg === null) throw new TypeError("Cannot read properties of null (reading 'disabled')")
+  return cfg === undefined ? undefined : encode(cfg)
+}
+
+const createBuiltinTools = () => native.createBuiltinTools().map(wrapNative)
+const selectBuiltins = (cfg) => native.selectBuiltins(builtinsJson(cfg)).map(wrapNative)
+const builtinsEnabled = (cfg) => native.builtinsEnabled(builtinsJson(cfg))
 
 // ---- toolkit (SPEC §4) ----
 
@@ -271,6 +287,7 @@ class Toolkit {
         this.#byName.set(name, this.#slots[slot])
         continue
       }
+      // A tool the core owns: one wrapper per name, made once.
       let wrapped = this.#natives.get(name)
       if (!wrapped) {
         const handle = this.#native.nativeTool(name)
@@ -300,8 +317,13 @@ class Toolkit {
   async execute(name, args, ctx) {
     const t = this.#byName.get(name)
     if (t) return t.execute(args ?? {}, ctx)
-    const ctxJson = ctx === undefined ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
-    return JSON.parse(await this.#native.execute(String(name), encode(args ?? {}), ctxJson))
+    const ctxJson = ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
+    const { token, release } = abortWiring(ctx?.signal)
+    try {
+      return JSON.parse(await this.#native.execute(String(name), encode(args ?? {}), ctxJson, token))
+    } finally {
+      release()
+    }
   }
 
   skillsPrompt() {
@@ -626,6 +648,9 @@ module.exports.SKILLS_PROMPT_PREAMBLE = native.SKILLS_PROMPT_PREAMBLE
 module.exports.loadSkills = loadSkills
 module.exports.listSkills = listSkills
 module.exports.httpTool = httpTool
+module.exports.createBuiltinTools = createBuiltinTools
+module.exports.selectBuiltins = selectBuiltins
+module.exports.builtinsEnabled = builtinsEnabled
 module.exports.Toolkit = Toolkit
 module.exports.createToolkit = createToolkit
 module.exports.Client = Client

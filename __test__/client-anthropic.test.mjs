@@ -55,7 +55,7 @@ test("body: model, max_tokens 4096, system, messages, tools", async (t) => {
 test("body: system is an empty string without a system prompt, no tools key with no tools", async (t) => {
   const llm = await startLLM([anReply([text("ok")])])
   t.after(() => llm.close())
-  await client(llm.url).run("hi", { toolkit: await createToolkit({}) })
+  await client(llm.url).run("hi", { toolkit: await createToolkit({ builtins: false }) })
   const body = llm.requests[0].json
   assert.deepStrictEqual(Object.keys(body), ["model", "max_tokens", "system", "messages"])
   assert.equal(body.system, "")

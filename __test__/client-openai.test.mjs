@@ -36,7 +36,7 @@ test("request: a trailing slash on baseUrl is not doubled", async (t) => {
 test("request: an empty toolkit sends neither tools nor tool_choice", async (t) => {
   const llm = await startLLM([oaText("hello")])
   t.after(() => llm.close())
-  await client(llm).run("hi", { toolkit: await createToolkit({}) })
+  await client(llm).run("hi", { toolkit: await createToolkit({ builtins: false }) })
   assert.deepStrictEqual(Object.keys(llm.requests[0].json), ["model", "messages"])
 })
 

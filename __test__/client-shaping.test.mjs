@@ -8,7 +8,7 @@ test("requestParams merge into the body and win on collision (anthropic max_toke
   const llm = await startLLM([anReply([text("ok")])])
   t.after(() => llm.close())
   const c = createClient({ baseUrl: llm.url, style: "anthropic", model: "c", apiKey: "k", requestParams: { max_tokens: 256, temperature: 0, metadata: { user_id: "u-1" } } })
-  await c.run("hi", { toolkit: await createToolkit({}) })
+  await c.run("hi", { toolkit: await createToolkit({ builtins: false }) })
   const body = llm.requests[0].json
   assert.deepStrictEqual(Object.keys(body), ["model", "max_tokens", "system", "messages", "temperature", "metadata"])
   assert.equal(body.max_tokens, 256)
@@ -23,7 +23,7 @@ test("requestParams cannot set messages, tools or stream; each refusal is warned
     const { createClient, createToolkit } = await import(ENTRY)
     const c = createClient({ baseUrl: ${JSON.stringify(llm.url)}, style: "openai", model: "m", apiKey: "k",
       requestParams: { messages: [], tools: [{}], stream: true, seed: 7 } })
-    console.log((await c.run("hi", { toolkit: await createToolkit({}) })).text)
+    console.log((await c.run("hi", { toolkit: await createToolkit({ builtins: false }) })).text)
   `, { timeoutMs: 5000 })
   assert.equal(r.code, 0, r.stderr)
   assert.equal(r.stdout, "ok\n")
@@ -36,7 +36,7 @@ test("bodyTransform sees the merged body last and its return is sent; a falsy re
   const llm = await startLLM([oaText("ok")])
   t.after(() => llm.close())
   const seen = []
-  const tk = await createToolkit({})
+  const tk = await createToolkit({ builtins: false })
   const rewrite = createClient({
     baseUrl: llm.url, style: "openai", model: "m", apiKey: "k",
     requestParams: { user: "abc" },
@@ -59,7 +59,7 @@ test("a tool registered after createToolkit is offered and run by the next run",
       : { body: { choices: [{ message: { role: "assistant", content: null, tool_calls: [{ id: "r1", type: "function", function: { name: "late_tool", arguments: "{}" } }] } }] } },
   )
   t.after(() => llm.close())
-  const tk = await createToolkit({ extraTools: [defineTool({ name: "early", description: "", run: () => "e" })] })
+  const tk = await createToolkit({ builtins: false, extraTools: [defineTool({ name: "early", description: "", run: () => "e" })] })
   tk.register(defineTool({ name: "late_tool", description: "added later", run: () => "late output" }))
   const res = await createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" }).run("go", { toolkit: tk })
   assert.deepStrictEqual(llm.requests[0].json.tools.map((x) => x.function.name), ["early", "late_tool"])

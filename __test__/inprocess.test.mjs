@@ -18,7 +18,7 @@ test("generate receives { messages, tools, model, body } and its content is the 
       return { content: "hello there" }
     },
   })
-  const res = await c.run("hi", { toolkit: await createToolkit({ extraTools: [adder()] }) })
+  const res = await c.run("hi", { toolkit: await createToolkit({ builtins: false, extraTools: [adder()] }) })
   const messages = [{ role: "system", content: "Be exact." }, { role: "user", content: "hi" }]
   assert.equal(seen.length, 1)
   assert.deepStrictEqual(Object.keys(seen[0]), ["messages", "tools", "model", "body"])
@@ -43,7 +43,7 @@ test("generate receives { messages, tools, model, body } and its content is the 
 test("with an empty toolkit generate gets no tools and a body without tools/tool_choice", async () => {
   let got
   const c = createInProcessClient({ model: "m", generate: async (req) => { got = req; return { content: "ok" } } })
-  await c.run("hi", { toolkit: await createToolkit({}) })
+  await c.run("hi", { toolkit: await createToolkit({ builtins: false }) })
   assert.equal(got.tools, undefined)
   assert.deepStrictEqual(got.body, { model: "m", messages: [{ role: "user", content: "hi" }] })
 })

@@ -189,7 +189,7 @@ test("warnings: missing roots, duplicates, unknown filter names, a failing provi
     const { loadSkills, createToolkit } = await import(ENTRY)
     loadSkills({ dirs: [${JSON.stringify(root)}, "/no/such/dir", ${JSON.stringify(root)}], filter: { ghost: false } })
     const tk = await createToolkit({ skills: [], skillProvider: () => { throw new Error("db down") } })
-    const tk2 = await createToolkit({ skillProvider: async () => { throw "plain" } })
+    const tk2 = await createToolkit({ skillProvider: async () => { throw "plain" }, builtins: false })
     process.stdout.write(tk.skillsPrompt() + "|" + tk2.tools().map((t) => t.name).join(","))
   `)
   assert.equal(r.code, 0, r.stderr)

@@ -59,7 +59,7 @@ test("openai stream: text deltas in order, then usage, then done carrying the Ru
     ],
   }])
   t.after(() => llm.close())
-  const events = await collect(openai(llm.url).stream("When is sunrise?", { toolkit: await createToolkit({}) }))
+  const events = await collect(openai(llm.url).stream("When is sunrise?", { toolkit: await createToolkit({ builtins: false }) }))
   const usage = { promptTokens: 7, completionTokens: 3, totalTokens: 10 }
   assert.deepStrictEqual(events, [
     { type: "text", delta: "Sun" },
@@ -198,7 +198,7 @@ test("anthropic stream: text turn — message_start usage, text deltas, message_
     sse: [an.start(11), an.ping(), an.textBlock(0), an.text(0, "Bon"), an.text(0, "jour"), an.text(0, " !"), an.stop(0), an.delta("end_turn", 5), an.end()],
   }])
   t.after(() => llm.close())
-  const events = await collect(anthropic(llm.url).stream("Say hello in French", { toolkit: await createToolkit({}) }))
+  const events = await collect(anthropic(llm.url).stream("Say hello in French", { toolkit: await createToolkit({ builtins: false }) }))
   const usage = { promptTokens: 11, completionTokens: 6, totalTokens: 17 }
   assert.deepStrictEqual(events, [
     { type: "text", delta: "Bon" },

@@ -6,8 +6,8 @@ import { runChild } from "./support/llm.mjs"
 
 const named = (name, out = name) => defineTool({ name, description: `${name} tool`, run: () => out })
 
-test("createToolkit({}) builds an empty toolkit (no builtins shipped yet)", async () => {
-  const tk = await createToolkit({})
+test("createToolkit({ builtins: false }) builds an empty toolkit", async () => {
+  const tk = await createToolkit({ builtins: false })
   assert.ok(tk instanceof Toolkit)
   assert.deepStrictEqual(tk.tools(), [])
   assert.deepStrictEqual(tk.toOpenAI(), [])
@@ -19,7 +19,9 @@ test("createToolkit({}) builds an empty toolkit (no builtins shipped yet)", asyn
 
 test("createToolkit() with no argument behaves like {}", async () => {
   const tk = await createToolkit()
-  assert.deepStrictEqual(tk.tools(), [])
+  const names = (await createToolkit({})).tools().map((t) => t.name)
+  assert.deepStrictEqual(tk.tools().map((t) => t.name), names)
+  assert.equal(names.length, 10)
 })
 
 test("the Toolkit constructor is not public", () => {
@@ -28,7 +30,7 @@ test("the Toolkit constructor is not public", () => {
 
 test("extraTools keep their order and identity", async () => {
   const a = named("alpha"), b = named("beta"), c = named("gamma")
-  const tk = await createToolkit({ extraTools: [c, a, b] })
+  const tk = await createToolkit({ builtins: false, extraTools: [c, a, b] })
   const tools = tk.tools()
   assert.deepStrictEqual(tools.map((t) => t.name), ["gamma", "alpha", "beta"])
   assert.equal(tools[0], c)
@@ -39,14 +41,14 @@ test("extraTools keep their order and identity", async () => {
 
 test("hand-written Tool objects come back as the very same objects", async () => {
   const hand = { name: "hand", description: "by hand", inputSchema: { type: "object" }, source: "custom", extra: Symbol("mine"), async execute() { return { output: "h", isError: false } } }
-  const tk = await createToolkit({ extraTools: [hand] })
+  const tk = await createToolkit({ builtins: false, extraTools: [hand] })
   assert.equal(tk.get("hand"), hand)
   assert.equal(tk.tools()[0], hand)
 })
 
 test("duplicate names: the first is kept", async () => {
   const first = named("dup", "first"), second = named("dup", "second")
-  const tk = await createToolkit({ extraTools: [first, named("other"), second] })
+  const tk = await createToolkit({ builtins: false, extraTools: [first, named("other"), second] })
   assert.deepStrictEqual(tk.tools().map((t) => t.name), ["dup", "other"])
   assert.equal(tk.get("dup"), first)
   assert.equal((await tk.execute("dup", {})).output, "first")
@@ -56,7 +58,7 @@ test("duplicate names print a warning on stderr (from createToolkit and register
   const r = await runChild(`
     const { createToolkit, defineTool } = await import(ENTRY)
     const t = (name) => defineTool({ name, description: "", run: () => name })
-    const tk = await createToolkit({ extraTools: [t("clash"), t("clash")] })
+    const tk = await createToolkit({ builtins: false, extraTools: [t("clash"), t("clash")] })
     process.stdout.write("count=" + tk.tools().length + "\\n")
     tk.register(t("again"), t("again"))
     process.stdout.write("count=" + tk.tools().length + "\\n")
@@ -70,16 +72,21 @@ test("duplicate names print a warning on stderr (from createToolkit and register
 })
 
 test("disableTools drops names wherever they come from", async () => {
-  const tk = await createToolkit({ extraTools: [named("keep"), named("drop_me"), named("also_keep")], disableTools: ["drop_me", "not_there"] })
+  const tk = await createToolkit({ builtins: false, extraTools: [named("keep"), named("drop_me"), named("also_keep")], disableTools: ["drop_me", "not_there"] })
   assert.deepStrictEqual(tk.tools().map((t) => t.name), ["keep", "also_keep"])
   assert.equal(tk.get("drop_me"), undefined)
   assert.deepStrictEqual(await tk.execute("drop_me", {}), { output: "Unknown tool: drop_me", isError: true })
 })
 
 test("accepted builtins values", async () => {
-  for (const builtins of [false, true, { disabled: true }, { enabled: false }, { tools: {} }, { tools: { bash: false } }, undefined]) {
+  const ten = ["bash", "read", "write", "edit", "grep", "glob", "webfetch", "question", "apply_patch", "todowrite"]
+  const cases = [
+    [false, []], [true, ten], [{ disabled: true }, []], [{ enabled: false }, []], [{ tools: {} }, ten],
+    [{ tools: { bash: false } }, ten.slice(1)], [undefined, ten],
+  ]
+  for (const [builtins, expected] of cases) {
     const tk = await createToolkit({ builtins, extraTools: [named("x")] })
-    assert.deepStrictEqual(tk.tools().map((t) => t.name), ["x"], JSON.stringify(builtins))
+    assert.deepStrictEqual(tk.tools().map((t) => t.name), [...expected, "x"], JSON.stringify(builtins))
     await tk.close()
   }
 })
@@ -117,7 +124,7 @@ test("get() finds by name, undefined otherwise", async () => {
 
 test("register(): first name wins, returns the toolkit, new tools are usable", async () => {
   const orig = named("report", "original")
-  const tk = await createToolkit({ extraTools: [orig] })
+  const tk = await createToolkit({ builtins: false, extraTools: [orig] })
   const late = named("late", "late result")
   const ret = tk.register(named("report", "replacement"), late)
   assert.equal(ret, tk)
@@ -176,7 +183,7 @@ test("execute: the tool's own result object is returned", async () => {
 
 test("toOpenAI/toAnthropic/toGemini reflect the assembled list", async () => {
   const schema = { type: "object", properties: { q: { type: "string" } }, required: ["q"] }
-  const tk = await createToolkit({ extraTools: [defineTool({ name: "search", description: "Search docs", inputSchema: schema, run: () => "" }), named("ping")] })
+  const tk = await createToolkit({ builtins: false, extraTools: [defineTool({ name: "search", description: "Search docs", inputSchema: schema, run: () => "" }), named("ping")] })
   const empty = { type: "object", properties: {}, additionalProperties: false }
   assert.equal(JSON.stringify(tk.toOpenAI()), JSON.stringify([
     { type: "function", function: { name: "search", description: "Search docs", parameters: schema } },

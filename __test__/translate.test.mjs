@@ -16,7 +16,7 @@ const weatherDecl = { type: "function", function: { name: "get_weather", descrip
 /** A toolkit whose one tool records any execution (translate must never run it). */
 async function trapToolkit() {
   const ran = []
-  const tk = await createToolkit({ extraTools: [defineTool({ name: "add", description: "Add numbers", inputSchema: addSchema, run: (a) => { ran.push(a); return "ran" } })] })
+  const tk = await createToolkit({ builtins: false, extraTools: [defineTool({ name: "add", description: "Add numbers", inputSchema: addSchema, run: (a) => { ran.push(a); return "ran" } })] })
   return { tk, ran }
 }
 

@@ -14,7 +14,8 @@ const CONSUMER = `
 import {
   createClient, createToolkit, defineTool, pending, pendingOf, authRequired, sanitize, toOpenAI,
   type Tool, type ToolResult, type Request, type Answer, type ToolContext, type RunResult,
-  type Hooks, type ClientOptions, type Toolkit,
+  type Hooks, type ClientOptions, type Toolkit, type BuiltinsConfig,
+  createBuiltinTools, selectBuiltins, builtinsEnabled,
 } from "toolnexus"
 
 const inventory: Tool = {
@@ -80,6 +81,11 @@ export async function main(): Promise<string> {
   return [status, parked?.id, req?.prompt, login.output, schema?.type, result.usage.totalTokens.toFixed(0)].join("|")
 }
 
+const builtinsCfg: BuiltinsConfig = { enabled: true, tools: { bash: false } }
+const fileTools: Tool[] = selectBuiltins(builtinsCfg).concat(createBuiltinTools().filter((t) => t.name === "read"))
+const builtinsOn: boolean = builtinsEnabled(undefined) && builtinsEnabled(false) === false
+void fileTools; void builtinsOn
+
 // The declarations must actually constrain callers:
 // @ts-expect-error - a Tool needs execute
 const broken: Tool = { name: "x", description: "", inputSchema: { type: "object" }, source: "custom" }
@@ -89,6 +95,8 @@ const badStyle: ClientOptions = { baseUrl: "u", style: "gemini", model: "m" }
 const badAnswer: Answer = { id: "x" }
 // @ts-expect-error - pending needs a kind
 pending({ prompt: "p" })
+// @ts-expect-error - a builtins config is a boolean or an object
+selectBuiltins("all")
 void broken; void badStyle; void badAnswer
 `
 

@@ -59,6 +59,13 @@ impl CancelToken {
     }
 }
 
+impl CancelToken {
+    /// The core cancellation token this handle fires.
+    pub(crate) fn token(&self) -> tokio_util::sync::CancellationToken {
+        self.abort.token()
+    }
+}
+
 /// The default conversation store, shared by reference between JS and the core.
 #[napi]
 pub struct NativeMemoryStore {

@@ -6,12 +6,13 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::tool::SharedTool;
-use toolnexus_core::{Tool, ToolContext, ToolkitOptions};
+use toolnexus_core::{Tool, ToolkitOptions};
 
 use toolnexus_core::skills::SkillsFilter;
 
 use crate::bridge::{JsTool, JsonFn};
-use crate::nativetool::NativeTool;
+use crate::client::CancelToken;
+use crate::nativetool::{tool_context, NativeTool};
 use crate::skills::{defs_of, dirs_of};
 use crate::{core_err, parse_json};
 
@@ -113,29 +114,33 @@ impl NativeToolkit {
         Ok(list.iter().zip(added).filter(|(_, a)| *a).map(|(t, _)| entry(t.as_ref())).collect())
     }
 
-    /// A tool the core owns (slot -1 in `entries`), as a handle JS can wrap.
-    #[napi(js_name = "nativeTool")]
-    pub fn native_tool(&self, name: String) -> Option<NativeTool> {
-        self.inner.get(&name).map(NativeTool::new)
+    /// Route a call through the core (used for tools that are not JS objects).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn execute<'env>(
+        &self,
+        env: &'env Env,
+        name: String,
+        args: String,
+        ctx: Option<String>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, String>> {
+        let args = parse_json(&args, "args")?;
+        let ctx = tool_context(ctx, cancel)?;
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let r = inner.execute(&name, args, ctx).await.map_err(core_err)?;
+            Ok(r.to_value().to_string())
+        })
     }
 
-    /// Route a call through the core (used for tools that are not JS objects).
-    #[napi]
-    pub async fn execute(&self, name: String, args: String, ctx: Option<String>) -> Result<String> {
-        let args = parse_json(&args, "args")?;
-        let ctx = match ctx {
-            None => ToolContext::default(),
-            Some(c) => {
-                let c = parse_json(&c, "ctx")?;
-                ToolContext {
-                    answer: c.get("answer").cloned().filter(|a| !a.is_null()),
-                    timeout: c.get("timeout").and_then(Value::as_f64),
-                    cancel: None,
-                }
-            }
-        };
-        let r = self.inner.execute(&name, args, ctx).await.map_err(core_err)?;
-        Ok(r.to_value().to_string())
+    /// A handle on a tool the core owns (an entry with slot -1), for `index.js` to wrap.
+    #[napi(js_name = "nativeTool")]
+    pub fn native_tool(&self, name: String) -> Option<NativeTool> {
+        let t = self.inner.get(&name)?;
+        if t.as_any().is::<JsTool>() {
+            return None;
+        }
+        Some(NativeTool::new(t))
     }
 
     #[napi]

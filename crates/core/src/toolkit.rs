@@ -192,6 +192,7 @@ mod tests {
         let tk = Toolkit::create(ToolkitOptions {
             extra_tools: vec![tool("a", "first"), tool("b", "b"), tool("a", "second"), tool("c", "c")],
             disable_tools: vec!["c".into()],
+            builtins: Some(json!(false)),
             ..Default::default()
         })
         .await
@@ -204,7 +205,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_names_are_error_results() {
-        let tk = Toolkit::create(ToolkitOptions::default()).await.unwrap();
+        let tk = Toolkit::create(ToolkitOptions { builtins: Some(json!(false)), ..Default::default() }).await.unwrap();
         let r = tk.execute("nope", json!({}), ToolContext::default()).await.unwrap();
         assert_eq!(r, ToolResult::error("Unknown tool: nope"));
         assert!(tk.to_openai().is_empty());
@@ -214,8 +215,13 @@ mod tests {
 
     #[tokio::test]
     async fn register_keeps_the_first() {
-        let tk =
-            Toolkit::create(ToolkitOptions { extra_tools: vec![tool("a", "1")], ..Default::default() }).await.unwrap();
+        let tk = Toolkit::create(ToolkitOptions {
+            extra_tools: vec![tool("a", "1")],
+            builtins: Some(json!(false)),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
         assert_eq!(tk.register(vec![tool("a", "2"), tool("z", "z")]), [false, true]);
         assert_eq!(tk.tools().len(), 2);
     }
@@ -251,6 +257,7 @@ mod tests {
         let tk = Toolkit::create(ToolkitOptions {
             extra_tools: vec![tool("first_extra", "x"), tool("skill", "impostor")],
             skills: Some(vec![def("a", Some("A"))]),
+            builtins: Some(json!(false)),
             ..Default::default()
         })
         .await
@@ -297,6 +304,24 @@ mod tests {
         let names: Vec<_> = src.skills().iter().map(|s| s.name.clone()).collect();
         assert_eq!(names, ["a", "c"]);
         assert_eq!(src.get("a").unwrap().description.as_deref(), Some("data"));
+    }
+
+    #[tokio::test]
+    async fn builtins_come_first_and_a_host_tool_shadows_one() {
+        let tk = Toolkit::create(ToolkitOptions {
+            extra_tools: vec![tool("read", "mine"), tool("extra", "x")],
+            disable_tools: vec!["bash".into()],
+            builtins: Some(json!({"tools": {"webfetch": false}})),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let names: Vec<_> = tk.tools().iter().map(|t| t.name().to_string()).collect();
+        assert_eq!(names, ["write", "edit", "grep", "glob", "question", "apply_patch", "todowrite", "read", "extra"]);
+        assert_eq!(tk.get("grep").unwrap().source(), "builtin");
+        assert_eq!(tk.execute("read", json!({}), ToolContext::default()).await.unwrap().output, "mine");
+        let all = Toolkit::create(ToolkitOptions::default()).await.unwrap();
+        assert_eq!(all.tools().len(), 10);
     }
 
     #[tokio::test]

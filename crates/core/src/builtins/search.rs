@@ -1,0 +1,713 @@
+//! `grep` and `glob`: a walk of the tree under a directory, then a content search (ripgrep's
+//! searcher) or a name match.
+//!
+//! The walk lists regular files only, skips every directory named `node_modules` or `.git`,
+//! follows no symbolic link and reads no ignore file: hidden files and files a `.gitignore`
+//! names are listed like any other. Its order is fixed: a directory's files in byte order,
+//! then its subdirectories, the last name first.
+
+use std::cmp::Ordering;
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::{WalkBuilder, WalkState};
+use regex::Regex;
+use serde_json::{json, Value};
+
+use super::{arg_number, arg_text, arg_text_if_truthy, js, number_value, ok_with, BoxFut, Builtin};
+use crate::tool::{SharedTool, ToolContext};
+use crate::types::ToolResult;
+
+/// Directory names the walk never enters.
+const SKIPPED_DIRS: [&str; 2] = ["node_modules", ".git"];
+
+pub fn grep_tool() -> SharedTool {
+    Builtin::shared(
+        "grep",
+        "Search file contents by regex under a directory. Output is file:line:text matches.",
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": { "type": "string", "description": "Regular expression to search for" },
+                "path": { "type": "string", "description": "Directory to search (default: process cwd)" },
+                "include": { "type": "string", "description": "Glob filter for file names" },
+                "limit": { "type": "number", "description": "Maximum number of matches (default 100)" }
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        }),
+        run_grep,
+    )
+}
+
+pub fn glob_tool() -> SharedTool {
+    Builtin::shared(
+        "glob",
+        "List files matching a glob under a directory. Output is newline-joined relative paths.",
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": { "type": "string", "description": "Glob pattern to match" },
+                "path": { "type": "string", "description": "Directory to search (default: process cwd)" },
+                "limit": { "type": "number", "description": "Maximum number of results (default 100)" }
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        }),
+        run_glob,
+    )
+}
+
+fn run_grep(args: Value, _ctx: ToolContext) -> BoxFut {
+    Box::pin(async move {
+        let pattern = arg_text(&args, "pattern");
+        if pattern.is_empty() {
+            return Ok(ToolResult::error("grep: pattern is required"));
+        }
+        let matcher = match content_matcher(&pattern) {
+            Ok(m) => m,
+            Err(e) => return Ok(ToolResult::error(format!("grep: invalid regex: {e}"))),
+        };
+        let root = arg_text_if_truthy(&args, "path").unwrap_or_else(js::cwd);
+        let include = arg_text_if_truthy(&args, "include");
+        let limit = arg_number(&args, "limit").unwrap_or(100.0);
+        let matches = tokio::task::spawn_blocking(move || grep(&matcher, &root, include.as_deref(), limit))
+            .await
+            .map_err(|e| e.to_string())?;
+        let count = matches.len();
+        Ok(ok_with(matches.join("\n"), json!({ "count": count })))
+    })
+}
+
+fn run_glob(args: Value, _ctx: ToolContext) -> BoxFut {
+    Box::pin(async move {
+        let pattern = arg_text(&args, "pattern");
+        if pattern.is_empty() {
+            return Ok(ToolResult::error("glob: pattern is required"));
+        }
+        let root = arg_text_if_truthy(&args, "path").unwrap_or_else(js::cwd);
+        let limit = arg_number(&args, "limit").unwrap_or(100.0);
+        let mut found =
+            tokio::task::spawn_blocking(move || glob(&pattern, &root, limit)).await.map_err(|e| e.to_string())?;
+        found.sort_by(|a, b| js::utf16_cmp(a, b));
+        let count = (found.len() as f64).min(limit);
+        let shown = if limit > 0.0 { (limit.trunc() as usize).min(found.len()) } else { 0 };
+        Ok(ok_with(found[..shown].join("\n"), json!({ "count": number_value(count) })))
+    })
+}
+
+// ---- the walk ----------------------------------------------------------------------------
+
+/// A regular file under the root.
+struct Walked {
+    /// Its path components below the root.
+    parts: Vec<OsString>,
+    path: PathBuf,
+}
+
+impl Walked {
+    /// The path relative to the root, `/`-separated.
+    fn rel(&self) -> String {
+        self.parts.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>().join("/")
+    }
+
+    /// Whether every component is valid UTF-8 (a name that is not cannot be opened again
+    /// from its text form).
+    fn named_in_utf8(&self) -> bool {
+        self.parts.iter().all(|p| p.to_str().is_some())
+    }
+}
+
+/// The walk order: at the first component where two paths part, a file comes before a
+/// directory, files ascend by name and directories descend.
+fn walk_order(a: &Walked, b: &Walked) -> Ordering {
+    for (k, (x, y)) in a.parts.iter().zip(&b.parts).enumerate() {
+        let x_file = k + 1 == a.parts.len();
+        let y_file = k + 1 == b.parts.len();
+        if x == y && !x_file && !y_file {
+            continue;
+        }
+        let (xb, yb) = (x.as_encoded_bytes(), y.as_encoded_bytes());
+        return match (x_file, y_file) {
+            (true, true) => xb.cmp(yb),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => yb.cmp(xb),
+        };
+    }
+    a.parts.len().cmp(&b.parts.len())
+}
+
+/// Every regular file under `root`, in walk order. A root that is not a readable directory
+/// has none.
+fn walk_files(root: &str) -> Vec<Walked> {
+    let root_path = Path::new(root);
+    if !std::fs::metadata(root_path).is_ok_and(|m| m.is_dir()) {
+        return Vec::new();
+    }
+    let mut builder = WalkBuilder::new(root_path);
+    builder
+        .standard_filters(false)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_ignore(false)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            let skipped = e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d);
+            !skipped
+        });
+    let found = Arc::new(Mutex::new(Vec::new()));
+    builder.build_parallel().run(|| {
+        let found = found.clone();
+        Box::new(move |entry| {
+            if let Ok(e) = entry {
+                if e.depth() > 0 && e.file_type().is_some_and(|t| t.is_file()) {
+                    if let Ok(rel) = e.path().strip_prefix(root_path) {
+                        let parts = rel.iter().map(|c| c.to_os_string()).collect();
+                        let w = Walked { parts, path: e.path().to_path_buf() };
+                        found.lock().unwrap_or_else(PoisonError::into_inner).push(w);
+                    }
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    let mut files = std::mem::take(&mut *found.lock().unwrap_or_else(PoisonError::into_inner));
+    files.sort_by(walk_order);
+    files
+}
+
+// ---- glob --------------------------------------------------------------------------------
+
+/// A glob as an anchored regex: `**` (and a `/` right after it) is any text, `*` any text
+/// without `/`, `?` one character but `/`; everything else is literal.
+fn glob_regex(glob: &str) -> Option<Regex> {
+    let mut re = String::from("^(?:");
+    let chars: Vec<char> = glob.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '*' if chars.get(i + 1) == Some(&'*') => {
+                re.push_str(ANY_TEXT);
+                i += 1;
+                if chars.get(i + 1) == Some(&'/') {
+                    i += 1;
+                }
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            c => re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
+        }
+        i += 1;
+    }
+    re.push_str(")$");
+    Regex::new(&re).ok()
+}
+
+/// JavaScript's `.*`: any run of characters other than line terminators.
+const ANY_TEXT: &str = "[^\\n\\r\\u{2028}\\u{2029}]*";
+
+/// A compiled glob; a slash-less glob is tested against the file's base name.
+struct Glob {
+    re: Option<Regex>,
+    whole_path: bool,
+}
+
+impl Glob {
+    fn new(glob: &str) -> Self {
+        Glob { re: glob_regex(glob), whole_path: glob.contains('/') }
+    }
+
+    fn matches(&self, rel: &str) -> bool {
+        let Some(re) = &self.re else { return false };
+        if self.whole_path {
+            re.is_match(rel)
+        } else {
+            re.is_match(rel.rsplit('/').next().unwrap_or(rel))
+        }
+    }
+}
+
+fn glob(pattern: &str, root: &str, limit: f64) -> Vec<String> {
+    let g = Glob::new(pattern);
+    let mut found = Vec::new();
+    for f in walk_files(root) {
+        if found.len() as f64 >= limit {
+            break;
+        }
+        let rel = f.rel();
+        if g.matches(&rel) {
+            found.push(rel);
+        }
+    }
+    found
+}
+
+// ---- grep --------------------------------------------------------------------------------
+
+fn grep(matcher: &RegexMatcher, root: &str, include: Option<&str>, limit: f64) -> Vec<String> {
+    let filter = include.map(Glob::new);
+    let matches_empty_line = matcher.is_match(b"").unwrap_or(false);
+    let mut searcher = SearcherBuilder::new().line_number(true).bom_sniffing(false).build();
+    let mut out: Vec<String> = Vec::new();
+    for f in walk_files(root) {
+        if out.len() as f64 >= limit {
+            break;
+        }
+        let rel = f.rel();
+        if filter.as_ref().is_some_and(|g| !g.matches(&rel)) {
+            continue;
+        }
+        if !f.named_in_utf8() {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&f.path) else { continue };
+        let text = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        let file = js::join(root, &rel);
+        let mut sink = Collect { file: &file, out: &mut out, limit };
+        if searcher.search_slice(matcher, text.as_bytes(), &mut sink).is_err() {
+            continue;
+        }
+        // Splitting on "\n" leaves an empty last line after a final newline (or in an empty
+        // file); a pattern that matches the empty string matches it too.
+        if matches_empty_line && (text.is_empty() || text.ends_with('\n')) && (out.len() as f64) < limit {
+            let line = bytecount(text.as_bytes(), b'\n') + 1;
+            out.push(format!("{file}:{line}:"));
+        }
+    }
+    out
+}
+
+fn bytecount(hay: &[u8], needle: u8) -> usize {
+    hay.iter().filter(|&&b| b == needle).count()
+}
+
+/// Collects `file:line:text` for each matching line, up to the limit.
+struct Collect<'a> {
+    file: &'a str,
+    out: &'a mut Vec<String>,
+    limit: f64,
+}
+
+impl Sink for Collect<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let bytes = m.bytes();
+        let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let n = m.line_number().unwrap_or(0);
+        self.out.push(format!("{}:{n}:{}", self.file, String::from_utf8_lossy(line)));
+        Ok((self.out.len() as f64) < self.limit)
+    }
+}
+
+/// A line matcher for a JavaScript regular expression.
+fn content_matcher(pattern: &str) -> Result<RegexMatcher, String> {
+    let translated = translate_js_regex(pattern).map_err(|reason| js_regex_error(pattern, &reason))?;
+    RegexMatcherBuilder::new()
+        .multi_line(true)
+        .line_terminator(Some(b'\n'))
+        .build(&translated)
+        .map_err(|e| js_regex_error(pattern, &rust_reason(&e.to_string())))
+}
+
+/// The message shape of JavaScript's `SyntaxError` for a bad pattern.
+fn js_regex_error(pattern: &str, reason: &str) -> String {
+    let mut source = String::with_capacity(pattern.len());
+    let mut escaped = false;
+    let mut in_class = false;
+    for c in pattern.chars() {
+        match c {
+            '/' if !escaped && !in_class => source.push_str("\\/"),
+            '\n' => source.push_str(if escaped { "n" } else { "\\n" }),
+            '\r' => source.push_str(if escaped { "r" } else { "\\r" }),
+            c => source.push(c),
+        }
+        if !escaped {
+            match c {
+                '[' => in_class = true,
+                ']' => in_class = false,
+                _ => {}
+            }
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    format!("Invalid regular expression: /{source}/: {reason}")
+}
+
+/// The gist of a Rust regex error (its last "error:" line).
+fn rust_reason(text: &str) -> String {
+    text.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map_or_else(|| text.trim().to_string(), |r| r.to_string())
+}
+
+// ---- JavaScript regex → Rust regex -------------------------------------------------------
+
+/// JavaScript's `\s`: WhiteSpace and LineTerminator (the line feed never occurs in a line).
+const JS_SPACE: &str =
+    "\\t\\x0B\\x0C\\r \\u{A0}\\u{1680}\\u{2000}-\\u{200A}\\u{2028}\\u{2029}\\u{202F}\\u{205F}\\u{3000}\\u{FEFF}";
+/// A class that matches nothing.
+const NEVER: &str = "[^\\x{0}-\\x{10FFFF}]";
+/// JavaScript's `.`: anything but a line terminator.
+const JS_DOT: &str = "[^\\n\\r\\u{2028}\\u{2029}]";
+
+/// Rewrite a JavaScript pattern (no flags) into Rust regex syntax with the same meaning on a
+/// single line: `\d`, `\w`, `\b` are ASCII, `\s` and `.` are JavaScript's, braces that are not
+/// a quantifier are literal, `[]` matches nothing and `[^]` anything. Lookaround and
+/// backreferences have no Rust equivalent and are reported.
+pub(crate) fn translate_js_regex(src: &str) -> Result<String, String> {
+    let chars: Vec<char> = src.chars().collect();
+    let named_groups = src.contains("(?<") && !src.contains("(?<=") && !src.contains("(?<!");
+    let mut out = String::with_capacity(src.len() + 16);
+    let mut i = 0;
+    let mut depth = 0usize;
+    let mut can_repeat = false;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        match c {
+            '\\' => {
+                let (text, repeatable, used) = escape(&chars[i..], false, named_groups)?;
+                out.push_str(&text);
+                i += used;
+                can_repeat = repeatable;
+            }
+            '.' => {
+                out.push_str(JS_DOT);
+                can_repeat = true;
+            }
+            '\n' => {
+                out.push_str(NEVER);
+                can_repeat = true;
+            }
+            '[' => {
+                let (text, used) = class(&chars[i..])?;
+                out.push_str(&text);
+                i += used;
+                can_repeat = true;
+            }
+            '(' => {
+                if chars.get(i) == Some(&'?') {
+                    let rest: String = chars[i + 1..].iter().take(2).collect();
+                    if rest.starts_with(':') {
+                        out.push_str("(?:");
+                        i += 2;
+                    } else if rest.starts_with('=') || rest.starts_with('!') {
+                        return Err("lookahead is not supported".into());
+                    } else if rest == "<=" || rest == "<!" {
+                        return Err("lookbehind is not supported".into());
+                    } else if rest.starts_with('<') {
+                        out.push_str("(?<");
+                        i += 2;
+                    } else {
+                        return Err("Invalid group".into());
+                    }
+                } else {
+                    out.push('(');
+                }
+                depth += 1;
+                can_repeat = false;
+            }
+            ')' => {
+                if depth == 0 {
+                    return Err("Unmatched ')'".into());
+                }
+                depth -= 1;
+                out.push(')');
+                can_repeat = true;
+            }
+            '*' | '+' | '?' => {
+                if !can_repeat {
+                    return Err("Nothing to repeat".into());
+                }
+                out.push(c);
+                if chars.get(i) == Some(&'?') {
+                    out.push('?');
+                    i += 1;
+                }
+                can_repeat = false;
+            }
+            '{' => match quantifier(&chars[i..]) {
+                Some((min, max, used)) => {
+                    if !can_repeat {
+                        return Err("Nothing to repeat".into());
+                    }
+                    if max.is_some_and(|m| m < min) {
+                        return Err("numbers out of order in {} quantifier".into());
+                    }
+                    out.push('{');
+                    out.extend(&chars[i..i + used]);
+                    i += used;
+                    if chars.get(i) == Some(&'?') {
+                        out.push('?');
+                        i += 1;
+                    }
+                    can_repeat = false;
+                }
+                None => {
+                    out.push_str("\\{");
+                    can_repeat = true;
+                }
+            },
+            '|' => {
+                out.push('|');
+                can_repeat = false;
+            }
+            '^' | '$' => {
+                out.push(c);
+                can_repeat = false;
+            }
+            c => {
+                out.push_str(&regex::escape(c.encode_utf8(&mut [0; 4])));
+                can_repeat = true;
+            }
+        }
+    }
+    if depth > 0 {
+        return Err("Unterminated group".into());
+    }
+    Ok(out)
+}
+
+/// `{n}`, `{n,}` or `{n,m}` right after the `{`: (n, m, characters used including `}`).
+fn quantifier(rest: &[char]) -> Option<(u64, Option<u64>, usize)> {
+    let close = rest.iter().position(|&c| c == '}')?;
+    let body: String = rest[..close].iter().collect();
+    let (a, b) = match body.split_once(',') {
+        Some((a, b)) => (a, Some(b)),
+        None => (body.as_str(), None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(a) || b.is_some_and(|b| !b.is_empty() && !digits(b)) {
+        return None;
+    }
+    let min = a.parse().unwrap_or(u64::MAX);
+    let max = match b {
+        None => Some(min),
+        Some("") => None,
+        Some(b) => Some(b.parse().unwrap_or(u64::MAX)),
+    };
+    Some((min, max, close + 1))
+}
+
+fn hex(rest: &[char], n: usize) -> Option<u32> {
+    if rest.len() < n {
+        return None;
+    }
+    let s: String = rest[..n].iter().collect();
+    if s.chars().all(|c| c.is_ascii_hexdigit()) {
+        u32::from_str_radix(&s, 16).ok()
+    } else {
+        None
+    }
+}
+
+fn literal(c: char) -> String {
+    if c == '\n' {
+        return NEVER.into();
+    }
+    regex::escape(c.encode_utf8(&mut [0; 4]))
+}
+
+fn class_literal(c: char) -> String {
+    match c {
+        '\\' | ']' | '[' | '^' | '-' | '&' | '~' => format!("\\{c}"),
+        '\n' => "\\n".into(),
+        c => c.to_string(),
+    }
+}
+
+/// One escape after a `\`: (Rust text, whether a quantifier may follow, characters used).
+/// Inside a class the text is a class item.
+fn escape(rest: &[char], in_class: bool, named_groups: bool) -> Result<(String, bool, usize), String> {
+    let lit = |c: char| if in_class { class_literal(c) } else { literal(c) };
+    let Some(&c) = rest.first() else { return Err("\\ at end of pattern".into()) };
+    let class_of = |inner: &str, negated: bool| match (in_class, negated) {
+        (true, false) => inner.to_string(),
+        (_, true) => format!("[^{inner}]"),
+        (false, false) => format!("[{inner}]"),
+    };
+    let text = match c {
+        'd' => class_of("0-9", false),
+        'D' => class_of("0-9", true),
+        'w' => class_of("0-9A-Za-z_", false),
+        'W' => class_of("0-9A-Za-z_", true),
+        's' => class_of(JS_SPACE, false),
+        'S' => class_of(&format!("\\n{JS_SPACE}"), true),
+        'b' if in_class => "\\x08".into(),
+        'b' => return Ok(("(?-u:\\b)".into(), false, 1)),
+        'B' if !in_class => return Ok(("(?-u:\\B)".into(), false, 1)),
+        't' => "\\t".into(),
+        'n' => lit('\n'),
+        'v' => "\\x0B".into(),
+        'f' => "\\x0C".into(),
+        'r' => "\\r".into(),
+        '0' if !rest.get(1).is_some_and(|d| d.is_ascii_digit()) => "\\x00".into(),
+        '0'..='7' if in_class || c == '0' => {
+            let digits: String = rest.iter().take(3).take_while(|d| ('0'..='7').contains(*d)).collect();
+            let digits = if u32::from_str_radix(&digits, 8).unwrap_or(0) > 0o377 { &digits[..2] } else { &digits };
+            let v = u32::from_str_radix(digits, 8).unwrap_or(0);
+            return Ok((lit(char::from_u32(v).unwrap_or('\0')), true, digits.len()));
+        }
+        '8' | '9' if in_class => lit(c),
+        '1'..='9' => return Err("backreferences are not supported".into()),
+        'k' if named_groups => return Err("backreferences are not supported".into()),
+        'c' => match rest.get(1) {
+            Some(l) if l.is_ascii_alphabetic() => {
+                let v = (*l as u32) % 32;
+                return Ok((format!("\\x{{{v:X}}}"), true, 2));
+            }
+            _ => return Ok((format!("{}c", lit('\\')), true, 1)),
+        },
+        'x' => match hex(&rest[1..], 2) {
+            Some(v) => return Ok((lit(char::from_u32(v).unwrap_or('\0')), true, 3)),
+            None => lit('x'),
+        },
+        'u' => match hex(&rest[1..], 4) {
+            Some(hi @ 0xD800..=0xDBFF) => {
+                let lo =
+                    (rest.get(5) == Some(&'\\') && rest.get(6) == Some(&'u')).then(|| hex(&rest[7..], 4)).flatten();
+                match lo {
+                    Some(lo @ 0xDC00..=0xDFFF) => {
+                        let v = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                        return Ok((lit(char::from_u32(v).unwrap_or('\0')), true, 11));
+                    }
+                    _ => return Ok((if in_class { String::new() } else { NEVER.into() }, true, 5)),
+                }
+            }
+            Some(0xDC00..=0xDFFF) => return Ok((if in_class { String::new() } else { NEVER.into() }, true, 5)),
+            Some(v) => return Ok((lit(char::from_u32(v).unwrap_or('\0')), true, 5)),
+            None => lit('u'),
+        },
+        c => lit(c),
+    };
+    Ok((text, true, 1))
+}
+
+/// A class after its `[`: (Rust text, characters used including the closing `]`).
+fn class(rest: &[char]) -> Result<(String, usize), String> {
+    let mut i = 0;
+    let negated = rest.first() == Some(&'^');
+    if negated {
+        i += 1;
+    }
+    if rest.get(i) == Some(&']') {
+        let text = if negated { "(?s:.)".to_string() } else { NEVER.to_string() };
+        return Ok((text, i + 1));
+    }
+    let mut body = String::new();
+    while i < rest.len() {
+        let c = rest[i];
+        i += 1;
+        match c {
+            ']' => {
+                if body.is_empty() {
+                    // Only lone surrogates, which never occur in text.
+                    let text = if negated { "(?s:.)".to_string() } else { NEVER.to_string() };
+                    return Ok((text, i));
+                }
+                let text = if negated { format!("[^{body}]") } else { format!("[{body}]") };
+                return Ok((text, i));
+            }
+            // A line never holds a line feed: as a member it adds nothing.
+            '\n' if !negated => {}
+            '\\' if !negated && rest.get(i) == Some(&'n') => i += 1,
+            '\\' => {
+                let (text, _, used) = escape(&rest[i..], true, false)?;
+                body.push_str(&text);
+                i += used;
+            }
+            '-' => body.push('-'),
+            c => body.push_str(&class_literal(c)),
+        }
+    }
+    Err("Unterminated character class".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line_matches(pattern: &str, line: &str) -> bool {
+        let m = content_matcher(pattern).unwrap();
+        m.is_match(line.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn js_classes_and_escapes_keep_their_meaning() {
+        assert!(line_matches("\\d+", "a 42"));
+        assert!(!line_matches("^\\d$", "٣"));
+        assert!(line_matches("^\\w+$", "abc_1"));
+        assert!(!line_matches("^\\w$", "é"));
+        assert!(line_matches("a\\sb", "a\u{FEFF}b"));
+        assert!(!line_matches("a\\sb", "a\u{85}b"));
+        assert!(!line_matches("a.b", "a\rb"));
+        assert!(line_matches("a.b", "a\u{e9}b"));
+        assert!(line_matches("\\bfoo\\b", "a foo."));
+        assert!(line_matches("x{", "x{"));
+        assert!(line_matches("{foo}", "{foo}"));
+        assert!(line_matches("^a{2}$", "aa"));
+        assert!(line_matches("a\\/b", "a/b"));
+        assert!(line_matches("\\x41\\u0042", "AB"));
+        assert!(line_matches("\\uD83D\\uDE00", "😀"));
+        assert!(line_matches("[\\d-]+x", "1-2x"));
+        assert!(line_matches("[[a]+", "[a["));
+        assert!(!line_matches("[]", "anything"));
+        assert!(line_matches("^[^]$", "z"));
+        assert!(line_matches("a\\.b", "a.b"));
+        assert!(!line_matches("a\\.b", "axb"));
+        assert!(line_matches("(?<year>\\d{4})", "in 2024"));
+        assert!(line_matches("\\p{L}", "p{L}"));
+        assert!(!line_matches("a\\nb", "a b"));
+        assert!(line_matches("[^\\n]", "q"));
+        assert!(!line_matches("[\\n]", "q"));
+        assert!(line_matches("[\\nq]", "q"));
+    }
+
+    #[test]
+    fn bad_patterns_are_named_like_javascript() {
+        let e = |p: &str| content_matcher(p).err().unwrap();
+        assert_eq!(e("("), "Invalid regular expression: /(/: Unterminated group");
+        assert_eq!(e("a)"), "Invalid regular expression: /a)/: Unmatched ')'");
+        assert_eq!(e("[a"), "Invalid regular expression: /[a/: Unterminated character class");
+        assert_eq!(e("*a"), "Invalid regular expression: /*a/: Nothing to repeat");
+        assert_eq!(e("a\\"), "Invalid regular expression: /a\\/: \\ at end of pattern");
+        assert_eq!(e("a{3,1}"), "Invalid regular expression: /a{3,1}/: numbers out of order in {} quantifier");
+        assert_eq!(e("a/(?=b)"), "Invalid regular expression: /a\\/(?=b)/: lookahead is not supported");
+        assert_eq!(e("(a)\\1"), "Invalid regular expression: /(a)\\1/: backreferences are not supported");
+        assert!(e("[z-a]").starts_with("Invalid regular expression: /[z-a]/: "));
+    }
+
+    #[test]
+    fn globs_translate_like_the_reference() {
+        let g = |p: &str, rel: &str| Glob::new(p).matches(rel);
+        assert!(g("*.ts", "src/deep/a.ts"));
+        assert!(!g("src/*.ts", "src/deep/a.ts"));
+        assert!(g("src/**/*.ts", "src/a.ts"));
+        assert!(g("src/**/*.ts", "src/x/y/a.ts"));
+        assert!(g("**/a.ts", "ba.ts"));
+        assert!(g("a?c.txt", "abc.txt"));
+        assert!(!g("a?c.txt", "a/c.txt"));
+        assert!(g("{a,b}.txt", "{a,b}.txt"));
+        assert!(!g("{a,b}.txt", "a.txt"));
+        assert!(g("[ab].txt", "[ab].txt"));
+        assert!(g("a+b(1).txt", "a+b(1).txt"));
+        assert!(!g("*.TXT", "a.txt"));
+    }
+}
