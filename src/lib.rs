@@ -14,6 +14,15 @@ use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::{adapters, types};
 
+/// One small runtime for the core: the work is I/O and callback hops, and fewer worker
+/// threads mean fewer cross-thread wake-ups per JS round trip.
+#[napi_derive::module_init]
+fn init() {
+    if let Ok(rt) = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        napi::bindgen_prelude::create_custom_tokio_runtime(rt);
+    }
+}
+
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| Error::from_reason(format!("{what}: invalid JSON ({e})")))
 }
