@@ -9,6 +9,7 @@ pub mod builtins;
 pub mod client;
 pub mod error;
 pub mod json;
+pub mod mcp;
 pub mod native;
 pub mod tool;
 pub mod toolkit;
