@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use toolnexus_core::client::{callback, Abort};
 use toolnexus_core::mcp::{self, LoadOptions, McpSource, McpStatus, McpTool};
 use toolnexus_core::tool::SharedTool;
-use toolnexus_core::ToolContext;
+use toolnexus_core::{ToolContext, Toolkit, ToolkitOptions};
 
 const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mcp_server.mjs");
 
@@ -523,4 +523,39 @@ async fn list_mcp_tools_is_unfiltered_and_disconnects() {
         v["tools"]["srv"][0],
         json!({"name": "echo", "description": "Echo the text back", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}})
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_toolkit_puts_mcp_tools_first_and_closes_them() {
+    use toolnexus_core::native::{FnTool, RunOutput};
+    let extra: SharedTool = Arc::new(FnTool::new("mine", "d", None, |_, _| async { RunOutput::Text("m".into()) }));
+    let tk = Toolkit::create(ToolkitOptions {
+        extra_tools: vec![extra],
+        disable_tools: vec!["fx_hang".into()],
+        mcp_config: Some(json!({"mcpServers": {"fx": with(local(&["--grandchild"]), json!({"tools": {"echo": true, "whoami": true, "hang": true}})), "off": {"url": "http://x", "enabled": false}}})),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let listed: Vec<_> = tk.tools().iter().map(|t| t.name().to_string()).collect();
+    assert_eq!(listed, ["fx_echo", "fx_whoami", "mine"]);
+    assert_eq!(tk.mcp_status(), [("fx".to_string(), McpStatus::Connected), ("off".to_string(), McpStatus::Disabled)]);
+    let r = tk.execute("fx_echo", json!({"text": "via toolkit"}), ToolContext::default()).await.unwrap();
+    assert_eq!(r.output, "via toolkit");
+    let who: Value =
+        serde_json::from_str(&tk.execute("fx_whoami", json!({}), ToolContext::default()).await.unwrap().output)
+            .unwrap();
+    tk.close().await;
+    tk.close().await;
+    for pid in [who["pid"].as_u64().unwrap(), who["grandchild"].as_u64().unwrap()] {
+        assert!(gone_within(pid, Duration::from_secs(3)).await, "pid {pid} outlived the toolkit");
+    }
+    // No mcpConfig: no statuses, close is a no-op.
+    let plain = Toolkit::create(ToolkitOptions::default()).await.unwrap();
+    assert!(plain.mcp_status().is_empty());
+    plain.close().await;
+    // A bad config fails the build.
+    let e =
+        Toolkit::create(ToolkitOptions { mcp_config: Some(json!("/no/such/mcp.json")), ..Default::default() }).await;
+    assert!(e.err().unwrap().to_string().starts_with("ENOENT"));
 }
