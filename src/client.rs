@@ -41,7 +41,7 @@ fn cb(f: Option<JsonFn>) -> Option<SharedCallback> {
 /// A cancellation handle a JS AbortSignal listener fires.
 #[napi]
 pub struct CancelToken {
-    abort: Abort,
+    pub(crate) abort: Abort,
 }
 
 #[napi]

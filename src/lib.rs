@@ -3,6 +3,8 @@
 
 mod bridge;
 mod client;
+mod mcp;
+mod nativetool;
 mod toolkit;
 mod translate;
 

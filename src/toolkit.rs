@@ -5,10 +5,13 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
+use toolnexus_core::client::SharedCallback;
 use toolnexus_core::tool::SharedTool;
-use toolnexus_core::{Tool, ToolContext, ToolkitOptions};
+use toolnexus_core::{Tool, ToolkitOptions};
 
-use crate::bridge::{JsTool, JsonFn};
+use crate::bridge::{JsCallback, JsTool, JsonFn};
+use crate::client::CancelToken;
+use crate::nativetool::{tool_context, NativeTool};
 use crate::{core_err, parse_json};
 
 /// A JS tool as `index.js` hands it over: declaration as JSON plus the bridged call.
@@ -60,9 +63,16 @@ pub struct ToolEntry {
 
 #[napi]
 impl NativeToolkit {
-    /// `options` is the JSON of the plain options (everything but the tools).
-    #[napi(factory)]
-    pub async fn create(options: String, tools: Vec<JsToolSpec>) -> Result<NativeToolkit> {
+    /// `options` is the JSON of the plain options (everything but the tools and callbacks);
+    /// `waitFor` and `cancel` reach the MCP load.
+    #[napi(ts_return_type = "Promise<NativeToolkit>")]
+    pub fn create<'env>(
+        env: &'env Env,
+        options: String,
+        tools: Vec<JsToolSpec>,
+        wait_for: Option<JsonFn>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, NativeToolkit>> {
         let opts = parse_json(&options, "createToolkit options")?;
         let list = |k: &str| -> Vec<String> {
             opts.get(k)
@@ -76,9 +86,14 @@ impl NativeToolkit {
             disable_tools: list("disableTools"),
             builtins: opts.get("builtins").cloned(),
             config_builtins: opts.get("mcpConfig").and_then(|c| c.get("builtins")).cloned(),
+            mcp_config: opts.get("mcpConfig").cloned(),
+            wait_for: wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback),
+            cancel: cancel.map(|c| c.abort.clone()),
         };
-        let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
-        Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
+        env.spawn_future(async move {
+            let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
+            Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
+        })
     }
 
     /// The assembled tools, in order.
@@ -101,19 +116,21 @@ impl NativeToolkit {
     #[napi]
     pub async fn execute(&self, name: String, args: String, ctx: Option<String>) -> Result<String> {
         let args = parse_json(&args, "args")?;
-        let ctx = match ctx {
-            None => ToolContext::default(),
-            Some(c) => {
-                let c = parse_json(&c, "ctx")?;
-                ToolContext {
-                    answer: c.get("answer").cloned().filter(|a| !a.is_null()),
-                    timeout: c.get("timeout").and_then(Value::as_f64),
-                    cancel: None,
-                }
-            }
-        };
+        let ctx = tool_context(ctx)?;
         let r = self.inner.execute(&name, args, ctx).await.map_err(core_err)?;
         Ok(r.to_value().to_string())
+    }
+
+    /// A tool of the core's own (an entry with slot -1), as a handle JS can wrap.
+    #[napi(js_name = "nativeTool")]
+    pub fn native_tool(&self, name: String) -> Option<NativeTool> {
+        self.inner.get(&name).filter(|t| t.as_any().downcast_ref::<JsTool>().is_none()).map(NativeTool::new)
+    }
+
+    /// Each configured MCP server's status as a JSON object, in config order.
+    #[napi(js_name = "mcpStatus")]
+    pub fn mcp_status(&self) -> String {
+        toolnexus_core::mcp::status_value(&self.inner.mcp_status()).to_string()
     }
 
     #[napi]
