@@ -92,7 +92,6 @@ test("a malformed builtins value rejects, naming builtins", async () => {
 
 test("options this build does not support reject, naming the option", async () => {
   const cases = {
-    mcpConfig: { mcpServers: {} },
     skillsDir: "./skills",
     skills: [{ name: "s", content: "c" }],
     agents: [{ card: "http://127.0.0.1:1/card" }],
