@@ -458,6 +458,45 @@ async fn streamable_http_with_env_headers_and_the_sse_fallback() {
     src.close().await;
 }
 
+/// A TCP endpoint that accepts and reads but never answers; counts connections still open.
+async fn black_hole() -> (u16, Arc<std::sync::atomic::AtomicUsize>, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (opened, open) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (o2, n2) = (opened.clone(), open.clone());
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            o2.fetch_add(1, Ordering::SeqCst);
+            n2.fetch_add(1, Ordering::SeqCst);
+            let n3 = n2.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                while matches!(sock.read(&mut buf).await, Ok(n) if n > 0) {}
+                n3.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    (port, opened, open)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_remote_server_that_never_answers_fails_in_time_and_keeps_no_connection() {
+    use std::sync::atomic::Ordering;
+    let (port, opened, open) = black_hole().await;
+    let t0 = Instant::now();
+    let src = load(json!({"void": {"url": format!("http://127.0.0.1:{port}/mcp"), "timeout": 500}})).await;
+    assert_eq!(status(&src), [("void".to_string(), "failed")]);
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    assert!(opened.load(Ordering::SeqCst) >= 1);
+    let t1 = Instant::now();
+    while open.load(Ordering::SeqCst) > 0 && t1.elapsed() < Duration::from_secs(3) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(open.load(Ordering::SeqCst), 0, "the abandoned request still holds its connection");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_abort_fails_the_whole_load_promptly_and_leaves_nothing_running() {
     let abort = Abort::new();

@@ -12,15 +12,15 @@ use reqwest::Url;
 use rmcp::model::ClientRequest;
 use rmcp::service::{PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use rmcp::{Peer, ServiceExt};
 use serde_json::Value;
 use tokio::process::{Child, ChildStdin, ChildStdout};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::config::{expand_env_headers, is_remote};
 use super::elicit::Handler;
+use super::http::BoundedHttp;
 use super::sse::SseTransport;
 use crate::json::js_string;
 
@@ -171,20 +171,28 @@ fn remote_headers(cfg: &Value) -> Result<HeaderMap, String> {
     Ok(map)
 }
 
+/// What must live exactly as long as a session: the local server's process group, or the
+/// lifetime of the remote server's HTTP requests. Dropping it ends them.
+pub(crate) struct Resources {
+    child: Option<ChildGroup>,
+    http: Option<DropGuard>,
+}
+
 /// Open a session with one server.
-pub(crate) async fn connect(cfg: &Value, handler: Handler) -> Result<(Session, Option<ChildGroup>), String> {
+pub(crate) async fn connect(cfg: &Value, handler: Handler) -> Result<(Session, Resources), String> {
     if is_remote(cfg)? {
-        return connect_remote(cfg, handler).await.map(|s| (s, None));
+        let (session, http) = connect_remote(cfg, handler).await?;
+        return Ok((session, Resources { child: None, http }));
     }
     // The group lives in this future: if the connect is abandoned (timeout, abort), dropping
     // the future kills the server.
     let (group, stdout, stdin) = spawn_local(cfg)?;
     let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
     let session = handler.serve(transport).await.map_err(init_error)?;
-    Ok((session, Some(group)))
+    Ok((session, Resources { child: Some(group), http: None }))
 }
 
-async fn connect_remote(cfg: &Value, handler: Handler) -> Result<Session, String> {
+async fn connect_remote(cfg: &Value, handler: Handler) -> Result<(Session, Option<DropGuard>), String> {
     let text = match cfg.get("url") {
         Some(Value::String(s)) => s.clone(),
         Some(v) => js_string(v),
@@ -200,25 +208,35 @@ async fn connect_remote(cfg: &Value, handler: Handler) -> Result<Session, String
         .custom_headers(custom)
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
-    match handler.clone().serve(StreamableHttpClientTransport::from_config(config)).await {
-        Ok(session) => Ok(session),
+    let lifetime = CancellationToken::new();
+    let guard = lifetime.clone().drop_guard();
+    let client = BoundedHttp::new(lifetime)?;
+    match handler.clone().serve(StreamableHttpClientTransport::with_client(client, config)).await {
+        Ok(session) => Ok((session, Some(guard))),
         Err(_) => {
+            drop(guard);
             let sse = SseTransport::connect(url, headers).await?;
-            handler.serve(sse).await.map_err(init_error)
+            handler.serve(sse).await.map(|s| (s, None)).map_err(init_error)
         }
     }
 }
 
-/// One live server: the session, a handle to send through, and the child process if local.
+/// One live server: the session, a handle to send through, and what the session runs on.
 pub(crate) struct Connection {
     peer: Peer<RoleClient>,
     session: tokio::sync::Mutex<Option<Session>>,
     child: Option<ChildGroup>,
+    http: std::sync::Mutex<Option<DropGuard>>,
 }
 
 impl Connection {
-    pub(crate) fn new(session: Session, child: Option<ChildGroup>) -> Self {
-        Connection { peer: session.peer().clone(), session: tokio::sync::Mutex::new(Some(session)), child }
+    pub(crate) fn new(session: Session, resources: Resources) -> Self {
+        Connection {
+            peer: session.peer().clone(),
+            session: tokio::sync::Mutex::new(Some(session)),
+            child: resources.child,
+            http: std::sync::Mutex::new(resources.http),
+        }
     }
 
     /// The local server's process id.
@@ -263,6 +281,8 @@ impl Connection {
         if let Some(mut s) = session {
             let _ = s.close_with_timeout(CLOSE_GRACE).await;
         }
+        // Ends whatever HTTP request is still pending (a session DELETE the server never answers).
+        drop(self.http.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take());
         if let Some(c) = &self.child {
             c.shutdown().await;
         }

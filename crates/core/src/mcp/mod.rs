@@ -6,6 +6,7 @@
 mod config;
 mod conn;
 mod elicit;
+mod http;
 mod sse;
 mod tool;
 
