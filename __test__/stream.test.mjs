@@ -568,7 +568,13 @@ test("stream: aborting mid-stream (after a text event) makes the iterator throw 
       new ReadableStream({
         start(controller) {
           controller.enqueue(enc.encode(sse(oaDeltaText("partial"))))
-          release.promise.then(() => { controller.enqueue(enc.encode(SSE_DONE)); controller.close() })
+          // The abort may already have cancelled the body (the reader is released on abort).
+          release.promise.then(() => {
+            try {
+              controller.enqueue(enc.encode(SSE_DONE))
+              controller.close()
+            } catch {}
+          })
         },
       }),
       { status: 200 },
