@@ -185,6 +185,27 @@ async fn calls_map_results_as_the_reference() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn answers_outside_the_typed_model_are_still_read() {
+    let src = load(json!({"o": local(&["--odd"])})).await;
+    assert_eq!(status(&src), [("o".to_string(), "connected")]);
+    assert_eq!(names(&src), ["o_bare", "o_odd"]);
+    assert_eq!(
+        *tool(&src, "o_bare").input_schema(),
+        json!({"type": "object", "properties": {}, "additionalProperties": false})
+    );
+    assert_eq!(tool(&src, "o_odd").description(), "7");
+    assert_eq!(
+        *tool(&src, "o_odd").input_schema(),
+        json!({"type": "object", "properties": {}, "additionalProperties": false})
+    );
+    let r = call(&src, "o_bare", json!({})).await;
+    assert_eq!((r.output.as_str(), r.is_error), ("seen", false));
+    let r = call(&src, "o_odd", json!({})).await;
+    assert_eq!((r.output.as_str(), r.is_error), ("odd", true));
+    src.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn call_timeouts_come_from_the_context_or_the_server() {
     let src = load(json!({ "fx": with(local(&[]), json!({"timeout": 1500})) })).await;
     let t0 = Instant::now();
