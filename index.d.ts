@@ -102,6 +102,103 @@ export declare function tool(
 export declare function collectTools(obj: object): Tool[]
 
 // ===========================================================================
+// MCP source
+// ===========================================================================
+
+/** A server started as a child process and spoken to over stdio. */
+export interface LocalServer {
+  type?: "local"
+  /** The program and its arguments. */
+  command: string[]
+  /** Added to the inherited environment (`env` is accepted as an alias). */
+  environment?: Record<string, string>
+  env?: Record<string, string>
+  cwd?: string
+  enabled?: boolean
+  disabled?: boolean
+  /** Milliseconds for each connect / list step and each call (default 30000). */
+  timeout?: number
+  /** Which of the server's tools to expose, keyed by their names on the server. */
+  tools?: Record<string, boolean>
+}
+
+/** A server reached over streamable HTTP (or the older HTTP+SSE transport). */
+export interface RemoteServer {
+  type?: "remote"
+  url: string
+  /** `${NAME}` in a value is replaced from the environment. */
+  headers?: Record<string, string>
+  enabled?: boolean
+  disabled?: boolean
+  timeout?: number
+  tools?: Record<string, boolean>
+}
+
+export type ServerConfig = LocalServer | RemoteServer
+export type McpConfig = Record<string, ServerConfig>
+
+/** The servers' tools, each server's status, and the connections behind them. */
+export interface McpSource {
+  tools: Tool[]
+  status: Record<string, McpStatus>
+  close(): Promise<void>
+}
+
+/** A tool as a server lists it (its own name, no server prefix). */
+export interface ToolInfo {
+  name: string
+  description: string
+  inputSchema: JSONSchema
+}
+
+/** What a list-only pass found. */
+export interface McpInventory {
+  tools: Record<string, ToolInfo[]>
+  status: Record<string, McpStatus>
+}
+
+/** An MCP `elicitation/create` request from a server. */
+export interface ElicitRequest {
+  method: "elicitation/create"
+  params: {
+    mode?: "form" | "url"
+    message: string
+    requestedSchema?: Record<string, unknown>
+    url?: string
+    elicitationId?: string
+    [k: string]: unknown
+  }
+}
+
+/** The client's reply to an elicitation. */
+export interface ElicitResult {
+  action: "accept" | "decline" | "cancel"
+  content?: Record<string, unknown>
+  [k: string]: unknown
+}
+
+/** Read a config from a path or take a parsed one, and return the map of servers. */
+export declare function parseMcpConfig(input: string | object): McpConfig
+
+/** Replace `${NAME}` placeholders in header values from the environment. */
+export declare function expandEnvHeaders(headers?: Record<string, string>): Record<string, string> | undefined
+
+/** Connect every enabled server and expose its tools as `server_tool`. */
+export declare function loadMcp(
+  input: string | object,
+  opts?: { waitFor?: (request: Request) => Promise<Answer>; signal?: AbortSignal },
+): Promise<McpSource>
+
+/** Connect every enabled server, list its tools, and disconnect. */
+export declare function listMcpTools(input: string | object, opts?: { signal?: AbortSignal }): Promise<McpInventory>
+
+/** An elicitation request as a suspension {@link Request}. */
+export declare function elicitationToRequest(params: ElicitRequest["params"]): Request
+
+/** An {@link Answer} as the elicitation reply. */
+export declare function answerToElicitResult(answer: Answer): ElicitResult
+
+// ===========================================================================
 // Provider adapters
 // ===========================================================================
 

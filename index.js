@@ -223,7 +223,7 @@ const builtinsEnabled = (cfg) => native.builtinsEnabled(builtinsJson(cfg))
 
 const handles = new WeakMap() // Toolkit -> NativeToolkit
 const CREATE = Symbol("toolnexus.createToolkit")
-const NOT_YET = ["mcpConfig", "agents"]
+const NOT_YET = ["agents"]
 
 function toolSpec(t, i) {
   if (t === null || typeof t !== "object" || typeof t.name !== "string" || typeof t.execute !== "function") {
@@ -237,11 +237,15 @@ function toolSpec(t, i) {
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
 }
 
+const contextJson = (ctx) => (ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout }))
+
 class Toolkit {
   #native
   #slots = []
-  #byName = new Map()
-  #natives = new Map() // name -> wrapped core-owned tool, built once
+  #byName = new Map() // name -> the caller's own Tool object
+  #entries = [] // { name, slot } in assembly order; slot -1 is a tool of the core's own
+  #coreNames = new Set()
+  #wrapped = new Map() // name -> wrapNative(...) of a core tool, built on first use
 
   constructor(key, nativeToolkit, tools) {
     if (key !== CREATE) throw new TypeError("use createToolkit(options) to build a Toolkit")
@@ -258,7 +262,8 @@ class Toolkit {
     }
     const extra = opts.extraTools ?? []
     if (!Array.isArray(extra)) throw new TypeError("createToolkit: `extraTools` must be an array of Tool objects")
-    const plain = { disableTools: opts.disableTools, builtins: opts.builtins }
+    const waitFor = needFunction("createToolkit", "waitFor", opts.waitFor)
+    const plain = { disableTools: opts.disableTools, builtins: opts.builtins, mcpConfig: opts.mcpConfig }
     if (opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined) {
       // The provider is resolved once, here; a failing one is reported and contributes nothing.
       let providerDefs = []
@@ -277,34 +282,39 @@ class Toolkit {
       plain.disableSkills = opts.disableSkills
       plain.skillSampleLimit = opts.skillSampleLimit
     }
-    const nativeToolkit = await native.NativeToolkit.create(encode(plain), extra.map(toolSpec))
+    const specs = extra.map(toolSpec)
+    const nativeToolkit = await withSignal(opts.signal, (token) =>
+      native.NativeToolkit.create(encode(plain), specs, waitFor && bridge(waitFor, opts), token),
+    )
     return new Toolkit(CREATE, nativeToolkit, [...extra])
   }
 
   #adopt(entries) {
-    for (const { name, slot } of entries) {
-      if (slot >= 0) {
-        this.#byName.set(name, this.#slots[slot])
-        continue
-      }
-      // A tool the core owns: one wrapper per name, made once.
-      let wrapped = this.#natives.get(name)
-      if (!wrapped) {
-        const handle = this.#native.nativeTool(name)
-        if (!handle) continue
-        wrapped = wrapNative(handle)
-        this.#natives.set(name, wrapped)
-      }
-      this.#byName.set(name, wrapped)
+    for (const entry of entries) {
+      this.#entries.push(entry)
+      if (entry.slot >= 0) this.#byName.set(entry.name, this.#slots[entry.slot])
+      else this.#coreNames.add(entry.name)
     }
   }
 
+  #coreTool(name) {
+    let wrapped = this.#wrapped.get(name)
+    if (!wrapped) {
+      const handle = this.#native.nativeTool(name)
+      if (!handle) return undefined
+      wrapped = wrapNative(handle)
+      this.#wrapped.set(name, wrapped)
+    }
+    return wrapped
+  }
+
   tools() {
-    return [...this.#byName.values()]
+    return this.#entries.map(({ name, slot }) => (slot >= 0 ? this.#slots[slot] : this.#coreTool(name)))
   }
 
   get(name) {
-    return this.#byName.get(name)
+    if (this.#byName.has(name)) return this.#byName.get(name)
+    return this.#coreNames.has(name) ? this.#coreTool(name) : undefined
   }
 
   register(...tools) {
@@ -317,10 +327,9 @@ class Toolkit {
   async execute(name, args, ctx) {
     const t = this.#byName.get(name)
     if (t) return t.execute(args ?? {}, ctx)
-    const ctxJson = ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
     const { token, release } = abortWiring(ctx?.signal)
     try {
-      return JSON.parse(await this.#native.execute(String(name), encode(args ?? {}), ctxJson, token))
+      return JSON.parse(await this.#native.execute(String(name), encode(args ?? {}), contextJson(ctx), token))
     } finally {
       release()
     }
@@ -331,7 +340,7 @@ class Toolkit {
   }
 
   mcpStatus() {
-    return {}
+    return JSON.parse(this.#native.mcpStatus())
   }
 
   toOpenAI() {
@@ -352,6 +361,39 @@ class Toolkit {
 }
 
 const createToolkit = (opts) => Toolkit.create(opts)
+
+// ---- MCP source (SPEC §2) ----
+
+const parseMcpConfig = (input) => JSON.parse(native.parseMcpConfig(encode(input)))
+
+function expandEnvHeaders(headers) {
+  if (!headers) return undefined
+  return JSON.parse(native.expandEnvHeaders(encode(headers)) ?? "null") ?? undefined
+}
+
+function elicitationToRequest(params) {
+  if (params == null) throw new TypeError(`Cannot read properties of ${params} (reading 'mode')`)
+  return JSON.parse(native.elicitationToRequest(encode(params)))
+}
+
+function answerToElicitResult(answer) {
+  if (answer == null) throw new TypeError(`Cannot read properties of ${answer} (reading 'ok')`)
+  return JSON.parse(native.answerToElicitResult(encode(answer)))
+}
+
+async function loadMcp(input, opts) {
+  const waitFor = needFunction("loadMcp", "waitFor", opts?.waitFor)
+  const handle = await withSignal(opts?.signal, (token) => native.NativeMcp.load(encode(input), waitFor && bridge(waitFor, opts), token))
+  return {
+    tools: handle.tools().map(wrapNative),
+    status: JSON.parse(handle.status()),
+    async close() {
+      await handle.close()
+    },
+  }
+}
+
+const listMcpTools = async (input, opts) => underSignal(opts?.signal, (token) => native.listMcpTools(encode(input), token))
 
 // ---- client (SPEC §8, §10) ----
 
@@ -427,10 +469,10 @@ function abortWiring(signal) {
 }
 
 /** Run one native call under an optional signal; an abort rejects with the signal's own reason. */
-async function underSignal(signal, call) {
+async function withSignal(signal, call) {
   const { token, release } = abortWiring(signal)
   try {
-    return JSON.parse(await call(token))
+    return await call(token)
   } catch (e) {
     if (signal?.aborted) throw signal.reason
     throw e
@@ -438,6 +480,8 @@ async function underSignal(signal, call) {
     release()
   }
 }
+
+const underSignal = async (signal, call) => JSON.parse(await withSignal(signal, call))
 
 function toolkitHandle(ctx, where) {
   const handle = handles.get(ctx?.toolkit)
@@ -651,6 +695,12 @@ module.exports.httpTool = httpTool
 module.exports.createBuiltinTools = createBuiltinTools
 module.exports.selectBuiltins = selectBuiltins
 module.exports.builtinsEnabled = builtinsEnabled
+module.exports.parseMcpConfig = parseMcpConfig
+module.exports.expandEnvHeaders = expandEnvHeaders
+module.exports.elicitationToRequest = elicitationToRequest
+module.exports.answerToElicitResult = answerToElicitResult
+module.exports.loadMcp = loadMcp
+module.exports.listMcpTools = listMcpTools
 module.exports.Toolkit = Toolkit
 module.exports.createToolkit = createToolkit
 module.exports.Client = Client

@@ -99,7 +99,6 @@ test("a malformed builtins value rejects, naming builtins", async () => {
 
 test("options this build does not support reject, naming the option", async () => {
   const cases = {
-    mcpConfig: { mcpServers: {} },
     agents: [{ card: "http://127.0.0.1:1/card" }],
   }
   for (const [key, value] of Object.entries(cases)) {

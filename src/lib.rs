@@ -4,6 +4,7 @@
 mod bridge;
 mod client;
 mod httptool;
+mod mcp;
 mod nativetool;
 mod skills;
 mod toolkit;

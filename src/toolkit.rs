@@ -5,12 +5,12 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
+use toolnexus_core::client::SharedCallback;
+use toolnexus_core::skills::SkillsFilter;
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{Tool, ToolkitOptions};
 
-use toolnexus_core::skills::SkillsFilter;
-
-use crate::bridge::{JsTool, JsonFn};
+use crate::bridge::{JsCallback, JsTool, JsonFn};
 use crate::client::CancelToken;
 use crate::nativetool::{tool_context, NativeTool};
 use crate::skills::{defs_of, dirs_of};
@@ -65,9 +65,16 @@ pub struct ToolEntry {
 
 #[napi]
 impl NativeToolkit {
-    /// `options` is the JSON of the plain options (everything but the tools).
-    #[napi(factory)]
-    pub async fn create(options: String, tools: Vec<JsToolSpec>) -> Result<NativeToolkit> {
+    /// `options` is the JSON of the plain options (everything but the tools and callbacks);
+    /// `waitFor` and `cancel` reach the MCP load.
+    #[napi(ts_return_type = "Promise<NativeToolkit>")]
+    pub fn create<'env>(
+        env: &'env Env,
+        options: String,
+        tools: Vec<JsToolSpec>,
+        wait_for: Option<JsonFn>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, NativeToolkit>> {
         let opts = parse_json(&options, "createToolkit options")?;
         let list = |k: &str| -> Vec<String> {
             opts.get(k)
@@ -93,9 +100,14 @@ impl NativeToolkit {
             skills_filter: opts.get("skillsFilter").and_then(SkillsFilter::from_value),
             disable_skills: list("disableSkills"),
             skill_sample_limit: opts.get("skillSampleLimit").and_then(Value::as_f64),
+            mcp_config: opts.get("mcpConfig").cloned(),
+            wait_for: wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback),
+            cancel: cancel.map(|c| c.abort.clone()),
         };
-        let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
-        Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
+        env.spawn_future(async move {
+            let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
+            Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
+        })
     }
 
     /// The assembled tools, in order.
@@ -133,14 +145,16 @@ impl NativeToolkit {
         })
     }
 
-    /// A handle on a tool the core owns (an entry with slot -1), for `index.js` to wrap.
+    /// A tool of the core's own (an entry with slot -1), as a handle JS can wrap.
     #[napi(js_name = "nativeTool")]
     pub fn native_tool(&self, name: String) -> Option<NativeTool> {
-        let t = self.inner.get(&name)?;
-        if t.as_any().is::<JsTool>() {
-            return None;
-        }
-        Some(NativeTool::new(t))
+        self.inner.get(&name).filter(|t| t.as_any().downcast_ref::<JsTool>().is_none()).map(NativeTool::new)
+    }
+
+    /// Each configured MCP server's status as a JSON object, in config order.
+    #[napi(js_name = "mcpStatus")]
+    pub fn mcp_status(&self) -> String {
+        toolnexus_core::mcp::status_value(&self.inner.mcp_status()).to_string()
     }
 
     #[napi]

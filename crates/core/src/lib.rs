@@ -10,6 +10,7 @@ pub mod client;
 pub mod error;
 pub mod http_tool;
 pub mod json;
+pub mod mcp;
 pub mod native;
 pub mod skills;
 pub mod tool;

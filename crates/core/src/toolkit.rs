@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use crate::adapters;
 use crate::builtins::{self, BuiltinsConfig};
+use crate::client::{Abort, SharedCallback};
 use crate::error::Result;
+use crate::mcp::{self, McpSource, McpStatus};
 use crate::skills::{self, LoadSkillsOptions, SkillDef, SkillSource, SkillsFilter};
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
@@ -37,6 +39,12 @@ pub struct ToolkitOptions {
     pub disable_skills: Vec<String>,
     /// Sibling-file sample cap for the `skill` tool (0 ⇒ 10, -1 ⇒ no file list).
     pub skill_sample_limit: Option<f64>,
+    /// The `mcpConfig` option: a path to an MCP config file, or the parsed config.
+    pub mcp_config: Option<Value>,
+    /// The host's `waitFor`: MCP servers may elicit input through it.
+    pub wait_for: Option<SharedCallback>,
+    /// Bounds the MCP load.
+    pub cancel: Option<Abort>,
 }
 
 impl ToolkitOptions {
@@ -84,12 +92,20 @@ fn warn_duplicate(name: &str) {
 pub struct Toolkit {
     inner: RwLock<Inner>,
     skill: Option<SkillSource>,
+    mcp: Option<McpSource>,
 }
 
 impl Toolkit {
     /// Assemble: drop builtins a host tool shadows, then MCP → skill → builtin → extras,
     /// skipping disabled names, first name wins.
     pub async fn create(mut opts: ToolkitOptions) -> Result<Toolkit> {
+        let mcp = match &opts.mcp_config {
+            Some(config) => {
+                let load = mcp::LoadOptions { wait_for: opts.wait_for.clone(), cancel: opts.cancel.clone() };
+                Some(mcp::load_mcp(config, load).await?)
+            }
+            None => None,
+        };
         // Discovery reads the file system: keep it off the async workers.
         let (returned, skill) = tokio::task::spawn_blocking(move || {
             let skill = opts.skill_source();
@@ -98,7 +114,8 @@ impl Toolkit {
         .await
         .map_err(|e| crate::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
         opts = returned;
-        let cfg_value = opts.builtins.as_ref().or(opts.config_builtins.as_ref());
+        let config_builtins = opts.mcp_config.as_ref().and_then(|c| c.as_object()).and_then(|c| c.get("builtins"));
+        let cfg_value = opts.builtins.as_ref().or(opts.config_builtins.as_ref()).or(config_builtins);
         let cfg = BuiltinsConfig::parse(cfg_value)?;
         let extra_names: HashSet<&str> = opts.extra_tools.iter().map(|t| t.name()).collect();
         let builtins: Vec<SharedTool> =
@@ -106,13 +123,14 @@ impl Toolkit {
         let disabled: HashSet<&str> = opts.disable_tools.iter().map(String::as_str).collect();
         let mut inner = Inner::default();
         let skill_tool = skill.as_ref().map(SkillSource::tool);
-        for t in skill_tool.into_iter().chain(builtins).chain(opts.extra_tools.iter().cloned()) {
+        let mcp_tools = mcp.iter().flat_map(|m| m.tools.iter().cloned());
+        for t in mcp_tools.chain(skill_tool).chain(builtins).chain(opts.extra_tools.iter().cloned()) {
             if disabled.contains(t.name()) {
                 continue;
             }
             inner.add(t);
         }
-        Ok(Toolkit { inner: RwLock::new(inner), skill })
+        Ok(Toolkit { inner: RwLock::new(inner), skill, mcp })
     }
 
     fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
@@ -167,8 +185,17 @@ impl Toolkit {
         adapters::to_gemini(self.tools().iter().map(|t| t.as_ref()))
     }
 
+    /// Each configured MCP server's status, in config order (empty without `mcpConfig`).
+    pub fn mcp_status(&self) -> Vec<(String, McpStatus)> {
+        self.mcp.as_ref().map(|m| m.status.clone()).unwrap_or_default()
+    }
+
     /// Release what the sources hold (child processes, connections). Idempotent.
-    pub async fn close(&self) {}
+    pub async fn close(&self) {
+        if let Some(m) = &self.mcp {
+            m.close().await;
+        }
+    }
 }
 
 /// The result for a name no tool answers to.

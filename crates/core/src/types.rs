@@ -58,7 +58,7 @@ impl ToolResult {
 
 static PENDING_SEQ: AtomicU64 = AtomicU64::new(0);
 
-fn base36(mut n: u128) -> String {
+pub(crate) fn base36(mut n: u128) -> String {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     if n == 0 {
         return "0".into();

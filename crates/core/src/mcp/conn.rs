@@ -1,0 +1,290 @@
+//! Connections: a local server is a child process spoken to over stdio, a remote one is reached
+//! over streamable HTTP (falling back to the legacy SSE transport). Each is an rmcp client
+//! session; requests go out raw so every peer answer is read the same lenient way.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::Url;
+use rmcp::model::ClientRequest;
+use rmcp::service::{PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
+use rmcp::{Peer, ServiceExt};
+use serde_json::Value;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::config::{expand_env_headers, is_remote};
+use super::elicit::Handler;
+use super::http::BoundedHttp;
+use super::sse::SseTransport;
+use crate::json::js_string;
+
+/// The largest single message accepted from a server, on any transport.
+const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
+/// How long `close()` lets a server exit on its own before its process group is killed.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+pub(crate) type Session = RunningService<RoleClient, Handler>;
+
+/// What a request gave back: the peer's result as raw JSON, or the text of the failure.
+pub(crate) type Answer = Result<Value, String>;
+
+/// The text the reference's MCP SDK gives each way a request can fail.
+pub(crate) fn service_error(e: ServiceError) -> String {
+    match e {
+        ServiceError::McpError(d) => format!("MCP error {}: {}", d.code.0, d.message),
+        ServiceError::Timeout { .. } => "MCP error -32001: Request timed out".into(),
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) | ServiceError::Cancelled { .. } => {
+            "MCP error -32000: Connection closed".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The text of a failed handshake, in the reference SDK's words where it has them.
+fn init_error(e: rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::ConnectionClosed(_) => "MCP error -32000: Connection closed".into(),
+        E::JsonRpcError(d) => format!("MCP error {}: {}", d.code.0, d.message),
+        other => other.to_string(),
+    }
+}
+
+/// A local server's child process, started as the leader of its own process group so the
+/// whole tree can be ended at once. Dropping it kills the group.
+pub(crate) struct ChildGroup {
+    child: tokio::sync::Mutex<Option<Child>>,
+    pgid: Option<u32>,
+    killed: AtomicBool,
+}
+
+impl ChildGroup {
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pgid
+    }
+
+    fn kill_group(&self) {
+        if self.killed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) {
+            // SAFETY: killpg only sends a signal; a group that no longer exists gives ESRCH.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// Let the server exit on its own (its stdin is closed by now), then end whatever is left of
+    /// its group and reap it.
+    async fn shutdown(&self) {
+        let child = self.child.lock().await.take();
+        match child {
+            Some(mut c) => {
+                let _ = tokio::time::timeout(CLOSE_GRACE, c.wait()).await;
+                self.kill_group();
+                let _ = c.start_kill();
+                let _ = tokio::time::timeout(Duration::from_secs(1), c.wait()).await;
+            }
+            None => self.kill_group(),
+        }
+    }
+}
+
+impl Drop for ChildGroup {
+    fn drop(&mut self) {
+        // The child handle itself is `kill_on_drop`, and tokio reaps it.
+        self.kill_group();
+    }
+}
+
+fn spawn_error(program: &str, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => format!("spawn {program} ENOENT"),
+        std::io::ErrorKind::PermissionDenied => format!("spawn {program} EACCES"),
+        _ => format!("spawn {program}: {e}"),
+    }
+}
+
+/// Start `command[0]` with `command[1..]`, the process environment plus `environment` (or its
+/// alias `env`), in `cwd`; stdin and stdout piped for the protocol, stderr discarded.
+fn spawn_local(cfg: &Value) -> Result<(ChildGroup, ChildStdout, ChildStdin), String> {
+    let argv: Vec<String> = match cfg.get("command") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| "command must be an array of strings".to_string()))
+            .collect::<Result<_, _>>()?,
+        Some(Value::String(_)) => return Err("command must be an array of strings".into()),
+        _ => return Err("local.command is not iterable".into()),
+    };
+    let Some((program, args)) = argv.split_first() else {
+        return Err("The \"file\" argument must be of type string. Received undefined".into());
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args);
+    let set = |k: &str| cfg.get(k).filter(|v| !v.is_null());
+    if let Some(Value::Object(extra)) = set("environment").or_else(|| set("env")) {
+        for (k, v) in extra {
+            cmd.env(k, js_string(v));
+        }
+    }
+    match set("cwd") {
+        None => {}
+        Some(Value::String(dir)) => {
+            cmd.current_dir(dir);
+        }
+        Some(_) => return Err("The \"options.cwd\" property must be of type string".into()),
+    }
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(|e| spawn_error(program, &e))?;
+    let pgid = child.id();
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let group = ChildGroup { child: tokio::sync::Mutex::new(Some(child)), pgid, killed: AtomicBool::new(false) };
+    match (stdout, stdin) {
+        (Some(out), Some(inp)) => Ok((group, out, inp)),
+        _ => Err(format!("spawn {program}: no stdio")),
+    }
+}
+
+/// Headers for a remote server, `${ENV}` placeholders expanded.
+fn remote_headers(cfg: &Value) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    let Some(expanded) = expand_env_headers(cfg.get("headers")).map_err(|e| e.to_string())? else { return Ok(map) };
+    for (k, v) in expanded {
+        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("Invalid header name: {k}"))?;
+        // The value is a secret more often than not: never echo it.
+        let value = HeaderValue::from_str(v.as_str().unwrap_or_default())
+            .map_err(|_| format!("Invalid value for header {k}"))?;
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
+/// What must live exactly as long as a session: the local server's process group, or the
+/// lifetime of the remote server's HTTP requests. Dropping it ends them.
+pub(crate) struct Resources {
+    child: Option<ChildGroup>,
+    http: Option<DropGuard>,
+}
+
+/// Open a session with one server.
+pub(crate) async fn connect(cfg: &Value, handler: Handler) -> Result<(Session, Resources), String> {
+    if is_remote(cfg)? {
+        let (session, http) = connect_remote(cfg, handler).await?;
+        return Ok((session, Resources { child: None, http }));
+    }
+    // The group lives in this future: if the connect is abandoned (timeout, abort), dropping
+    // the future kills the server.
+    let (group, stdout, stdin) = spawn_local(cfg)?;
+    let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+    let session = handler.serve(transport).await.map_err(init_error)?;
+    Ok((session, Resources { child: Some(group), http: None }))
+}
+
+async fn connect_remote(cfg: &Value, handler: Handler) -> Result<(Session, Option<DropGuard>), String> {
+    let text = match cfg.get("url") {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => js_string(v),
+        None => "undefined".into(),
+    };
+    let url = Url::parse(&text).map_err(|_| "Invalid URL".to_string())?;
+    let headers = remote_headers(cfg)?;
+    // The transport sets these itself.
+    let reserved = ["accept", "mcp-session-id", "last-event-id"];
+    let custom: HashMap<HeaderName, HeaderValue> =
+        headers.iter().filter(|(k, _)| !reserved.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+        .custom_headers(custom)
+        .max_json_response_size(MAX_MESSAGE_BYTES)
+        .max_sse_event_size(MAX_MESSAGE_BYTES);
+    let lifetime = CancellationToken::new();
+    let guard = lifetime.clone().drop_guard();
+    let client = BoundedHttp::new(lifetime)?;
+    match handler.clone().serve(StreamableHttpClientTransport::with_client(client, config)).await {
+        Ok(session) => Ok((session, Some(guard))),
+        Err(_) => {
+            drop(guard);
+            let sse = SseTransport::connect(url, headers).await?;
+            handler.serve(sse).await.map(|s| (s, None)).map_err(init_error)
+        }
+    }
+}
+
+/// One live server: the session, a handle to send through, and what the session runs on.
+pub(crate) struct Connection {
+    peer: Peer<RoleClient>,
+    session: tokio::sync::Mutex<Option<Session>>,
+    child: Option<ChildGroup>,
+    http: std::sync::Mutex<Option<DropGuard>>,
+}
+
+impl Connection {
+    pub(crate) fn new(session: Session, resources: Resources) -> Self {
+        Connection {
+            peer: session.peer().clone(),
+            session: tokio::sync::Mutex::new(Some(session)),
+            child: resources.child,
+            http: std::sync::Mutex::new(resources.http),
+        }
+    }
+
+    /// The local server's process id.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(ChildGroup::pid)
+    }
+
+    /// Send one request and wait for its result as raw JSON, bounded by `timeout` and by
+    /// `cancel` (which tells the server the request is abandoned).
+    pub(crate) async fn request(
+        &self,
+        req: ClientRequest,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Answer {
+        let handle = self
+            .peer
+            .send_request_with_option(req, PeerRequestOptions::with_timeout(timeout))
+            .await
+            .map_err(service_error)?;
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
+        let never = CancellationToken::new();
+        let cancel = cancel.unwrap_or(&never);
+        let result = tokio::select! {
+            r = handle.await_response() => r.map_err(service_error)?,
+            _ = cancel.cancelled() => {
+                let note = rmcp::model::CancelledNotification::new(rmcp::model::CancelledNotificationParam::new(
+                    Some(id),
+                    Some("This operation was aborted".into()),
+                ));
+                let _ = tokio::time::timeout(Duration::from_secs(1), peer.send_notification(note.into())).await;
+                return Err("This operation was aborted".into());
+            }
+        };
+        // Whatever variant rmcp read it as, the wire fields are what the mapping reads.
+        serde_json::to_value(&result).map_err(|e| e.to_string())
+    }
+
+    /// End the session and the server. Idempotent.
+    pub(crate) async fn close(&self) {
+        let session = self.session.lock().await.take();
+        if let Some(mut s) = session {
+            let _ = s.close_with_timeout(CLOSE_GRACE).await;
+        }
+        // Ends whatever HTTP request is still pending (a session DELETE the server never answers).
+        drop(self.http.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take());
+        if let Some(c) = &self.child {
+            c.shutdown().await;
+        }
+    }
+}
