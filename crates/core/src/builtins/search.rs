@@ -6,16 +6,13 @@
 //! names are listed like any other. Its order is fixed: a directory's files in byte order,
 //! then its subdirectories, the last name first.
 
-use std::cmp::Ordering;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
-use ignore::{WalkBuilder, WalkState};
 use regex::Regex;
 use serde_json::{json, Value};
 
@@ -123,68 +120,35 @@ impl Walked {
     }
 }
 
-/// The walk order: at the first component where two paths part, a file comes before a
-/// directory, files ascend by name and directories descend.
-fn walk_order(a: &Walked, b: &Walked) -> Ordering {
-    for (k, (x, y)) in a.parts.iter().zip(&b.parts).enumerate() {
-        let x_file = k + 1 == a.parts.len();
-        let y_file = k + 1 == b.parts.len();
-        if x == y && !x_file && !y_file {
-            continue;
-        }
-        let (xb, yb) = (x.as_encoded_bytes(), y.as_encoded_bytes());
-        return match (x_file, y_file) {
-            (true, true) => xb.cmp(yb),
-            (true, false) => Ordering::Less,
-            (false, true) => Ordering::Greater,
-            (false, false) => yb.cmp(xb),
-        };
-    }
-    a.parts.len().cmp(&b.parts.len())
-}
-
-/// Every regular file under `root`, in walk order. A root that is not a readable directory
-/// has none.
+/// Every regular file under `root`, in the reference's walk order: a stack of directories,
+/// each one's entries sorted by name (as libuv's scandir sorts them), its files listed when it
+/// is popped and its subdirectories pushed in order, so they are visited last-first.
+/// `node_modules` and `.git` are skipped; links are not followed. A root that is not a
+/// readable directory has none.
 fn walk_files(root: &str) -> Vec<Walked> {
     let root_path = Path::new(root);
     if !std::fs::metadata(root_path).is_ok_and(|m| m.is_dir()) {
         return Vec::new();
     }
-    let mut builder = WalkBuilder::new(root_path);
-    builder
-        .standard_filters(false)
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(false)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| {
-            let skipped = e.depth() > 0
-                && e.file_type().is_some_and(|t| t.is_dir())
-                && SKIPPED_DIRS.iter().any(|d| e.file_name() == *d);
-            !skipped
-        });
-    let found = Arc::new(Mutex::new(Vec::new()));
-    builder.build_parallel().run(|| {
-        let found = found.clone();
-        Box::new(move |entry| {
-            if let Ok(e) = entry {
-                if e.depth() > 0 && e.file_type().is_some_and(|t| t.is_file()) {
-                    if let Ok(rel) = e.path().strip_prefix(root_path) {
-                        let parts = rel.iter().map(|c| c.to_os_string()).collect();
-                        let w = Walked { parts, path: e.path().to_path_buf() };
-                        found.lock().unwrap_or_else(PoisonError::into_inner).push(w);
-                    }
+    let mut files = Vec::new();
+    let mut stack: Vec<(PathBuf, Vec<OsString>)> = vec![(root_path.to_path_buf(), Vec::new())];
+    while let Some((dir, parts)) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else { continue };
+        let mut entries: Vec<(OsString, std::fs::FileType)> =
+            read.flatten().filter_map(|e| Some((e.file_name(), e.file_type().ok()?))).collect();
+        entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+        for (name, kind) in entries {
+            let mut sub = parts.clone();
+            sub.push(name.clone());
+            if kind.is_dir() {
+                if !SKIPPED_DIRS.iter().any(|d| name == *d) {
+                    stack.push((dir.join(&name), sub));
                 }
+            } else if kind.is_file() {
+                files.push(Walked { parts: sub, path: dir.join(&name) });
             }
-            WalkState::Continue
-        })
-    });
-    let mut files = std::mem::take(&mut *found.lock().unwrap_or_else(PoisonError::into_inner));
-    files.sort_by(walk_order);
+        }
+    }
     files
 }
 
@@ -259,35 +223,77 @@ fn glob(pattern: &str, root: &str, limit: f64) -> Vec<String> {
 fn grep(matcher: &RegexMatcher, root: &str, include: Option<&str>, limit: f64) -> Vec<String> {
     let filter = include.map(Glob::new);
     let matches_empty_line = matcher.is_match(b"").unwrap_or(false);
-    let mut searcher = SearcherBuilder::new().line_number(true).bom_sniffing(false).build();
+    let files: Vec<(Walked, String)> = walk_files(root)
+        .into_iter()
+        .filter_map(|f| {
+            let rel = f.rel();
+            let keep = filter.as_ref().is_none_or(|g| g.matches(&rel)) && f.named_in_utf8();
+            keep.then_some((f, rel))
+        })
+        .collect();
+    // Files are searched a chunk at a time on every core; results are appended in walk order,
+    // and the search stops at the first chunk that reaches the limit.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let mut out: Vec<String> = Vec::new();
-    for f in walk_files(root) {
+    for chunk in files.chunks(256 * threads) {
         if out.len() as f64 >= limit {
             break;
         }
-        let rel = f.rel();
-        if filter.as_ref().is_some_and(|g| !g.matches(&rel)) {
-            continue;
+        let per = chunk.len().div_ceil(threads);
+        let found: Vec<Vec<Vec<String>>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = chunk
+                .chunks(per.max(1))
+                .map(|part| {
+                    scope.spawn(move || {
+                        let mut searcher = SearcherBuilder::new().line_number(true).bom_sniffing(false).build();
+                        part.iter()
+                            .map(|(f, rel)| {
+                                search_file(&mut searcher, matcher, root, f, rel, matches_empty_line, limit)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
+        });
+        for lines in found.into_iter().flatten() {
+            for line in lines {
+                if out.len() as f64 >= limit {
+                    return out;
+                }
+                out.push(line);
+            }
         }
-        if !f.named_in_utf8() {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(&f.path) else { continue };
-        let text = match String::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
-        let file = js::join(root, &rel);
-        let mut sink = Collect { file: &file, out: &mut out, limit };
-        if searcher.search_slice(matcher, text.as_bytes(), &mut sink).is_err() {
-            continue;
-        }
-        // Splitting on "\n" leaves an empty last line after a final newline (or in an empty
-        // file); a pattern that matches the empty string matches it too.
-        if matches_empty_line && (text.is_empty() || text.ends_with('\n')) && (out.len() as f64) < limit {
-            let line = bytecount(text.as_bytes(), b'\n') + 1;
-            out.push(format!("{file}:{line}:"));
-        }
+    }
+    out
+}
+
+/// One file's `file:line:text` matches (at most `limit` of them).
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    root: &str,
+    f: &Walked,
+    rel: &str,
+    matches_empty_line: bool,
+    limit: f64,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(bytes) = std::fs::read(&f.path) else { return out };
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let file = js::join(root, rel);
+    let mut sink = Collect { file: &file, out: &mut out, limit };
+    if searcher.search_slice(matcher, text.as_bytes(), &mut sink).is_err() {
+        return Vec::new();
+    }
+    // Splitting on "\n" leaves an empty last line after a final newline (or in an empty
+    // file); a pattern that matches the empty string matches it too.
+    if matches_empty_line && (text.is_empty() || text.ends_with('\n')) && (out.len() as f64) < limit {
+        let line = bytecount(text.as_bytes(), b'\n') + 1;
+        out.push(format!("{file}:{line}:"));
     }
     out
 }
