@@ -292,7 +292,7 @@ function oneLine(r) {
   const cpu = (r.seq.cpuPerRunUs + r.seq.childCpuPerRunUs) / 1000
   return (
     `p50 ${fmt(r.seq.p50Ms)} ms, p95 ${fmt(r.seq.p95Ms)} ms, CPU ${fmt(cpu)} ms/run, peak RSS ${fmt(r.mem.peakRss / 2 ** 20)} MiB, ` +
-    `${fmt(r.tput.runsPerSec)} runs/s @${r.tput.concurrency}, cold ${fmt(r.cold.coldInitMs)} ms  (${fmt(r.wallS)} s)`
+    `${fmt(r.tput.runsPerSec)} runs/s @${r.tput.concurrency}, cold ${fmt(r.cold.importMs + r.cold.setupMs + r.cold.firstRunMs)} ms (spawn→first run ${fmt(r.cold.coldInitMs)} ms)  (${fmt(r.wallS)} s)`
   )
 }
 

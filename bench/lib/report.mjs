@@ -53,8 +53,8 @@ export function renderMarkdown(res) {
   line("Definitions: p50/p95/mean = wall time of one sequential run; CPU/run = user+system CPU of the runner process")
   line("(all its threads) plus any child it spawned (the MCP server), over the sequential runs, divided by their count;")
   line("peak RSS = the kernel's high-water mark (VmHWM) of the runner process, plus its children's; throughput@32 =")
-  line(`runs completed per second with ${res.config.concurrency} runs in flight; cold init = parent's clock just before`)
-  line("spawn → first run complete (exec, Node bootstrap, import, setup, first run).")
+  line(`runs completed per second with ${res.config.concurrency} runs in flight; cold init = import + setup + first run`)
+  line("(the issue's definition; the same for every runner, since Node's own bootstrap is shared — it is in the details table).")
   line()
 
   line("## Details (medians over rounds)")
