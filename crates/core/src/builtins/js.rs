@@ -63,73 +63,7 @@ pub fn timer_delay(ms: f64) -> Duration {
 
 // ---- path --------------------------------------------------------------------------------
 
-/// `path.posix.normalize`: resolve `.` and `..` lexically, collapse separators.
-pub fn normalize(p: &str) -> String {
-    if p.is_empty() {
-        return ".".into();
-    }
-    let absolute = p.starts_with('/');
-    let trailing = p.ends_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in p.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|l| *l != "..") {
-                    parts.pop();
-                } else if !absolute {
-                    parts.push("..");
-                }
-            }
-            s => parts.push(s),
-        }
-    }
-    let mut out = parts.join("/");
-    if out.is_empty() && !absolute {
-        out.push('.');
-    }
-    if !out.is_empty() && trailing {
-        out.push('/');
-    }
-    if absolute {
-        out.insert(0, '/');
-    }
-    out
-}
-
-/// `path.join(a, b)`.
-pub fn join(a: &str, b: &str) -> String {
-    match (a.is_empty(), b.is_empty()) {
-        (true, true) => ".".into(),
-        (true, false) => normalize(b),
-        (false, true) => normalize(a),
-        (false, false) => normalize(&format!("{a}/{b}")),
-    }
-}
-
-/// The process working directory as text.
-pub fn cwd() -> String {
-    std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into())
-}
-
-/// `path.resolve(p)`.
-pub fn resolve(p: &str) -> String {
-    let full = if p.starts_with('/') { p.to_string() } else { format!("{}/{p}", cwd()) };
-    let n = normalize(&full);
-    if n.len() > 1 {
-        n.trim_end_matches('/').to_string()
-    } else {
-        n
-    }
-}
-
-/// `path.dirname(p)` for an absolute, normalized path.
-pub fn dirname(p: &str) -> String {
-    match p.rfind('/') {
-        Some(0) | None => "/".into(),
-        Some(i) => p[..i].to_string(),
-    }
-}
+pub use crate::nodepath::{cwd, dirname, join, resolve};
 
 // ---- Node's error texts --------------------------------------------------------------------
 
@@ -300,6 +234,7 @@ pub async fn make_parent_dirs(p: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nodepath::normalize;
 
     #[test]
     fn trim_follows_javascript() {

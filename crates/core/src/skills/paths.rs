@@ -1,94 +1,7 @@
 //! Path text as Node's posix `path` and `url.pathToFileURL` write it, so the paths a skill
 //! reports (locations, sampled files, the `file://` base) read exactly as the reference's.
 
-/// `path.posix.normalize`: collapse repeated separators, resolve `.` and `..` lexically, keep a
-/// leading and a trailing `/`; the empty path is `.`.
-pub(crate) fn normalize(p: &str) -> String {
-    if p.is_empty() {
-        return ".".into();
-    }
-    let absolute = p.starts_with('/');
-    let trailing = p.ends_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in p.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if !absolute => parts.push(".."),
-                _ => {}
-            },
-            other => parts.push(other),
-        }
-    }
-    let mut out = parts.join("/");
-    if out.is_empty() && !absolute {
-        out.push('.');
-    }
-    if !out.is_empty() && trailing {
-        out.push('/');
-    }
-    if absolute {
-        out.insert(0, '/');
-    }
-    out
-}
-
-/// `path.posix.join(dir, name)`: empty parts are left out, the result normalized.
-pub(crate) fn join(dir: &str, name: &str) -> String {
-    match (dir.is_empty(), name.is_empty()) {
-        (true, true) => ".".into(),
-        (true, false) => normalize(name),
-        (false, true) => normalize(dir),
-        (false, false) => normalize(&format!("{dir}/{name}")),
-    }
-}
-
-/// `path.posix.dirname`.
-pub(crate) fn dirname(p: &str) -> String {
-    let bytes = p.as_bytes();
-    if bytes.is_empty() {
-        return ".".into();
-    }
-    let has_root = bytes[0] == b'/';
-    let mut end = None;
-    let mut matched_slash = true;
-    for i in (1..bytes.len()).rev() {
-        if bytes[i] == b'/' {
-            if !matched_slash {
-                end = Some(i);
-                break;
-            }
-        } else {
-            matched_slash = false;
-        }
-    }
-    match end {
-        None if has_root => "/".into(),
-        None => ".".into(),
-        Some(1) if has_root => "//".into(),
-        // The cut is at an ASCII `/`, so it is a char boundary.
-        Some(e) => p.get(..e).unwrap_or(p).to_string(),
-    }
-}
-
-/// `path.posix.resolve(p)` against the process's working directory.
-pub(crate) fn resolve(p: &str) -> String {
-    if p.starts_with('/') {
-        return strip_trailing(normalize(p));
-    }
-    let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into());
-    strip_trailing(normalize(&format!("{cwd}/{p}")))
-}
-
-fn strip_trailing(mut s: String) -> String {
-    while s.len() > 1 && s.ends_with('/') {
-        s.pop();
-    }
-    s
-}
+pub(crate) use crate::nodepath::{dirname, join, resolve};
 
 /// `url.pathToFileURL(p).href`: the absolute path with every byte outside
 /// `A-Z a-z 0-9 ! $ & ' ( ) * + , - . / : ; = @ _` percent-encoded (UTF-8, upper-case hex).
@@ -113,6 +26,7 @@ pub(crate) fn file_url(p: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nodepath::normalize;
 
     #[test]
     fn normalize_matches_node() {
