@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod native;
 pub mod nodepath;
 pub mod skills;
+pub mod sse;
 pub mod tool;
 pub mod toolkit;
 pub mod translate;

@@ -1,51 +1,11 @@
 //! Server-sent events: split a byte stream into lines, and read each wire style's deltas.
 
-use futures::StreamExt;
 use serde_json::{Map, Value};
 
-use super::transport::ByteStream;
 use super::wire::Style;
 use super::{Call, Usage};
-use crate::error::Result;
 use crate::json::obj;
-
-/// Lines of an SSE body, as they complete. UTF-8 is decoded per whole line, so a
-/// character split across chunks is never garbled.
-pub struct Lines {
-    body: ByteStream,
-    buf: Vec<u8>,
-    done: bool,
-}
-
-impl Lines {
-    pub fn new(body: ByteStream) -> Self {
-        Lines { body, buf: Vec::new(), done: false }
-    }
-
-    pub async fn next_line(&mut self) -> Result<Option<String>> {
-        loop {
-            if let Some(pos) = self.buf.iter().position(|&b| b == b'\n') {
-                let mut line: Vec<u8> = self.buf.drain(..=pos).collect();
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
-            }
-            if self.done {
-                if self.buf.is_empty() {
-                    return Ok(None);
-                }
-                let rest = std::mem::take(&mut self.buf);
-                return Ok(Some(String::from_utf8_lossy(&rest).into_owned()));
-            }
-            match self.body.next().await {
-                Some(chunk) => self.buf.extend(chunk?),
-                None => self.done = true,
-            }
-        }
-    }
-}
+pub use crate::sse::Lines;
 
 /// What one streamed turn added up to.
 pub struct Streamed {
@@ -260,6 +220,7 @@ impl Assembler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::transport::ByteStream;
     use serde_json::json;
 
     fn body(chunks: Vec<&'static [u8]>) -> ByteStream {

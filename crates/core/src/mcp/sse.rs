@@ -12,6 +12,9 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::error::Error;
+use crate::sse::Lines;
+
 /// The most one event (or one line of it) may buffer before the stream is dropped.
 const MAX_EVENT_BYTES: usize = 128 * 1024 * 1024;
 
@@ -25,42 +28,17 @@ struct Event {
 
 /// Splits an event-stream body into events, bounded in memory.
 struct EventReader {
-    body: Body,
-    buf: Vec<u8>,
-    done: bool,
+    lines: Lines,
 }
 
 impl EventReader {
     fn new(body: Body) -> Self {
-        EventReader { body, buf: Vec::new(), done: false }
+        let body = body.map(|r| r.map_err(|e| Error::Transport(format!("SSE error: {e}"))));
+        EventReader { lines: Lines::capped(Box::pin(body), MAX_EVENT_BYTES) }
     }
 
     async fn next_line(&mut self) -> Result<Option<String>, String> {
-        loop {
-            if let Some(pos) = self.buf.iter().position(|&b| b == b'\n') {
-                let mut line: Vec<u8> = self.buf.drain(..=pos).collect();
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
-            }
-            if self.done {
-                if self.buf.is_empty() {
-                    return Ok(None);
-                }
-                let rest = std::mem::take(&mut self.buf);
-                return Ok(Some(String::from_utf8_lossy(&rest).into_owned()));
-            }
-            if self.buf.len() > MAX_EVENT_BYTES {
-                return Err("SSE event too large".into());
-            }
-            match self.body.next().await {
-                Some(Ok(chunk)) => self.buf.extend_from_slice(&chunk),
-                Some(Err(e)) => return Err(format!("SSE error: {e}")),
-                None => self.done = true,
-            }
-        }
+        self.lines.next_line().await.map_err(|e| e.to_string())
     }
 
     async fn next_event(&mut self) -> Result<Option<Event>, String> {
