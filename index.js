@@ -12,11 +12,48 @@ const encode = (value) => {
 }
 const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"
 
-/** Bridge a JS function to the core: JSON text in, JSON text (or a Promise of it) out. */
+// The core calls a bridged function as `(json, replyId)`. It answers at once by returning
+// JSON text; a Promise answers later through native.reply / native.replyError, so the core
+// never has to wrap a Promise per call.
+function later(id, promise, finish) {
+  promise.then(
+    (value) => {
+      let text
+      try {
+        text = finish(value)
+      } catch (e) {
+        native.replyError(id, e)
+        return
+      }
+      native.reply(id, text)
+    },
+    (e) => native.replyError(id, e),
+  )
+}
+
+const asText = (text) => String(text)
+
+/** A function answering JSON text (or a Promise of it), in the core's calling convention. */
+function lift(fn) {
+  return (json, id) => {
+    const out = fn(json)
+    if (isThenable(out)) {
+      later(id, Promise.resolve(out), asText)
+      return undefined
+    }
+    return out
+  }
+}
+
+/** Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). */
 function bridge(fn, self) {
-  return (json) => {
+  return (json, id) => {
     const out = fn.call(self, JSON.parse(json))
-    return isThenable(out) ? Promise.resolve(out).then(encode) : encode(out)
+    if (isThenable(out)) {
+      later(id, Promise.resolve(out), encode)
+      return undefined
+    }
+    return encode(out)
   }
 }
 
@@ -229,10 +266,14 @@ function toolSpec(t, i) {
   if (t === null || typeof t !== "object" || typeof t.name !== "string" || typeof t.execute !== "function") {
     throw new TypeError(`extraTools[${i}] is not a Tool: it needs a string \`name\` and an \`execute\` function`)
   }
-  const call = (json) => {
+  const call = (json, id) => {
     const { args, ctx } = JSON.parse(json)
     const out = t.execute(args, ctx)
-    return isThenable(out) ? Promise.resolve(out).then(encode) : encode(out)
+    if (isThenable(out)) {
+      later(id, Promise.resolve(out), encode)
+      return undefined
+    }
+    return encode(out)
   }
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
 }
@@ -522,7 +563,7 @@ class Client {
     this.#native = new native.NativeClient(
       encode(plain),
       {
-        fetch: fetchFn && fetchBridge(fetchFn),
+        fetch: fetchFn && lift(fetchBridge(fetchFn)),
         waitFor: waitFor && bridge(waitFor, opts),
         beforeLlm: hook("beforeLLM"),
         afterLlm: hook("afterLLM"),
@@ -601,7 +642,7 @@ class Client {
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined
-      nativeClient.stream(String(prompt), handle, id, token, onEvent).then(
+      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent)).then(
         () => {
           settled = true
           poke()

@@ -9,17 +9,14 @@ use std::any::Any;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use napi::bindgen_prelude::{Either, Promise};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::Status;
 use serde_json::{json, Value};
 use toolnexus_core::client::transport::ByteStream;
 use toolnexus_core::client::{Callback, ConversationStore, HttpRequest, HttpResponse, StreamResponse, Transport};
 use toolnexus_core::{Error, HostError, Tool, ToolContext, ToolResult};
 
-/// A JS `(json: string) => string | Promise<string>`, callable from any thread. Weak, so
-/// holding it never keeps Node alive; errors come back as `Err`, never as a crash.
-pub type JsonFn = ThreadsafeFunction<String, Either<String, Promise<String>>, String, Status, false, true>;
+/// A JS `(json, replyId) => string | undefined` (see `dispatch`), callable from any thread.
+/// Holding it never keeps Node alive; errors come back as `Err`, never as a crash.
+pub type JsonFn = crate::dispatch::JsFn;
 
 /// A JS error carried through the core untouched, so the caller gets the original value back.
 #[derive(Debug)]
@@ -39,11 +36,7 @@ fn host(e: napi::Error) -> Error {
 
 /// Call a bridged function with a JSON argument and parse its JSON answer.
 pub async fn call_json(f: &JsonFn, arg: String) -> Result<Value, Error> {
-    let ret = f.call_async_catch(arg).await.map_err(host)?;
-    let text = match ret {
-        Either::A(s) => s,
-        Either::B(p) => p.await.map_err(host)?,
-    };
+    let text = f.call(arg).await.map_err(host)?;
     serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("a callback answered with invalid JSON: {e}")))
 }
 
@@ -165,8 +158,7 @@ impl Pull {
 impl Drop for Pull {
     fn drop(&mut self) {
         if !self.done {
-            let arg = json!({ "cancel": self.id }).to_string();
-            let _ = self.f.call(arg, ThreadsafeFunctionCallMode::NonBlocking);
+            self.f.notify(json!({ "cancel": self.id }).to_string());
         }
     }
 }

@@ -215,18 +215,18 @@ impl NativeClient {
 
     /// Run the loop; resolves with the RunResult as JSON.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn run<'env>(
+    pub fn run(
         &self,
-        env: &'env Env,
+        env: &Env,
         prompt: String,
         toolkit: &NativeToolkit,
         history: Option<String>,
         cancel: Option<&CancelToken>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(history, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        env.spawn_future(async move {
+        crate::dispatch::promise(env, async move {
             let r = client.run(&prompt, &tk, ro).await.map_err(core_err)?;
             Ok(r.to_value().to_string())
         })
@@ -234,19 +234,19 @@ impl NativeClient {
 
     /// Stream the loop: every event is handed to `onEvent` (awaited); resolves when done.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn stream<'env>(
+    pub fn stream(
         &self,
-        env: &'env Env,
+        env: &Env,
         prompt: String,
         toolkit: &NativeToolkit,
         id: Option<String>,
         cancel: Option<&CancelToken>,
         on_event: JsonFn,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        env.spawn_future(async move {
+        crate::dispatch::promise(env, async move {
             let sink = JsCallback(on_event);
             let r = client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map_err(core_err)?;
             Ok(r.to_value().to_string())
@@ -255,19 +255,19 @@ impl NativeClient {
 
     /// `ask`: memory by `id` through the store, text deltas to `onText` when given.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn ask<'env>(
+    pub fn ask(
         &self,
-        env: &'env Env,
+        env: &Env,
         prompt: String,
         toolkit: &NativeToolkit,
         id: Option<String>,
         cancel: Option<&CancelToken>,
         on_text: Option<JsonFn>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        env.spawn_future(async move {
+        crate::dispatch::promise(env, async move {
             let on_text = on_text.map(JsCallback);
             let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::client::Callback);
             let r = client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await.map_err(core_err)?;
@@ -278,13 +278,13 @@ impl NativeClient {
     /// One provider call, OpenAI shapes in and out (§11). `request` is the JSON of the
     /// caller's request minus `toolkit` and `signal`.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn translate<'env>(
+    pub fn translate(
         &self,
-        env: &'env Env,
+        env: &Env,
         request: String,
         toolkit: Option<&NativeToolkit>,
         cancel: Option<&CancelToken>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<crate::dispatch::JsPromise> {
         let r = parse_json(&request, "translate")?;
         let list = |k: &str| -> Result<Vec<Value>> {
             match r.get(k) {
@@ -307,7 +307,7 @@ impl NativeClient {
         };
         let client = self.inner.clone();
         let tk = toolkit.map(|t| t.inner.clone());
-        env.spawn_future(async move {
+        crate::dispatch::promise(env, async move {
             let res = client.translate(req, tk.as_deref()).await.map_err(core_err)?;
             Ok(res.to_value().to_string())
         })

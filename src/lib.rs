@@ -3,6 +3,7 @@
 
 mod bridge;
 mod client;
+mod dispatch;
 mod httptool;
 mod mcp;
 mod nativetool;
@@ -15,13 +16,16 @@ use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::{adapters, types};
 
-/// One small runtime for the core: the work is I/O and callback hops, and fewer worker
-/// threads mean fewer cross-thread wake-ups per JS round trip.
-#[napi_derive::module_init]
-fn init() {
-    if let Ok(rt) = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        napi::bindgen_prelude::create_custom_tokio_runtime(rt);
-    }
+/// A bridged callback's late answer (see `dispatch`): its JSON text.
+#[napi]
+pub fn reply(env: &Env, id: u32, json: String) {
+    dispatch::reply(env, id, Ok(json));
+}
+
+/// A bridged callback's late failure: the value it rejected with, kept as it is.
+#[napi(js_name = "replyError")]
+pub fn reply_error(env: &Env, id: u32, error: Unknown) {
+    dispatch::reply(env, id, Err(Error::from_unknown_without_coercion(error)));
 }
 
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
@@ -95,3 +99,9 @@ fn decl_of(t: Value) -> Option<adapters::Decl> {
 pub fn empty_schema() -> String {
     toolnexus_core::native::empty_schema().to_string()
 }
+
+/// Every Rust allocation of the addon goes through mimalloc: the loop allocates and frees many
+/// small JSON values across the runtime's threads, where glibc's malloc spends its time
+/// consolidating and keeps per-thread arenas growing.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

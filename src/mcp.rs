@@ -57,18 +57,18 @@ pub struct NativeMcp {
 impl NativeMcp {
     /// `loadMcp(input, { waitFor, signal })`; `input` is JSON (a path string or a config).
     #[napi(ts_return_type = "Promise<NativeMcp>")]
-    pub fn load<'env>(
-        env: &'env Env,
+    pub fn load(
+        env: &Env,
         input: String,
         wait_for: Option<JsonFn>,
         cancel: Option<&CancelToken>,
-    ) -> Result<PromiseRaw<'env, NativeMcp>> {
+    ) -> Result<crate::dispatch::JsPromise> {
         let input = parse_json(&input, "loadMcp")?;
         let opts = LoadOptions {
             wait_for: wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback),
             cancel: abort_of(cancel),
         };
-        env.spawn_future(async move {
+        crate::dispatch::promise(env, async move {
             let source = mcp::load_mcp(&input, opts).await.map_err(core_err)?;
             Ok(NativeMcp { inner: Arc::new(source) })
         })
@@ -85,23 +85,22 @@ impl NativeMcp {
         self.inner.status_value().to_string()
     }
 
-    #[napi]
-    pub async fn close(&self) -> Result<()> {
-        self.inner.close().await;
-        Ok(())
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&self, env: &Env) -> Result<crate::dispatch::JsPromise> {
+        let inner = self.inner.clone();
+        crate::dispatch::promise(env, async move {
+            inner.close().await;
+            Ok(())
+        })
     }
 }
 
 /// `listMcpTools(input, { signal })`: the inventory as JSON.
 #[napi(js_name = "listMcpTools", ts_return_type = "Promise<string>")]
-pub fn list_mcp_tools<'env>(
-    env: &'env Env,
-    input: String,
-    cancel: Option<&CancelToken>,
-) -> Result<PromiseRaw<'env, String>> {
+pub fn list_mcp_tools(env: &Env, input: String, cancel: Option<&CancelToken>) -> Result<crate::dispatch::JsPromise> {
     let input = parse_json(&input, "listMcpTools")?;
     let cancel = abort_of(cancel);
-    env.spawn_future(async move {
+    crate::dispatch::promise(env, async move {
         let inv = mcp::list_mcp_tools(&input, cancel).await.map_err(core_err)?;
         Ok(inv.to_value().to_string())
     })

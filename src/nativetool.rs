@@ -41,17 +41,17 @@ impl NativeTool {
     /// Run the tool; resolves with the ToolResult as JSON. `ctx` is the JSON of
     /// `{ answer?, timeout? }`; `cancel` fires when the caller's signal aborts.
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn execute<'env>(
+    pub fn execute(
         &self,
-        env: &'env Env,
+        env: &Env,
         args: String,
         ctx: Option<String>,
         cancel: Option<&CancelToken>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<crate::dispatch::JsPromise> {
         let args = parse_json(&args, "args")?;
         let ctx = tool_context(ctx, cancel)?;
         let tool = self.inner.clone();
-        env.spawn_future(async move {
+        crate::dispatch::promise(env, async move {
             let r = tool.execute(args, ctx).await.map_err(core_err)?;
             Ok(r.to_value().to_string())
         })

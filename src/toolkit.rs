@@ -68,13 +68,13 @@ impl NativeToolkit {
     /// `options` is the JSON of the plain options (everything but the tools and callbacks);
     /// `waitFor` and `cancel` reach the MCP load.
     #[napi(ts_return_type = "Promise<NativeToolkit>")]
-    pub fn create<'env>(
-        env: &'env Env,
+    pub fn create(
+        env: &Env,
         options: String,
         tools: Vec<JsToolSpec>,
         wait_for: Option<JsonFn>,
         cancel: Option<&CancelToken>,
-    ) -> Result<PromiseRaw<'env, NativeToolkit>> {
+    ) -> Result<crate::dispatch::JsPromise> {
         let opts = parse_json(&options, "createToolkit options")?;
         let list = |k: &str| -> Vec<String> {
             opts.get(k)
@@ -104,7 +104,7 @@ impl NativeToolkit {
             wait_for: wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback),
             cancel: cancel.map(|c| c.abort.clone()),
         };
-        env.spawn_future(async move {
+        crate::dispatch::promise(env, async move {
             let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
             Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
         })
@@ -128,18 +128,18 @@ impl NativeToolkit {
 
     /// Route a call through the core (used for tools that are not JS objects).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn execute<'env>(
+    pub fn execute(
         &self,
-        env: &'env Env,
+        env: &Env,
         name: String,
         args: String,
         ctx: Option<String>,
         cancel: Option<&CancelToken>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<crate::dispatch::JsPromise> {
         let args = parse_json(&args, "args")?;
         let ctx = tool_context(ctx, cancel)?;
         let inner = self.inner.clone();
-        env.spawn_future(async move {
+        crate::dispatch::promise(env, async move {
             let r = inner.execute(&name, args, ctx).await.map_err(core_err)?;
             Ok(r.to_value().to_string())
         })
@@ -173,10 +173,13 @@ impl NativeToolkit {
         self.inner.skills_prompt()
     }
 
-    #[napi]
-    pub async fn close(&self) -> Result<()> {
-        self.inner.close().await;
-        Ok(())
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&self, env: &Env) -> Result<crate::dispatch::JsPromise> {
+        let inner = self.inner.clone();
+        crate::dispatch::promise(env, async move {
+            inner.close().await;
+            Ok(())
+        })
     }
 }
 

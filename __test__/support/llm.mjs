@@ -187,12 +187,12 @@ export const sawToolResult = (entry) => (entry.json?.messages ?? []).some((m) =>
  * the `ENTRY` placeholder. Resolves `{ code, signal, stdout, stderr, ms, timedOut }`; the child is
  * killed after `timeoutMs`.
  */
-export function runChild(source, { env = process.env, timeoutMs = 10_000 } = {}) {
+export function runChild(source, { env = process.env, timeoutMs = 10_000, nodeArgs = [] } = {}) {
   env = cleanEnv(env)
   const code = source.replaceAll("ENTRY", JSON.stringify(ENTRY_URL))
   return new Promise((resolve) => {
     const started = Date.now()
-    const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: REPO, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...nodeArgs, "--input-type=module", "-e", code], { cwd: REPO, env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => (stdout += d))
