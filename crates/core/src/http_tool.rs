@@ -174,7 +174,7 @@ fn client() -> std::result::Result<&'static reqwest::Client, String> {
     static CLIENT: OnceLock<std::result::Result<reqwest::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            reqwest::Client::builder()
+            crate::net::client_builder()
                 .no_proxy()
                 .redirect(reqwest::redirect::Policy::limited(20))
                 .user_agent("node")

@@ -12,6 +12,7 @@ pub mod http_tool;
 pub mod json;
 pub mod mcp;
 pub mod native;
+pub mod net;
 pub mod nodepath;
 pub mod skills;
 pub mod sse;

@@ -412,7 +412,7 @@ async fn the_liveness_check_passes_with_a_transport_that_streams() {
     let reply = oa_text_stream(&["first", " second"], 1, 1).gate(2, gate.clone());
     let server = MockLlm::sequence(vec![Action::Stream(reply)]).await;
     let mut o = options(&server.url(), Style::OpenAI);
-    o.transport = Some(Arc::new(PassThrough(reqwest::Client::new())));
+    o.transport = Some(Arc::new(PassThrough(toolnexus_core::net::client_builder().build().expect("client"))));
     live_stream_with(o, gate, "first second").await;
 }
 

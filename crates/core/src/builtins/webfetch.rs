@@ -41,7 +41,7 @@ fn client() -> Option<&'static reqwest::Client> {
     static CLIENT: OnceLock<Option<reqwest::Client>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            reqwest::Client::builder()
+            crate::net::client_builder()
                 .no_proxy()
                 .redirect(reqwest::redirect::Policy::limited(20))
                 .user_agent("node")

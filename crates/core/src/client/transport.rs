@@ -107,7 +107,7 @@ pub struct ReqwestTransport {
 
 impl ReqwestTransport {
     pub fn new() -> Result<Self> {
-        let client = reqwest::Client::builder()
+        let client = crate::net::client_builder()
             .build()
             .map_err(|e| Error::Invalid(format!("could not build the HTTP client: {e}")))?;
         Ok(ReqwestTransport { client })

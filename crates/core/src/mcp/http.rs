@@ -15,14 +15,14 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 use tokio_util::sync::CancellationToken;
 
-type HttpError = StreamableHttpError<reqwest013::Error>;
+type HttpError = StreamableHttpError<reqwest::Error>;
 
 const MAX_REDIRECTS: usize = 10;
 
 /// A reqwest client whose requests end when `lifetime` is cancelled.
 #[derive(Clone)]
 pub(crate) struct BoundedHttp {
-    inner: reqwest013::Client,
+    inner: reqwest::Client,
     lifetime: CancellationToken,
 }
 
@@ -30,10 +30,10 @@ impl BoundedHttp {
     pub(crate) fn new(lifetime: CancellationToken) -> Result<Self, String> {
         // Follow only same-origin redirects that keep the method and body, so configured
         // headers (tokens) never travel to another origin.
-        let policy = reqwest013::redirect::Policy::custom(|attempt| {
+        let policy = reqwest::redirect::Policy::custom(|attempt| {
             let keeps_body = matches!(
                 attempt.status(),
-                reqwest013::StatusCode::TEMPORARY_REDIRECT | reqwest013::StatusCode::PERMANENT_REDIRECT
+                reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
             );
             let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
             if !keeps_body || !same_origin {
@@ -44,7 +44,7 @@ impl BoundedHttp {
                 attempt.follow()
             }
         });
-        let inner = reqwest013::Client::builder()
+        let inner = crate::net::platform_client_builder()
             .pool_max_idle_per_host(0)
             .redirect(policy)
             .build()
@@ -75,7 +75,7 @@ impl BoundedHttp {
 }
 
 impl StreamableHttpClient for BoundedHttp {
-    type Error = reqwest013::Error;
+    type Error = reqwest::Error;
 
     async fn post_message(
         &self,

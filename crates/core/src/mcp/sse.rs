@@ -99,7 +99,7 @@ pub(crate) struct SseTransport {
 impl SseTransport {
     /// Open the event stream and wait for the server to name its message endpoint.
     pub(crate) async fn connect(url: Url, headers: HeaderMap) -> Result<Self, String> {
-        let client = reqwest::Client::builder().build().map_err(|e| e.to_string())?;
+        let client = crate::net::client_builder().build().map_err(|e| e.to_string())?;
         let resp = client
             .get(url.clone())
             .headers(headers.clone())
