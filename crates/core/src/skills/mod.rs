@@ -10,8 +10,9 @@ mod tool;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
+use icu_collator::options::CollatorOptions;
 use icu_collator::CollatorBorrowed;
 use serde_json::{Map, Value};
 
@@ -436,11 +437,8 @@ fn js_key_sort<T>(items: &mut [T], key: impl Fn(&T) -> &str) {
 
 /// `String.prototype.localeCompare` with the default locale: Unicode collation (CLDR root).
 pub(crate) fn locale_compare(a: &str, b: &str) -> Ordering {
-    static COLLATOR: OnceLock<Option<CollatorBorrowed<'static>>> = OnceLock::new();
-    match COLLATOR.get_or_init(|| CollatorBorrowed::try_new(Default::default(), Default::default()).ok()) {
-        Some(c) => c.compare(a, b),
-        None => utf16_compare(a, b),
-    }
+    static ROOT: CollatorBorrowed<'static> = CollatorBorrowed::new_root(CollatorOptions::default());
+    ROOT.compare(a, b)
 }
 
 /// The default `Array.prototype.sort` order: UTF-16 code units.
@@ -450,3 +448,30 @@ pub(crate) fn utf16_compare(a: &str, b: &str) -> Ordering {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod root_collator {
+    /// The root collator built in is the one `try_new` with default preferences gives.
+    #[test]
+    fn orders_like_the_default_locale_collator() {
+        let Ok(full) = icu_collator::CollatorBorrowed::try_new(Default::default(), Default::default()) else {
+            panic!("the default collator must build");
+        };
+        let base = [
+            "a", "A", "b", "á", "Á", "ä", "ae", "æ", "ß", "ss", "1", "10", "2", "-a", "_a", ".a", " a", "a-b", "a_b",
+            "ab", "Ab", "é", "e", "E", "ñ", "ø", "ö", "œ", "č", "ç", "中", "日本", "한국", "ア", "あ", "ё", "я", "α",
+            "Ω", "😀", "ﬁ", "fi", "Ⅸ", "ix", "𝔞", "my-skill", "my_skill", "mySkill", "skill2", "skill10",
+        ];
+        let mut words: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        for x in &base {
+            for y in base.iter().take(12) {
+                words.push(format!("{x}{y}"));
+            }
+        }
+        for x in &words {
+            for y in &words {
+                assert_eq!(super::locale_compare(x, y), full.compare(x, y), "{x} vs {y}");
+            }
+        }
+    }
+}
