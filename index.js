@@ -494,9 +494,14 @@ class InMemoryConversationStore {
 }
 
 /** Wire an AbortSignal to a fresh core cancel token; `release` unhooks the listener. */
-function abortWiring(signal) {
+const noRelease = () => {}
+const NO_SIGNAL = { token: undefined, release: noRelease }
+
+/** A cancel token fired by `signal`; none at all without a signal, unless `always` asks for one. */
+function abortWiring(signal, always = false) {
+  if (!signal && !always) return NO_SIGNAL
   const token = new native.CancelToken()
-  if (!signal) return { token, release: () => {} }
+  if (!signal) return { token, release: noRelease }
   const fire = () => {
     const r = signal.reason
     token.cancel(r instanceof Error ? r.message : r === undefined ? undefined : String(r))
@@ -626,7 +631,7 @@ class Client {
     return (async function* streamEvents() {
       const handle = toolkitHandle(ctx, "stream")
       const signal = ctx.signal
-      const { token, release } = abortWiring(signal)
+      const { token, release } = abortWiring(signal, true)
       const queue = []
       let wake = null
       let settled = false

@@ -3,7 +3,7 @@
 //! reqwest is built with `rustls-no-provider`, so it takes the process's default rustls
 //! provider and has none of its own; each builder here makes sure ring is installed first.
 
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 
 /// Install ring as the process's rustls provider, once. If another provider was installed
 /// first (a Rust program embedding the core may have chosen one), that one is kept and used.
@@ -19,9 +19,16 @@ fn install_crypto_provider() {
 /// Used by the LLM transport, the HTTP tools, webfetch and the legacy MCP SSE transport.
 pub fn client_builder() -> reqwest::ClientBuilder {
     install_crypto_provider();
-    let roots =
-        webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().filter_map(|der| reqwest::Certificate::from_der(der).ok());
-    reqwest::Client::builder().tls_certs_only(roots)
+    // Parsed once per process: every client (one per createClient, httpTool, webfetch call)
+    // would otherwise decode the ~150 bundled roots again.
+    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
+    let roots = ROOTS.get_or_init(|| {
+        webpki_root_certs::TLS_SERVER_ROOT_CERTS
+            .iter()
+            .filter_map(|der| reqwest::Certificate::from_der(der).ok())
+            .collect()
+    });
+    reqwest::Client::builder().tls_certs_only(roots.iter().cloned())
 }
 
 /// A client builder that verifies certificates against the platform's roots (on Linux, the

@@ -247,3 +247,35 @@ async fn a_deadline_that_is_not_reached_changes_nothing() {
     assert_eq!(r.status, RunStatus::Done);
     assert_eq!(r.text, "quick");
 }
+
+#[tokio::test]
+async fn one_transport_alternating_between_endpoints_reaches_each_in_turn() {
+    use toolnexus_core::client::transport::{HttpRequest, ReqwestTransport, Transport};
+    let a = MockLlm::script(vec![Reply::json(oa_text("from a")), Reply::json(oa_text("a again"))]).await;
+    let b = MockLlm::script(vec![Reply::json(oa_text("from b"))]).await;
+    let t = ReqwestTransport::new().unwrap();
+    let post = |url: String| HttpRequest { url, headers: vec![], body: "{}".into() };
+    let mut seen = vec![];
+    for url in [a.url(), b.url(), a.url()] {
+        let res = t.post(post(format!("{url}/chat/completions"))).await.unwrap();
+        seen.push(
+            res.body.contains("from a") as u8
+                + 2 * res.body.contains("from b") as u8
+                + 4 * res.body.contains("a again") as u8,
+        );
+    }
+    assert_eq!(seen, vec![1, 2, 4]);
+    assert_eq!((a.count(), b.count()), (2, 1));
+}
+
+#[tokio::test]
+async fn an_unparseable_endpoint_fails_as_a_fetch_failure() {
+    use toolnexus_core::client::transport::{HttpRequest, ReqwestTransport, Transport};
+    let t = ReqwestTransport::new().unwrap();
+    for _ in 0..2 {
+        let e =
+            t.post(HttpRequest { url: "not a url/chat".into(), headers: vec![], body: "{}".into() }).await.unwrap_err();
+        assert!(matches!(e, Error::Transport(_)), "{e:?}");
+        assert!(e.to_string().starts_with("fetch failed (builder error"), "{e}");
+    }
+}

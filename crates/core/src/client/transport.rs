@@ -103,6 +103,9 @@ pub trait Transport: Send + Sync {
 /// The default transport: one pooled reqwest client (rustls).
 pub struct ReqwestTransport {
     client: reqwest::Client,
+    /// The last URL posted to, parsed: a client talks to one endpoint, so parsing (and IDNA
+    /// processing) is done once rather than per request.
+    last_url: std::sync::Mutex<Option<(String, reqwest::Url)>>,
 }
 
 impl ReqwestTransport {
@@ -110,13 +113,29 @@ impl ReqwestTransport {
         let client = crate::net::client_builder()
             .build()
             .map_err(|e| Error::Invalid(format!("could not build the HTTP client: {e}")))?;
-        Ok(ReqwestTransport { client })
+        Ok(ReqwestTransport { client, last_url: std::sync::Mutex::new(None) })
     }
 }
 
 impl ReqwestTransport {
+    /// `raw` parsed, from the one-entry cache when it is the same URL as last time. A URL that
+    /// does not parse is left to reqwest, so its error reads as it always has.
+    fn request(&self, raw: &str) -> reqwest::RequestBuilder {
+        let mut last = self.last_url.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, url)) = last.as_ref().filter(|(text, _)| text == raw) {
+            return self.client.post(url.clone());
+        }
+        match reqwest::Url::parse(raw) {
+            Ok(url) => {
+                *last = Some((raw.to_string(), url.clone()));
+                self.client.post(url)
+            }
+            Err(_) => self.client.post(raw),
+        }
+    }
+
     async fn send(&self, req: HttpRequest) -> Result<(u16, Vec<(String, String)>, reqwest::Response)> {
-        let mut rb = self.client.post(&req.url);
+        let mut rb = self.request(&req.url);
         for (k, v) in &req.headers {
             rb = rb.header(k.as_str(), v.as_str());
         }
