@@ -3,7 +3,7 @@
 //! reqwest is built with `rustls-no-provider`, so it takes the process's default rustls
 //! provider and has none of its own; each builder here makes sure ring is installed first.
 
-use std::sync::{Once, OnceLock};
+use std::sync::{Arc, Once, OnceLock};
 
 /// Install ring as the process's rustls provider, once. If another provider was installed
 /// first (a Rust program embedding the core may have chosen one), that one is kept and used.
@@ -17,18 +17,26 @@ fn install_crypto_provider() {
 /// A client builder that trusts the bundled Mozilla roots and nothing else, as reqwest 0.12's
 /// `rustls-tls` did: https works the same with or without a system certificate store.
 /// Used by the LLM transport, the HTTP tools, webfetch and the legacy MCP SSE transport.
+///
+/// The TLS configuration is built once per process from the roots' ready-made trust anchors,
+/// so building a client (one per createClient) parses no certificates.
 pub fn client_builder() -> reqwest::ClientBuilder {
     install_crypto_provider();
-    // Parsed once per process: every client (one per createClient, httpTool, webfetch call)
-    // would otherwise decode the ~150 bundled roots again.
-    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
-    let roots = ROOTS.get_or_init(|| {
-        webpki_root_certs::TLS_SERVER_ROOT_CERTS
-            .iter()
-            .filter_map(|der| reqwest::Certificate::from_der(der).ok())
-            .collect()
+    static TLS: OnceLock<Option<rustls::ClientConfig>> = OnceLock::new();
+    let tls = TLS.get_or_init(|| {
+        let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .ok()?;
+        let mut config = builder.with_root_certificates(roots).with_no_client_auth();
+        // HTTP/1.1 only, as the clients are built (no http2 feature).
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Some(config)
     });
-    reqwest::Client::builder().tls_certs_only(roots.iter().cloned())
+    match tls {
+        Some(config) => reqwest::Client::builder().tls_backend_preconfigured(config.clone()),
+        None => reqwest::Client::builder(),
+    }
 }
 
 /// A client builder that verifies certificates against the platform's roots (on Linux, the
