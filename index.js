@@ -15,8 +15,9 @@ const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "
 // The core calls a bridged function as `(json, replyId)`. It answers at once by returning
 // JSON text; a Promise answers later through native.reply / native.replyError, so the core
 // never has to wrap a Promise per call.
-function later(id, promise, finish) {
-  promise.then(
+function answer(id, out, finish) {
+  if (!isThenable(out)) return finish(out)
+  Promise.resolve(out).then(
     (value) => {
       let text
       try {
@@ -29,33 +30,16 @@ function later(id, promise, finish) {
     },
     (e) => native.replyError(id, e),
   )
+  return undefined
 }
 
 const asText = (text) => String(text)
 
 /** A function answering JSON text (or a Promise of it), in the core's calling convention. */
-function lift(fn) {
-  return (json, id) => {
-    const out = fn(json)
-    if (isThenable(out)) {
-      later(id, Promise.resolve(out), asText)
-      return undefined
-    }
-    return out
-  }
-}
+const lift = (fn) => (json, id) => answer(id, fn(json), asText)
 
 /** Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). */
-function bridge(fn, self) {
-  return (json, id) => {
-    const out = fn.call(self, JSON.parse(json))
-    if (isThenable(out)) {
-      later(id, Promise.resolve(out), encode)
-      return undefined
-    }
-    return encode(out)
-  }
-}
+const bridge = (fn, self) => (json, id) => answer(id, fn.call(self, JSON.parse(json)), encode)
 
 function needFunction(where, name, value) {
   if (value !== undefined && typeof value !== "function") throw new TypeError(`${where}: \`${name}\` must be a function`)
@@ -268,12 +252,7 @@ function toolSpec(t, i) {
   }
   const call = (json, id) => {
     const { args, ctx } = JSON.parse(json)
-    const out = t.execute(args, ctx)
-    if (isThenable(out)) {
-      later(id, Promise.resolve(out), encode)
-      return undefined
-    }
-    return encode(out)
+    return answer(id, t.execute(args, ctx), encode)
   }
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
 }

@@ -174,12 +174,7 @@ fn client() -> std::result::Result<&'static reqwest::Client, String> {
     static CLIENT: OnceLock<std::result::Result<reqwest::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            crate::net::client_builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::limited(20))
-                .user_agent("node")
-                .build()
-                .map_err(|e| format!("could not build the HTTP client: {e}"))
+            crate::net::fetch_like_builder().build().map_err(|e| format!("could not build the HTTP client: {e}"))
         })
         .as_ref()
         .map_err(Clone::clone)

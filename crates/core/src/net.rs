@@ -39,6 +39,13 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     }
 }
 
+/// `client_builder()` set up as Node's `fetch` behaves: no proxy from the environment, up to 20
+/// redirects, `user-agent: node`. For the tools that fetch on the model's behalf (httpTool,
+/// webfetch).
+pub(crate) fn fetch_like_builder() -> reqwest::ClientBuilder {
+    client_builder().no_proxy().redirect(reqwest::redirect::Policy::limited(20)).user_agent("node")
+}
+
 /// A client builder that verifies certificates against the platform's roots (on Linux, the
 /// system store read by rustls-platform-verifier), as the streamable-HTTP MCP client has.
 pub(crate) fn platform_client_builder() -> reqwest::ClientBuilder {

@@ -41,10 +41,7 @@ fn client() -> Option<&'static reqwest::Client> {
     static CLIENT: OnceLock<Option<reqwest::Client>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            crate::net::client_builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::limited(20))
-                .user_agent("node")
+            crate::net::fetch_like_builder()
                 // No idle connection outlives its call: a pooled one would be tied to the
                 // runtime that opened it, and a host may run more than one.
                 .pool_max_idle_per_host(0)
