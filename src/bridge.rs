@@ -100,6 +100,9 @@ impl Tool for JsTool {
         let out = call_json(&self.call, Value::Object(m).to_string()).await?;
         Ok(ToolResult::from_value(out))
     }
+    fn light(&self) -> bool {
+        true
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

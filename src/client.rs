@@ -5,6 +5,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
+use toolnexus_core::client::h1::H1Transport;
 use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
 use toolnexus_core::client::single::{self, TranslateRequest};
 use toolnexus_core::client::{
@@ -130,7 +131,12 @@ fn opt_number(o: &Value, key: &str, min: f64) -> Result<Option<f64>> {
 impl NativeClient {
     /// `options` is the JSON of the plain options; callbacks come separately.
     #[napi(constructor)]
-    pub fn new(options: String, callbacks: ClientCallbacks, store: Option<&NativeMemoryStore>) -> Result<Self> {
+    pub fn new(
+        env: &Env,
+        options: String,
+        callbacks: ClientCallbacks,
+        store: Option<&NativeMemoryStore>,
+    ) -> Result<Self> {
         let o = parse_json(&options, "createClient options")?;
         if !o.is_object() {
             return Err(bad("createClient: options must be an object"));
@@ -196,7 +202,11 @@ impl NativeClient {
                 Some(Arc::new(InProcessTransport { generate: Arc::new(JsCallback(g)) }) as Arc<dyn Transport>)
             }
             (None, Some(f)) => Some(Arc::new(JsTransport::new(f)) as Arc<dyn Transport>),
-            (None, None) => None,
+            // Built-in HTTP over sockets the event loop watches; without libuv, the core's own
+            // client on its runtime.
+            (None, None) => {
+                crate::uvio::UvConnect::new(env).map(|c| Arc::new(H1Transport::new(c)) as Arc<dyn Transport>)
+            }
         };
         let store: Arc<dyn ConversationStore> = match (store, callbacks.store_get, callbacks.store_save) {
             (_, Some(get), Some(save)) => Arc::new(JsStore { get, save }),
@@ -226,7 +236,7 @@ impl NativeClient {
         let ro = run_options(history, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        crate::dispatch::promise(env, async move {
+        crate::dispatch::local_promise(env, async move {
             let r = client.run(&prompt, &tk, ro).await.map_err(core_err)?;
             Ok(r.to_value().to_string())
         })
@@ -246,7 +256,7 @@ impl NativeClient {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        crate::dispatch::promise(env, async move {
+        crate::dispatch::local_promise(env, async move {
             let sink = JsCallback(on_event);
             let r = client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map_err(core_err)?;
             Ok(r.to_value().to_string())
@@ -267,7 +277,7 @@ impl NativeClient {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        crate::dispatch::promise(env, async move {
+        crate::dispatch::local_promise(env, async move {
             let on_text = on_text.map(JsCallback);
             let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::client::Callback);
             let r = client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await.map_err(core_err)?;
@@ -307,7 +317,7 @@ impl NativeClient {
         };
         let client = self.inner.clone();
         let tk = toolkit.map(|t| t.inner.clone());
-        crate::dispatch::promise(env, async move {
+        crate::dispatch::local_promise(env, async move {
             let res = client.translate(req, tk.as_deref()).await.map_err(core_err)?;
             Ok(res.to_value().to_string())
         })

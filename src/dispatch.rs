@@ -14,12 +14,14 @@
 //! The threadsafe function is unreferenced while no native Promise is outstanding: callbacks
 //! alone never keep the process alive, pending operations do.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
 use std::future::Future;
+use std::pin::Pin;
 use std::ptr;
 use std::sync::{Arc, OnceLock, RwLock};
+use std::task::{Context, Poll, Wake, Waker};
 
 use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, Unknown, ValidateNapiValue};
 use napi::{sys, Env, Error, Result, Status, ValueType};
@@ -40,9 +42,24 @@ unsafe impl<T> Send for Raw<T> {}
 unsafe impl<T> Sync for Raw<T> {}
 
 enum Msg {
-    Settle { deferred: Raw<sys::napi_deferred>, settle: Settler },
-    Call { f: u32, arg: String, reply: Option<oneshot::Sender<Reply>> },
-    Release { f: u32 },
+    Settle {
+        deferred: Raw<sys::napi_deferred>,
+        settle: Settler,
+    },
+    Call {
+        f: u32,
+        arg: String,
+        reply: Option<oneshot::Sender<Reply>>,
+    },
+    Release {
+        f: u32,
+    },
+    /// A task of the JS-thread executor was woken elsewhere (`u32::MAX`: just drain).
+    Poll {
+        task: u32,
+    },
+    /// Work that must happen on the JS thread (closing a socket handle).
+    Run(Box<dyn FnOnce() + Send>),
 }
 
 /// The thread-safe half: anyone may post; `None` once the environment has torn it down.
@@ -79,10 +96,30 @@ struct Local {
     replies: HashMap<u32, oneshot::Sender<Reply>>,
     next_reply: u32,
     outstanding: usize,
+    tasks: Vec<Slot>,
+    free_tasks: Vec<u32>,
+    /// For callback scopes opened around drains that libuv starts (socket readiness).
+    async_context: sys::napi_async_context,
+}
+
+/// A task of the JS-thread executor.
+enum Slot {
+    Free,
+    /// Being polled right now (taken out of the table meanwhile).
+    Busy,
+    Parked(Pin<Box<dyn Future<Output = ()>>>, Waker),
 }
 
 thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+    /// Tasks of this thread's executor waiting for a poll.
+    static READY: RefCell<VecDeque<u32>> = const { RefCell::new(VecDeque::new()) };
+    /// A drain is under way on this thread: wake-ups only queue.
+    static DRAINING: Cell<bool> = const { Cell::new(false) };
+    /// A drain has been asked of the dispatcher and not yet run.
+    static POKED: Cell<bool> = const { Cell::new(false) };
+    /// This thread's environment and dispatcher, for telling "here" from "elsewhere" cheaply.
+    static HERE: Cell<(sys::napi_env, *const Shared)> = const { Cell::new((ptr::null_mut(), ptr::null())) };
 }
 
 /// The runtime the core's work runs on: one per process, built on first use and never shut
@@ -155,6 +192,11 @@ fn create(env: sys::napi_env) -> Result<Local> {
         }
         check(sys::napi_unref_threadsafe_function(env, tsfn), "unref")?;
         *shared.tsfn.write().unwrap_or_else(|p| p.into_inner()) = Some(Raw(tsfn));
+        let mut resource = ptr::null_mut();
+        let mut async_context = ptr::null_mut();
+        check(sys::napi_create_object(env, &mut resource), "resource")?;
+        check(sys::napi_async_init(env, resource, name, &mut async_context), "async context")?;
+        HERE.with(|h| h.set((env, Arc::as_ptr(&shared))));
         Ok(Local {
             env,
             tsfn,
@@ -164,6 +206,9 @@ fn create(env: sys::napi_env) -> Result<Local> {
             replies: HashMap::new(),
             next_reply: 0,
             outstanding: 0,
+            tasks: Vec::new(),
+            free_tasks: Vec::new(),
+            async_context,
         })
     }
 }
@@ -173,6 +218,11 @@ unsafe extern "C" fn finalize(env: sys::napi_env, data: *mut c_void, _hint: *mut
     // SAFETY: `data` is the `Arc` leaked in `create`, handed back exactly once.
     let shared = unsafe { Arc::from_raw(data as *const Shared) };
     *shared.tsfn.write().unwrap_or_else(|p| p.into_inner()) = None;
+    let _ = HERE.try_with(|h| {
+        if h.get().1 == Arc::as_ptr(&shared) {
+            h.set((ptr::null_mut(), ptr::null()));
+        }
+    });
     // Dropping the local half drops the waiting reply senders: their callers see an error.
     let _ = LOCAL.try_with(|cell| {
         if let Ok(mut slot) = cell.try_borrow_mut() {
@@ -196,6 +246,15 @@ unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context:
     match msg {
         Msg::Settle { deferred, settle } => unsafe { settle_now(env, deferred.0, settle) },
         Msg::Call { f, arg, reply } => unsafe { call_now(env, f, arg, reply) },
+        Msg::Poll { task } => {
+            if task == u32::MAX {
+                POKED.with(|p| p.set(false));
+            } else {
+                READY.with(|r| r.borrow_mut().push_back(task));
+            }
+            drain(env);
+        }
+        Msg::Run(job) => job(),
         Msg::Release { f } => {
             let _ = LOCAL.try_with(|cell| {
                 if let Ok(mut slot) = cell.try_borrow_mut() {
@@ -215,7 +274,11 @@ unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context:
     }
 }
 
-unsafe fn settle_now(env: sys::napi_env, deferred: sys::napi_deferred, settle: Settler) {
+unsafe fn settle_now(
+    env: sys::napi_env,
+    deferred: sys::napi_deferred,
+    settle: impl FnOnce(sys::napi_env) -> Result<sys::napi_value>,
+) {
     let outcome = settle(env);
     unsafe {
         match outcome {
@@ -340,6 +403,11 @@ pub fn reply(env: &Env, id: u32, answer: Reply) {
     if let Some(tx) = take_reply(env.raw(), id) {
         let _ = tx.send(answer);
     }
+    // The answer may have woken a task of this thread: carry on with it now, still inside
+    // the JS call (its microtasks follow as usual).
+    if READY.with(|r| !r.borrow().is_empty()) {
+        drain(env.raw());
+    }
 }
 
 /// A Promise the JS caller gets now and the core settles later.
@@ -418,10 +486,25 @@ impl JsFn {
     /// Call with a JSON argument; resolves with the callback's answer.
     pub async fn call(&self, arg: String) -> Reply {
         let (tx, rx) = oneshot::channel();
+        if let Some(env) = self.callable_here() {
+            // Polled by this environment's executor: call JavaScript right here.
+            unsafe { call_now(env, self.f, arg, Some(tx)) };
+            return rx.await.unwrap_or_else(|_| Err(gone()));
+        }
         if self.shared.post(Msg::Call { f: self.f, arg, reply: Some(tx) }).is_err() {
             return Err(gone());
         }
         rx.await.unwrap_or_else(|_| Err(gone()))
+    }
+
+    /// The environment, when this is its thread and a drain is under way (so JavaScript may
+    /// be called now, inside a scope napi or the drain opened).
+    fn callable_here(&self) -> Option<sys::napi_env> {
+        if !DRAINING.with(Cell::get) {
+            return None;
+        }
+        let (env, shared) = HERE.with(Cell::get);
+        (!env.is_null() && shared == Arc::as_ptr(&self.shared)).then_some(env)
     }
 
     /// Call without waiting for an answer.
@@ -474,5 +557,193 @@ impl FromNapiValue for JsFn {
             };
             JsFn { f, shared: l.shared.clone() }
         })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The JS-thread executor
+// ---------------------------------------------------------------------------------------
+//
+// A client run is polled here, on the JS thread, rather than on the runtime: its sockets are
+// watched by libuv (see `uvio`), its JS callbacks are called in place, and its Promise is
+// settled in place, so a run is woken by the event loop that is already waiting, as a run of
+// plain JavaScript is, instead of hopping between threads at every step. Timers and work on
+// the runtime (other tools, DNS) wake it through the dispatcher.
+
+/// Wakes one task: queued directly when woken on its own thread, posted otherwise.
+struct TaskWaker {
+    task: u32,
+    shared: Arc<Shared>,
+}
+
+impl Wake for TaskWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let here = HERE.try_with(|h| h.get().1 == Arc::as_ptr(&self.shared)).unwrap_or(false);
+        if !here {
+            let _ = self.shared.post(Msg::Poll { task: self.task });
+            return;
+        }
+        READY.with(|r| r.borrow_mut().push_back(self.task));
+        if !DRAINING.with(Cell::get) {
+            poke(&self.shared);
+        }
+    }
+}
+
+/// Ask the dispatcher for a drain on the next turn of the event loop (once).
+fn poke(shared: &Shared) {
+    if !POKED.with(|p| p.replace(true)) && shared.post(Msg::Poll { task: u32::MAX }).is_err() {
+        POKED.with(|p| p.set(false));
+    }
+}
+
+/// Poll every ready task of this thread until none is left.
+fn drain(env: sys::napi_env) {
+    if DRAINING.with(|d| d.replace(true)) {
+        return;
+    }
+    let _enter = runtime().map(|rt| rt.enter());
+    toolnexus_core::host::polling_on_host(|| {
+        while let Some(task) = READY.with(|r| r.borrow_mut().pop_front()) {
+            let taken = with_local(env, |l| match l.tasks.get_mut(task as usize) {
+                Some(slot @ Slot::Parked(..)) => match std::mem::replace(slot, Slot::Busy) {
+                    Slot::Parked(fut, waker) => Some((fut, waker)),
+                    _ => None,
+                },
+                _ => None,
+            });
+            let Ok(Some((mut fut, waker))) = taken else { continue };
+            let mut cx = Context::from_waker(&waker);
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
+            let finished = !matches!(outcome, Ok(Poll::Pending));
+            // A finished task is dropped here, outside the local state.
+            let parked = if finished {
+                drop(fut);
+                None
+            } else {
+                Some((fut, waker))
+            };
+            let _ = with_local(env, |l| {
+                if let Some(slot) = l.tasks.get_mut(task as usize) {
+                    match parked {
+                        Some((fut, waker)) => *slot = Slot::Parked(fut, waker),
+                        None => {
+                            *slot = Slot::Free;
+                            l.free_tasks.push(task);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    DRAINING.with(|d| d.set(false));
+}
+
+/// A drain started by libuv (a socket became ready): inside a handle scope and a callback
+/// scope, so Promise reactions and `process.nextTick` callbacks run when it ends.
+pub(crate) fn drain_from_loop(env: sys::napi_env) {
+    let Ok(context) = with_local(env, |l| l.async_context) else { return };
+    // SAFETY: called by libuv on the environment's thread, outside any other scope.
+    unsafe {
+        let mut handles = ptr::null_mut();
+        if sys::napi_open_handle_scope(env, &mut handles) != sys::Status::napi_ok {
+            return;
+        }
+        let mut resource = ptr::null_mut();
+        let mut scope = ptr::null_mut();
+        let opened = sys::napi_create_object(env, &mut resource) == sys::Status::napi_ok
+            && sys::napi_open_callback_scope(env, resource, context, &mut scope) == sys::Status::napi_ok;
+        drain(env);
+        if opened {
+            sys::napi_close_callback_scope(env, scope);
+        }
+        sys::napi_close_handle_scope(env, handles);
+    }
+}
+
+/// Poll `work` on this JS thread and hand JS a Promise of its outcome. The first poll happens
+/// on the next turn of the event loop, never inside the caller's own call.
+pub fn local_promise<T, F>(env: &Env, work: F) -> Result<JsPromise>
+where
+    T: ToNapiValue + 'static,
+    F: Future<Output = Result<T>> + 'static,
+{
+    let raw = env.raw();
+    let mut deferred = ptr::null_mut();
+    let mut promise = ptr::null_mut();
+    // SAFETY: on the environment's thread with valid out-pointers.
+    check(unsafe { sys::napi_create_promise(raw, &mut deferred, &mut promise) }, "creating a Promise")?;
+    let (shared, task) = with_local(raw, |l| {
+        l.outstanding += 1;
+        if l.outstanding == 1 {
+            // SAFETY: on the environment's thread.
+            unsafe { sys::napi_ref_threadsafe_function(raw, l.tsfn) };
+        }
+        let task = match l.free_tasks.pop() {
+            Some(t) => t,
+            None => {
+                l.tasks.push(Slot::Free);
+                (l.tasks.len() - 1) as u32
+            }
+        };
+        (l.shared.clone(), task)
+    })?;
+    let pending = Pending { shared: shared.clone(), deferred: Some(Raw(deferred)) };
+    let fut = async move {
+        let outcome = work.await;
+        let mut pending = pending;
+        if let Some(deferred) = pending.deferred.take() {
+            // SAFETY: polled only by `drain`, on the environment's thread, inside a scope.
+            unsafe {
+                settle_now(raw, deferred.0, move |env| match outcome {
+                    Ok(value) => T::to_napi_value(env, value),
+                    Err(e) => Err(e),
+                })
+            };
+        }
+    };
+    let waker = Waker::from(Arc::new(TaskWaker { task, shared: shared.clone() }));
+    with_local(raw, |l| {
+        if let Some(slot) = l.tasks.get_mut(task as usize) {
+            *slot = Slot::Parked(Box::pin(fut), waker);
+        }
+    })?;
+    READY.with(|r| r.borrow_mut().push_back(task));
+    poke(&shared);
+    Ok(JsPromise(promise))
+}
+
+/// An environment's thread, as seen from anywhere: whether the caller is on it, and a way to
+/// run something there.
+#[derive(Clone)]
+pub struct Home {
+    shared: Arc<Shared>,
+    env: Raw<sys::napi_env>,
+}
+
+impl Home {
+    /// The calling environment's home.
+    pub fn of(env: &Env) -> Result<Home> {
+        let shared = with_local(env.raw(), |l| l.shared.clone())?;
+        Ok(Home { shared, env: Raw(env.raw()) })
+    }
+
+    /// The caller is on this environment's thread.
+    pub fn here(&self) -> bool {
+        HERE.try_with(|h| h.get().1 == Arc::as_ptr(&self.shared)).unwrap_or(false)
+    }
+
+    /// The environment (only to be used on its thread).
+    pub fn env(&self) -> sys::napi_env {
+        self.env.0
+    }
+
+    /// Run `job` on the environment's thread; `false` when the environment is gone.
+    pub fn run_there(&self, job: Box<dyn FnOnce() + Send>) -> bool {
+        self.shared.post(Msg::Run(job)).is_ok()
     }
 }

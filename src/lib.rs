@@ -10,6 +10,7 @@ mod nativetool;
 mod skills;
 mod toolkit;
 mod translate;
+mod uvio;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;

@@ -99,6 +99,9 @@ impl Tool for FnTool {
         let args = if args.is_null() { json!({}) } else { args };
         Ok(run_output_to_result((self.run)(args, ctx).await))
     }
+    fn light(&self) -> bool {
+        true
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

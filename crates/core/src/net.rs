@@ -14,27 +14,30 @@ fn install_crypto_provider() {
     });
 }
 
-/// A client builder that trusts the bundled Mozilla roots and nothing else, as reqwest 0.12's
-/// `rustls-tls` did: https works the same with or without a system certificate store.
-/// Used by the LLM transport, the HTTP tools, webfetch and the legacy MCP SSE transport.
-///
-/// The TLS configuration is built once per process from the roots' ready-made trust anchors,
-/// so building a client (one per createClient) parses no certificates.
-pub fn client_builder() -> reqwest::ClientBuilder {
+/// The TLS configuration every client built here shares: the bundled Mozilla roots and
+/// nothing else, as reqwest 0.12's `rustls-tls` trusted, so https works the same with or
+/// without a system certificate store. Built once per process from the roots' ready-made
+/// trust anchors, so building a client parses no certificates. HTTP/1.1 only.
+pub(crate) fn tls_config() -> Option<Arc<rustls::ClientConfig>> {
     install_crypto_provider();
-    static TLS: OnceLock<Option<rustls::ClientConfig>> = OnceLock::new();
-    let tls = TLS.get_or_init(|| {
+    static TLS: OnceLock<Option<Arc<rustls::ClientConfig>>> = OnceLock::new();
+    TLS.get_or_init(|| {
         let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
         let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .ok()?;
         let mut config = builder.with_root_certificates(roots).with_no_client_auth();
-        // HTTP/1.1 only, as the clients are built (no http2 feature).
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Some(config)
-    });
-    match tls {
-        Some(config) => reqwest::Client::builder().tls_backend_preconfigured(config.clone()),
+        Some(Arc::new(config))
+    })
+    .clone()
+}
+
+/// A reqwest client builder over [`tls_config`]. Used by the LLM transport when it runs on
+/// the core's own runtime, the HTTP tools, webfetch and the legacy MCP SSE transport.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    match tls_config() {
+        Some(config) => reqwest::Client::builder().tls_backend_preconfigured((*config).clone()),
         None => reqwest::Client::builder(),
     }
 }

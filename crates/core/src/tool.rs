@@ -34,6 +34,12 @@ pub trait Tool: Send + Sync {
     /// (a host callback that threw outside any wrapper); ordinary failures are
     /// `Ok(ToolResult { is_error: true, .. })`.
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult>;
+    /// Whether `execute` is light enough to run on a host's event-loop thread: true for tools
+    /// that only call back into the host. Others are moved to the runtime when a host polls
+    /// a run on its own thread (see `host`).
+    fn light(&self) -> bool {
+        false
+    }
     /// For hosts that need to recognise their own tools again.
     fn as_any(&self) -> &dyn Any;
 }

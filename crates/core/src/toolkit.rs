@@ -158,7 +158,11 @@ impl Toolkit {
             None => Ok(unknown_tool(name)),
             Some(t) => {
                 let args = if args.is_null() { Value::Object(Default::default()) } else { args };
-                t.execute(args, ctx).await
+                if t.light() || !crate::host::on_host_thread() {
+                    t.execute(args, ctx).await
+                } else {
+                    crate::host::offload(async move { t.execute(args, ctx).await }).await
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 //! The unified LLM client (SPEC §8) and its tool-calling loop with suspension (§10).
 
+pub mod h1;
 pub mod hooks;
 pub mod inprocess;
 pub mod metrics;

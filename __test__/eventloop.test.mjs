@@ -1,0 +1,189 @@
+// A client's runs are driven on the JS thread: its connections are sockets the event loop
+// watches, its tool callbacks are called in place. These tests pin what that must not change
+// for a user: when the process stays alive and when it may exit, pooled connections the
+// server dropped, names that need resolving, TLS failures, worker threads, and an event loop
+// that keeps turning while native tools work.
+
+import test from "node:test"
+import assert from "node:assert/strict"
+import http from "node:http"
+import https from "node:https"
+import fs from "node:fs"
+import path from "node:path"
+import { createClient, createToolkit, defineTool } from "../index.js"
+import { REPO, ENTRY_URL, startLLM, oaText, oaCalls, runChild, closedPort } from "./support/llm.mjs"
+
+const client = (url, extra = {}) => createClient({ baseUrl: `${url}/v1`, apiKey: "k", model: "m", style: "openai", ...extra })
+
+test("a finished run leaves no handle that keeps the process alive", async () => {
+  const llm = await startLLM([oaText("done")])
+  try {
+    // The server keeps the connection open; the child must still exit once its run is done.
+    const r = await runChild(`
+      const { createClient, createToolkit } = await import(ENTRY)
+      const c = createClient({ baseUrl: ${JSON.stringify(llm.url + "/v1")}, apiKey: "k", model: "m", style: "openai" })
+      const out = await c.run("hi", { toolkit: await createToolkit({}) })
+      console.log(out.text)
+    `)
+    assert.equal(r.timedOut, false, r.stderr)
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout.trim(), "done")
+  } finally {
+    await llm.close()
+  }
+})
+
+test("a run waiting on a slow endpoint keeps the process alive until it is answered", async () => {
+  const llm = await startLLM(async () => {
+    await new Promise((r) => setTimeout(r, 400))
+    return oaText("late")
+  })
+  try {
+    const r = await runChild(`
+      const { createClient, createToolkit } = await import(ENTRY)
+      const c = createClient({ baseUrl: ${JSON.stringify(llm.url + "/v1")}, apiKey: "k", model: "m", style: "openai" })
+      c.run("hi", { toolkit: await createToolkit({}) }).then((out) => console.log(out.text))
+    `)
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout.trim(), "late")
+  } finally {
+    await llm.close()
+  }
+})
+
+test("a kept-alive connection the server closed meanwhile is replaced by a new one", async () => {
+  let connections = 0
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify(oaText("ok").body))
+    })
+  })
+  server.on("connection", () => connections++)
+  await new Promise((r) => server.listen(0, "127.0.0.1", r))
+  try {
+    const c = client(`http://127.0.0.1:${server.address().port}`)
+    const tk = await createToolkit({})
+    assert.equal((await c.run("a", { toolkit: tk })).text, "ok")
+    assert.equal((await c.run("b", { toolkit: tk })).text, "ok")
+    assert.equal(connections, 1, "the second run reused the first connection")
+    // The server lets the idle connection go; the client only learns of it on its next run.
+    server.closeIdleConnections()
+    await new Promise((r) => setTimeout(r, 50))
+    assert.equal((await c.run("c", { toolkit: tk })).text, "ok")
+    assert.equal(connections, 2)
+  } finally {
+    server.closeAllConnections()
+    await new Promise((r) => server.close(r))
+  }
+})
+
+test("an endpoint named by host name is resolved and reached", async () => {
+  const llm = await startLLM([oaText("by name")])
+  try {
+    const out = await client(`http://localhost:${llm.port}`).run("hi", { toolkit: await createToolkit({}) })
+    assert.equal(out.text, "by name")
+    assert.equal(llm.requests[0].headers.host, `localhost:${llm.port}`)
+  } finally {
+    await llm.close()
+  }
+})
+
+test("nothing listening: the run rejects with fetch failed and the connect error", async () => {
+  const port = await closedPort()
+  await assert.rejects(client(`http://127.0.0.1:${port}`, { retries: 0 }).run("hi", { toolkit: await createToolkit({}) }), (e) => {
+    assert.match(e.message, /^fetch failed \(tcp connect error: .*refused/i)
+    return true
+  })
+})
+
+test("https: a certificate from no trusted authority fails the handshake with a clear error", async () => {
+  const dir = path.join(REPO, "__test__", "support", "tls")
+  const server = https.createServer(
+    { key: fs.readFileSync(path.join(dir, "localhost.key")), cert: fs.readFileSync(path.join(dir, "localhost.crt")) },
+    (req, res) => res.end("{}"),
+  )
+  await new Promise((r) => server.listen(0, "127.0.0.1", r))
+  try {
+    const c = client(`https://localhost:${server.address().port}`, { retries: 0 })
+    await assert.rejects(c.run("hi", { toolkit: await createToolkit({}) }), (e) => {
+      assert.match(e.message, /^fetch failed \(TLS handshake failed: .*certificate/i)
+      return true
+    })
+  } finally {
+    server.closeAllConnections()
+    await new Promise((r) => server.close(r))
+  }
+})
+
+test("the event loop keeps turning while a native tool works", async () => {
+  // bash is one of the core's own tools: its work must not hold up the JS thread.
+  const llm = await startLLM([oaCalls([{ id: "c1", name: "bash", args: { command: "sleep 1" } }]), oaText("slept")])
+  try {
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 50)
+    const out = await client(llm.url).run("sleep", { toolkit: await createToolkit({}) })
+    clearInterval(timer)
+    assert.equal(out.text, "slept")
+    assert.ok(ticks >= 8, `the interval ticked ${ticks} times during a one-second tool`)
+  } finally {
+    await llm.close()
+  }
+})
+
+test("tools answering at once and later interleave across runs in flight on one connection pool", async () => {
+  const llm = await startLLM((req) => {
+    const tool = req.json.messages.find((m) => m.role === "tool")
+    if (tool) return oaText(`got ${tool.content}`)
+    const n = Number(req.json.messages.at(-1).content)
+    return oaCalls([{ id: `c${n}`, name: n % 2 ? "late" : "now", args: { n } }])
+  })
+  try {
+    const tk = await createToolkit({
+      extraTools: [
+        defineTool({ name: "now", description: "", run: ({ n }) => `now ${n}` }),
+        defineTool({ name: "late", description: "", run: async ({ n }) => { await new Promise((r) => setTimeout(r, 5)); return `late ${n}` } }),
+      ],
+    })
+    const c = client(llm.url)
+    const outs = await Promise.all(Array.from({ length: 40 }, (_, n) => c.run(String(n), { toolkit: tk })))
+    outs.forEach((o, n) => assert.equal(o.text, `got ${n % 2 ? "late" : "now"} ${n}`))
+  } finally {
+    await llm.close()
+  }
+})
+
+test("worker threads each drive their own runs over their own sockets", async () => {
+  const llm = await startLLM((req) => oaText(`hello ${req.json.messages.at(-1).content}`))
+  try {
+    const { Worker } = await import("node:worker_threads")
+    const source = `
+      const { parentPort, workerData } = require("node:worker_threads")
+      const { createClient, createToolkit } = require(workerData.entry)
+      ;(async () => {
+        const c = createClient({ baseUrl: workerData.url, apiKey: "k", model: "m", style: "openai" })
+        const tk = await createToolkit({})
+        const texts = []
+        for (let i = 0; i < 5; i++) texts.push((await c.run(workerData.tag + i, { toolkit: tk })).text)
+        parentPort.postMessage(texts)
+      })()
+    `
+    const entry = path.join(REPO, "index.js")
+    const runWorker = (tag) =>
+      new Promise((resolve, reject) => {
+        const w = new Worker(source, { eval: true, workerData: { entry, url: `${llm.url}/v1`, tag } })
+        w.once("message", resolve)
+        w.once("error", reject)
+      })
+    const [a, b] = await Promise.all([runWorker("a"), runWorker("b")])
+    assert.deepEqual(a, ["hello a0", "hello a1", "hello a2", "hello a3", "hello a4"])
+    assert.deepEqual(b, ["hello b0", "hello b1", "hello b2", "hello b3", "hello b4"])
+    // The main thread's client still works after the workers are gone.
+    assert.equal((await client(llm.url).run("main", { toolkit: await createToolkit({}) })).text, "hello main")
+  } finally {
+    await llm.close()
+  }
+})
+
+void ENTRY_URL
