@@ -11,7 +11,7 @@ import https from "node:https"
 import fs from "node:fs"
 import path from "node:path"
 import { createClient, createToolkit, defineTool } from "../index.js"
-import { REPO, ENTRY_URL, startLLM, oaText, oaCalls, runChild, closedPort } from "./support/llm.mjs"
+import { REPO, startLLM, oaText, oaCalls, runChild, closedPort } from "./support/llm.mjs"
 
 const client = (url, extra = {}) => createClient({ baseUrl: `${url}/v1`, apiKey: "k", model: "m", style: "openai", ...extra })
 
@@ -154,29 +154,38 @@ test("tools answering at once and later interleave across runs in flight on one 
   }
 })
 
+/**
+ * Start a worker thread that builds a client `c` for `url` and a toolkit `tk`, then runs `body`
+ * (which may use `parentPort` and `workerData`). Resolves the worker and its first message.
+ */
+async function startWorker(url, body, data = {}) {
+  const { Worker } = await import("node:worker_threads")
+  const source = `
+    const { parentPort, workerData } = require("node:worker_threads")
+    const { createClient, createToolkit } = require(workerData.entry)
+    ;(async () => {
+      const c = createClient({ baseUrl: workerData.url, apiKey: "k", model: "m", style: "openai" })
+      const tk = await createToolkit({})
+      ${body}
+    })()
+  `
+  const w = new Worker(source, { eval: true, workerData: { entry: path.join(REPO, "index.js"), url: `${url}/v1`, ...data } })
+  const message = await new Promise((resolve, reject) => {
+    w.once("message", resolve)
+    w.once("error", reject)
+  })
+  return { worker: w, message }
+}
+
 test("worker threads each drive their own runs over their own sockets", async () => {
   const llm = await startLLM((req) => oaText(`hello ${req.json.messages.at(-1).content}`))
   try {
-    const { Worker } = await import("node:worker_threads")
-    const source = `
-      const { parentPort, workerData } = require("node:worker_threads")
-      const { createClient, createToolkit } = require(workerData.entry)
-      ;(async () => {
-        const c = createClient({ baseUrl: workerData.url, apiKey: "k", model: "m", style: "openai" })
-        const tk = await createToolkit({})
-        const texts = []
-        for (let i = 0; i < 5; i++) texts.push((await c.run(workerData.tag + i, { toolkit: tk })).text)
-        parentPort.postMessage(texts)
-      })()
+    const body = `
+      const texts = []
+      for (let i = 0; i < 5; i++) texts.push((await c.run(workerData.tag + i, { toolkit: tk })).text)
+      parentPort.postMessage(texts)
     `
-    const entry = path.join(REPO, "index.js")
-    const runWorker = (tag) =>
-      new Promise((resolve, reject) => {
-        const w = new Worker(source, { eval: true, workerData: { entry, url: `${llm.url}/v1`, tag } })
-        w.once("message", resolve)
-        w.once("error", reject)
-      })
-    const [a, b] = await Promise.all([runWorker("a"), runWorker("b")])
+    const [a, b] = (await Promise.all(["a", "b"].map((tag) => startWorker(llm.url, body, { tag })))).map((w) => w.message)
     assert.deepEqual(a, ["hello a0", "hello a1", "hello a2", "hello a3", "hello a4"])
     assert.deepEqual(b, ["hello b0", "hello b1", "hello b2", "hello b3", "hello b4"])
     // The main thread's client still works after the workers are gone.
@@ -186,4 +195,17 @@ test("worker threads each drive their own runs over their own sockets", async ()
   }
 })
 
-void ENTRY_URL
+test("a worker ended while its run waits on the endpoint takes its sockets down cleanly", async () => {
+  const llm = await startLLM([{ hang: true }])
+  try {
+    for (let i = 0; i < 3; i++) {
+      const { worker: w } = await startWorker(llm.url, `c.run("hang", { toolkit: tk }).catch(() => {}); parentPort.postMessage("started")`)
+      // Wait until the request is on the wire, then end the worker under it.
+      while (llm.requests.length < i + 1) await new Promise((r) => setTimeout(r, 5))
+      assert.equal(await w.terminate(), 1)
+    }
+    assert.equal((await client(llm.url, { timeoutMs: 100, retries: 0 }).run("x", { toolkit: await createToolkit({}) }).catch((e) => e.message)), "run timeout after 100ms")
+  } finally {
+    await llm.close()
+  }
+})

@@ -178,6 +178,8 @@ struct UvSocket {
     stream: ManuallyDrop<TcpStream>,
     handle: Handle,
     home: Home,
+    /// The loop's thread (still known while its environment is being torn down).
+    thread: std::thread::ThreadId,
 }
 
 // SAFETY: the raw handle is touched only on the environment's thread: every method checks
@@ -217,7 +219,12 @@ impl UvSocket {
             if HOOKED.with(|h| h.replace(env)) != env {
                 sys::napi_add_env_cleanup_hook(env, Some(close_all), std::ptr::null_mut());
             }
-            Ok(UvSocket { stream: ManuallyDrop::new(stream), handle: Handle { raw, watch }, home })
+            Ok(UvSocket {
+                stream: ManuallyDrop::new(stream),
+                handle: Handle { raw, watch },
+                home,
+                thread: std::thread::current().id(),
+            })
         }
     }
 
@@ -295,7 +302,7 @@ impl Drop for UvSocket {
         let raw = self.handle.raw;
         // SAFETY: taken once, here; the field is not used again.
         let stream = unsafe { ManuallyDrop::take(&mut self.stream) };
-        if self.home.here() {
+        if std::thread::current().id() == self.thread {
             close_handle(raw);
             drop(stream);
             return;
