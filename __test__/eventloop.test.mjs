@@ -209,3 +209,15 @@ test("a worker ended while its run waits on the endpoint takes its sockets down 
     await llm.close()
   }
 })
+
+test("a request and a reply of several megabytes cross intact", async () => {
+  // Larger than a socket's buffers both ways: the writes and reads wait on the loop in between.
+  const big = "x".repeat(3 * 1024 * 1024)
+  const llm = await startLLM((req) => oaText(`${req.json.messages.at(-1).content.length}:${big}`))
+  try {
+    const out = await client(llm.url).run(big + "!", { toolkit: await createToolkit({}) })
+    assert.equal(out.text, `${big.length + 1}:${big}`)
+  } finally {
+    await llm.close()
+  }
+})

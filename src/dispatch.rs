@@ -223,14 +223,21 @@ unsafe extern "C" fn finalize(env: sys::napi_env, data: *mut c_void, _hint: *mut
             h.set((ptr::null_mut(), ptr::null()));
         }
     });
-    // Dropping the local half drops the waiting reply senders: their callers see an error.
-    let _ = LOCAL.try_with(|cell| {
-        if let Ok(mut slot) = cell.try_borrow_mut() {
+    // Dropping the local half drops the waiting reply senders (their callers see an error)
+    // and the executor's tasks. It is taken out first and dropped with the table released,
+    // since what a task owns may look at the table as it goes.
+    let old = LOCAL
+        .try_with(|cell| {
+            let mut slot = cell.try_borrow_mut().ok()?;
             if slot.as_ref().is_some_and(|l| l.env == env || Arc::ptr_eq(&l.shared, &shared)) {
-                *slot = None;
+                slot.take()
+            } else {
+                None
             }
-        }
-    });
+        })
+        .ok()
+        .flatten();
+    drop(old);
 }
 
 unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context: *mut c_void, data: *mut c_void) {

@@ -360,11 +360,8 @@ enum Framing {
 
 /// Read more bytes into the connection's buffer; `Ok(0)` is the end of the stream.
 async fn fill(conn: &mut Conn) -> io::Result<usize> {
-    let start = conn.buf.len();
-    conn.buf.resize(start + READ_CHUNK, 0);
-    let n = conn.io.read(&mut conn.buf[start..]).await;
-    conn.buf.truncate(start + *n.as_ref().unwrap_or(&0));
-    n
+    conn.buf.reserve(READ_CHUNK);
+    conn.io.read_buf(&mut conn.buf).await
 }
 
 /// Read a response head, skipping interim (1xx) ones. The error says whether nothing at all
