@@ -76,6 +76,12 @@ function ensureDeps() {
 
 function ensureAddon() {
   if (readdirSync(ROOT).some((f) => /^toolnexus\..+\.node$/.test(f))) return
+  if (!existsSync(path.join(ROOT, "node_modules", ".bin", "napi"))) {
+    // A fresh clone: the build tools are the package's own dev dependencies.
+    log("no toolnexus.*.node and no build tools: npm ci")
+    const ci = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: ROOT, stdio: "inherit" })
+    if (ci.status !== 0) throw new Error("npm ci failed")
+  }
   log("no toolnexus.*.node found: npm run build")
   const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" })
   if (r.status !== 0) throw new Error("npm run build failed")
