@@ -1,7 +1,8 @@
-//! Where every HTTP client is built: reqwest over rustls, with ring as the one crypto provider.
+//! Where every HTTP client gets its TLS: rustls, with ring as the one crypto provider, for the
+//! LLM transport (`client::h1`) and the reqwest clients alike.
 //!
 //! reqwest is built with `rustls-no-provider`, so it takes the process's default rustls
-//! provider and has none of its own; each builder here makes sure ring is installed first.
+//! provider and has none of its own; everything here makes sure ring is installed first.
 
 use std::sync::{Arc, Once, OnceLock};
 
@@ -33,8 +34,8 @@ pub(crate) fn tls_config() -> Option<Arc<rustls::ClientConfig>> {
     .clone()
 }
 
-/// A reqwest client builder over [`tls_config`]. Used by the LLM transport when it runs on
-/// the core's own runtime, the HTTP tools, webfetch and the legacy MCP SSE transport.
+/// A reqwest client builder over [`tls_config`], for the HTTP tools, webfetch and the legacy
+/// MCP SSE transport. (The LLM transport is `client::h1` over the same configuration.)
 pub fn client_builder() -> reqwest::ClientBuilder {
     match tls_config() {
         Some(config) => reqwest::Client::builder().tls_backend_preconfigured((*config).clone()),

@@ -250,10 +250,11 @@ async fn a_deadline_that_is_not_reached_changes_nothing() {
 
 #[tokio::test]
 async fn one_transport_alternating_between_endpoints_reaches_each_in_turn() {
-    use toolnexus_core::client::transport::{HttpRequest, ReqwestTransport, Transport};
+    use toolnexus_core::client::h1::{H1Transport, TokioConnect};
+    use toolnexus_core::client::transport::{HttpRequest, Transport};
     let a = MockLlm::script(vec![Reply::json(oa_text("from a")), Reply::json(oa_text("a again"))]).await;
     let b = MockLlm::script(vec![Reply::json(oa_text("from b"))]).await;
-    let t = ReqwestTransport::new().unwrap();
+    let t = H1Transport::new(TokioConnect);
     let post = |url: String| HttpRequest { url, headers: vec![], body: "{}".into() };
     let mut seen = vec![];
     for url in [a.url(), b.url(), a.url()] {
@@ -270,8 +271,9 @@ async fn one_transport_alternating_between_endpoints_reaches_each_in_turn() {
 
 #[tokio::test]
 async fn an_unparseable_endpoint_fails_as_a_fetch_failure() {
-    use toolnexus_core::client::transport::{HttpRequest, ReqwestTransport, Transport};
-    let t = ReqwestTransport::new().unwrap();
+    use toolnexus_core::client::h1::{H1Transport, TokioConnect};
+    use toolnexus_core::client::transport::{HttpRequest, Transport};
+    let t = H1Transport::new(TokioConnect);
     for _ in 0..2 {
         let e =
             t.post(HttpRequest { url: "not a url/chat".into(), headers: vec![], body: "{}".into() }).await.unwrap_err();

@@ -271,7 +271,7 @@ fn failed(what: &str, e: &io::Error) -> Error {
 }
 
 fn parse_target(raw: &str) -> Result<Target> {
-    let url = reqwest::Url::parse(raw).map_err(|e| fetch_failed(&format!("builder error: {e}")))?;
+    let url = url::Url::parse(raw).map_err(|e| fetch_failed(&format!("builder error: {e}")))?;
     let https = match url.scheme() {
         "http" => false,
         "https" => true,

@@ -26,7 +26,7 @@ use crate::types::{pending_of, request_prompt, ToolResult};
 pub use hooks::{callback, Callback, Hooks, SharedCallback};
 pub use metrics::{MetricEvent, Registry};
 pub use store::{ConversationStore, InMemoryStore};
-pub use transport::{HttpRequest, HttpResponse, Reply, ReqwestTransport, StreamResponse, Transport};
+pub use transport::{HttpRequest, HttpResponse, Reply, StreamResponse, Transport};
 pub use wire::Style;
 
 /// Everything `createClient` accepts that the core acts on.
@@ -49,7 +49,7 @@ pub struct ClientOptions {
     pub request_params: Option<Map<String, Value>>,
     /// Receives the assembled body last and may return a replacement.
     pub body_transform: Option<SharedCallback>,
-    /// `None` ⇒ the built-in reqwest transport.
+    /// `None` ⇒ the built-in HTTP/1.1 transport over tokio's sockets.
     pub transport: Option<Arc<dyn Transport>>,
     /// Receives every metric event (awaited, in order).
     pub on_metric: Option<SharedCallback>,
@@ -283,7 +283,7 @@ impl Client {
         }
         let transport: Arc<dyn Transport> = match &opts.transport {
             Some(t) => t.clone(),
-            None => Arc::new(ReqwestTransport::new()?),
+            None => Arc::new(h1::H1Transport::new(h1::TokioConnect)),
         };
         Ok(Client { opts, transport, registry: Registry::default(), store })
     }

@@ -5,7 +5,7 @@ use std::pin::Pin;
 use async_trait::async_trait;
 use futures::{Stream, StreamExt};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
@@ -98,80 +98,4 @@ pub trait Transport: Send + Sync {
         let body = futures::stream::once(async move { Ok(res.body.into_bytes()) });
         Ok(StreamResponse { status: res.status, headers: res.headers, body: Box::pin(body) })
     }
-}
-
-/// The default transport: one pooled reqwest client (rustls).
-pub struct ReqwestTransport {
-    client: reqwest::Client,
-    /// The last URL posted to, parsed: a client talks to one endpoint, so parsing (and IDNA
-    /// processing) is done once rather than per request.
-    last_url: std::sync::Mutex<Option<(String, reqwest::Url)>>,
-}
-
-impl ReqwestTransport {
-    pub fn new() -> Result<Self> {
-        let client = crate::net::client_builder()
-            .build()
-            .map_err(|e| Error::Invalid(format!("could not build the HTTP client: {e}")))?;
-        Ok(ReqwestTransport { client, last_url: std::sync::Mutex::new(None) })
-    }
-}
-
-impl ReqwestTransport {
-    /// `raw` parsed, from the one-entry cache when it is the same URL as last time. A URL that
-    /// does not parse is left to reqwest, so its error reads as it always has.
-    fn request(&self, raw: &str) -> reqwest::RequestBuilder {
-        let mut last = self.last_url.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, url)) = last.as_ref().filter(|(text, _)| text == raw) {
-            return self.client.post(url.clone());
-        }
-        match reqwest::Url::parse(raw) {
-            Ok(url) => {
-                *last = Some((raw.to_string(), url.clone()));
-                self.client.post(url)
-            }
-            Err(_) => self.client.post(raw),
-        }
-    }
-
-    async fn send(&self, req: HttpRequest) -> Result<(u16, Vec<(String, String)>, reqwest::Response)> {
-        let mut rb = self.request(&req.url);
-        for (k, v) in &req.headers {
-            rb = rb.header(k.as_str(), v.as_str());
-        }
-        let res = rb.body(req.body).send().await.map_err(fetch_failed)?;
-        let status = res.status().as_u16();
-        let headers = res
-            .headers()
-            .iter()
-            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect();
-        Ok((status, headers, res))
-    }
-}
-
-#[async_trait]
-impl Transport for ReqwestTransport {
-    async fn post(&self, req: HttpRequest) -> Result<HttpResponse> {
-        let (status, headers, res) = self.send(req).await?;
-        let body = res.text().await.map_err(fetch_failed)?;
-        Ok(HttpResponse { status, headers, body })
-    }
-
-    /// The body as it arrives, chunk by chunk.
-    async fn post_stream(&self, req: HttpRequest) -> Result<StreamResponse> {
-        let (status, headers, res) = self.send(req).await?;
-        let body = res.bytes_stream().map(|chunk| chunk.map(|b| b.to_vec()).map_err(fetch_failed));
-        Ok(StreamResponse { status, headers, body: Box::pin(body) })
-    }
-}
-
-fn fetch_failed(e: reqwest::Error) -> Error {
-    let mut cause = e.to_string();
-    let mut src = std::error::Error::source(&e);
-    while let Some(s) = src {
-        cause = format!("{cause}: {s}");
-        src = s.source();
-    }
-    Error::Transport(format!("fetch failed ({cause})"))
 }
