@@ -98,22 +98,58 @@ test("nothing listening: the run rejects with fetch failed and the connect error
   })
 })
 
-test("https: a certificate from no trusted authority fails the handshake with a clear error", async () => {
+/** An https endpoint on 127.0.0.1 with the test certificate (signed by the test CA in support/tls). */
+async function httpsLLM(text) {
   const dir = path.join(REPO, "__test__", "support", "tls")
   const server = https.createServer(
     { key: fs.readFileSync(path.join(dir, "localhost.key")), cert: fs.readFileSync(path.join(dir, "localhost.crt")) },
-    (req, res) => res.end("{}"),
+    (req, res) => {
+      req.resume()
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify(oaText(text).body))
+      })
+    },
   )
   await new Promise((r) => server.listen(0, "127.0.0.1", r))
+  return {
+    url: `https://localhost:${server.address().port}`,
+    ca: path.join(dir, "ca.crt"),
+    close: () => {
+      server.closeAllConnections()
+      return new Promise((r) => server.close(r))
+    },
+  }
+}
+
+test("https: a certificate from no trusted authority fails the handshake with a clear error", async () => {
+  const llm = await httpsLLM("never")
   try {
-    const c = client(`https://localhost:${server.address().port}`, { retries: 0 })
-    await assert.rejects(c.run("hi", { toolkit: await createToolkit({}) }), (e) => {
+    await assert.rejects(client(llm.url, { retries: 0 }).run("hi", { toolkit: await createToolkit({}) }), (e) => {
       assert.match(e.message, /^fetch failed \(TLS handshake failed: .*certificate/i)
       return true
     })
   } finally {
-    server.closeAllConnections()
-    await new Promise((r) => server.close(r))
+    await llm.close()
+  }
+})
+
+test("https: NODE_EXTRA_CA_CERTS is trusted, as Node's fetch trusts it", async () => {
+  const llm = await httpsLLM("over tls")
+  try {
+    const r = await runChild(
+      `
+      const { createClient, createToolkit } = await import(ENTRY)
+      const c = createClient({ baseUrl: ${JSON.stringify(llm.url + "/v1")}, apiKey: "k", model: "m", style: "openai" })
+      const tk = await createToolkit({})
+      for (let i = 0; i < 2; i++) console.log((await c.run("hi", { toolkit: tk })).text)
+    `,
+      { env: { ...process.env, NODE_EXTRA_CA_CERTS: llm.ca } },
+    )
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout.trim(), "over tls\nover tls")
+  } finally {
+    await llm.close()
   }
 })
 

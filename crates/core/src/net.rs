@@ -15,15 +15,19 @@ fn install_crypto_provider() {
     });
 }
 
-/// The TLS configuration every client built here shares: the bundled Mozilla roots and
-/// nothing else, as reqwest 0.12's `rustls-tls` trusted, so https works the same with or
-/// without a system certificate store. Built once per process from the roots' ready-made
+/// The TLS configuration every client built here shares: the bundled Mozilla roots, as
+/// reqwest 0.12's `rustls-tls` trusted and as Node's own TLS does, plus the certificates in
+/// `NODE_EXTRA_CA_CERTS`, as Node adds them; https works the same with or without a system
+/// certificate store. Built once per process from the roots' ready-made
 /// trust anchors, so building a client parses no certificates. HTTP/1.1 only.
 pub(crate) fn tls_config() -> Option<Arc<rustls::ClientConfig>> {
     install_crypto_provider();
     static TLS: OnceLock<Option<Arc<rustls::ClientConfig>>> = OnceLock::new();
     TLS.get_or_init(|| {
-        let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+        let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+        if let Some(path) = std::env::var_os("NODE_EXTRA_CA_CERTS").filter(|p| !p.is_empty()) {
+            add_pem_roots(&mut roots, std::path::Path::new(&path));
+        }
         let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .ok()?;
@@ -32,6 +36,17 @@ pub(crate) fn tls_config() -> Option<Arc<rustls::ClientConfig>> {
         Some(Arc::new(config))
     })
     .clone()
+}
+
+/// Trust the certificates of a PEM file too, as Node does with `NODE_EXTRA_CA_CERTS`. A file
+/// that cannot be read, or a certificate in it that does not parse, is skipped: Node itself
+/// has already warned about it at startup. Returns how many were added.
+pub(crate) fn add_pem_roots(roots: &mut rustls::RootCertStore, path: &std::path::Path) -> usize {
+    use rustls::pki_types::pem::PemObject;
+    let Ok(bytes) = std::fs::read(path) else { return 0 };
+    let certs = rustls::pki_types::CertificateDer::pem_slice_iter(&bytes).filter_map(|c| c.ok());
+    let (added, _ignored) = roots.add_parsable_certificates(certs);
+    added
 }
 
 /// A reqwest client builder over [`tls_config`], for the HTTP tools, webfetch and the legacy
@@ -63,6 +78,17 @@ mod tests {
 
     fn suites(p: &rustls::crypto::CryptoProvider) -> Vec<rustls::CipherSuite> {
         p.cipher_suites.iter().map(|s| s.suite()).collect()
+    }
+
+    #[test]
+    fn extra_roots_come_from_a_pem_file_and_a_bad_one_adds_nothing() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/support/tls");
+        let mut roots = rustls::RootCertStore::empty();
+        assert_eq!(add_pem_roots(&mut roots, &dir.join("ca.crt")), 1);
+        assert_eq!(roots.len(), 1);
+        assert_eq!(add_pem_roots(&mut roots, &dir.join("missing.crt")), 0);
+        assert_eq!(add_pem_roots(&mut roots, &dir.join("README.md")), 0);
+        assert_eq!(roots.len(), 1);
     }
 
     #[test]

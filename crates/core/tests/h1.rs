@@ -296,3 +296,89 @@ async fn a_response_cut_short_is_an_error() {
     let e = H1Transport::new(TokioConnect).post(req(&s.url, "{}")).await.unwrap_err().to_string();
     assert!(e.starts_with("fetch failed ("), "{e}");
 }
+
+mod tls {
+    use super::*;
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+    fn pem(name: &str) -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/support/tls").join(name);
+        std::fs::read(path).unwrap()
+    }
+
+    fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+        Arc::new(rustls::crypto::ring::default_provider())
+    }
+
+    /// An https server with the self-signed localhost certificate, answering every request on
+    /// a connection; counts connections.
+    async fn https_server() -> (u16, Arc<AtomicUsize>) {
+        let cert = CertificateDer::from_pem_slice(&pem("localhost.crt")).unwrap();
+        let key = PrivateKeyDer::from_pem_slice(&pem("localhost.key")).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert], key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let conns = Arc::new(AtomicUsize::new(0));
+        let c2 = conns.clone();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                c2.fetch_add(1, Ordering::SeqCst);
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(mut s) = acceptor.accept(tcp).await else { return };
+                    let mut buf = Vec::new();
+                    loop {
+                        // The request head and its small body arrive together here.
+                        let mut tmp = [0u8; 4096];
+                        let Ok(n) = s.read(&mut tmp).await else { return };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&tmp[..n]);
+                        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            buf.drain(..at + 4 + 2);
+                            let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecure";
+                            if s.write_all(reply).await.is_err() || s.flush().await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        (port, conns)
+    }
+
+    #[tokio::test]
+    async fn https_with_a_trusted_certificate_works_and_keeps_the_connection() {
+        let (port, conns) = https_server().await;
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from_pem_slice(&pem("ca.crt")).unwrap()).unwrap();
+        let config = rustls::ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let t = H1Transport::with_tls(TokioConnect, Some(Arc::new(config)));
+        for _ in 0..3 {
+            let r = t.post(req(&format!("https://localhost:{port}/v1"), "{}")).await.unwrap();
+            assert_eq!((r.status, r.body.as_str()), (200, "secure"));
+        }
+        assert_eq!(conns.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn https_with_an_untrusted_certificate_fails_the_handshake() {
+        let (port, _) = https_server().await;
+        let e = H1Transport::new(TokioConnect).post(req(&format!("https://localhost:{port}/v1"), "{}")).await;
+        let e = e.unwrap_err().to_string();
+        assert!(e.starts_with("fetch failed (TLS handshake failed: "), "{e}");
+    }
+}

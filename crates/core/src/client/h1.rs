@@ -138,7 +138,13 @@ pub struct H1Transport {
 
 impl H1Transport {
     pub fn new(connect: impl Connect) -> Self {
-        let tls = crate::net::tls_config().map(tokio_rustls::TlsConnector::from);
+        Self::with_tls(connect, crate::net::tls_config())
+    }
+
+    /// With a TLS configuration of the caller's (other roots, client certificates); `None`
+    /// refuses https.
+    pub fn with_tls(connect: impl Connect, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
+        let tls = tls.map(tokio_rustls::TlsConnector::from);
         H1Transport {
             shared: Arc::new(Shared { connect: Box::new(connect), tls, idle: Mutex::new(Vec::new()) }),
             last: Mutex::new(None),
