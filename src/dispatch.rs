@@ -451,14 +451,9 @@ impl Drop for Pending {
     }
 }
 
-/// Run `work` on the core's runtime and hand JS a Promise of its outcome.
-pub fn promise<T, F>(env: &Env, work: F) -> Result<JsPromise>
-where
-    T: ToNapiValue + Send + 'static,
-    F: Future<Output = Result<T>> + Send + 'static,
-{
-    let raw = env.raw();
-    let runtime = runtime().ok_or_else(|| Error::from_reason("toolnexus: the async runtime is not available"))?;
+/// A Promise for JS and the pending settlement behind it, counted as outstanding (so the
+/// process stays alive until it is settled).
+fn open_promise(raw: sys::napi_env) -> Result<(Pending, JsPromise)> {
     let mut deferred = ptr::null_mut();
     let mut promise = ptr::null_mut();
     // SAFETY: on the environment's thread with valid out-pointers.
@@ -471,7 +466,22 @@ where
         }
         l.shared.clone()
     })?;
-    let pending = Pending { shared, deferred: Some(Raw(deferred)) };
+    Ok((Pending { shared, deferred: Some(Raw(deferred)) }, JsPromise(promise)))
+}
+
+/// Whether the calling thread is the one of the environment `shared` belongs to.
+fn is_home(shared: &Arc<Shared>) -> bool {
+    HERE.try_with(|h| h.get().1 == Arc::as_ptr(shared)).unwrap_or(false)
+}
+
+/// Run `work` on the core's runtime and hand JS a Promise of its outcome.
+pub fn promise<T, F>(env: &Env, work: F) -> Result<JsPromise>
+where
+    T: ToNapiValue + Send + 'static,
+    F: Future<Output = Result<T>> + Send + 'static,
+{
+    let runtime = runtime().ok_or_else(|| Error::from_reason("toolnexus: the async runtime is not available"))?;
+    let (pending, promise) = open_promise(env.raw())?;
     runtime.spawn(async move {
         let outcome = work.await;
         pending.settle(Box::new(move |env| match outcome {
@@ -480,7 +490,7 @@ where
             Err(e) => Err(e),
         }));
     });
-    Ok(JsPromise(promise))
+    Ok(promise)
 }
 
 /// A JS function held for the core: callable from any thread, released when dropped.
@@ -589,8 +599,7 @@ impl Wake for TaskWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let here = HERE.try_with(|h| h.get().1 == Arc::as_ptr(&self.shared)).unwrap_or(false);
-        if !here {
+        if !is_home(&self.shared) {
             let _ = self.shared.post(Msg::Poll { task: self.task });
             return;
         }
@@ -680,26 +689,15 @@ where
     F: Future<Output = Result<T>> + 'static,
 {
     let raw = env.raw();
-    let mut deferred = ptr::null_mut();
-    let mut promise = ptr::null_mut();
-    // SAFETY: on the environment's thread with valid out-pointers.
-    check(unsafe { sys::napi_create_promise(raw, &mut deferred, &mut promise) }, "creating a Promise")?;
-    let (shared, task) = with_local(raw, |l| {
-        l.outstanding += 1;
-        if l.outstanding == 1 {
-            // SAFETY: on the environment's thread.
-            unsafe { sys::napi_ref_threadsafe_function(raw, l.tsfn) };
+    let (pending, promise) = open_promise(raw)?;
+    let shared = pending.shared.clone();
+    let task = with_local(raw, |l| match l.free_tasks.pop() {
+        Some(t) => t,
+        None => {
+            l.tasks.push(Slot::Free);
+            (l.tasks.len() - 1) as u32
         }
-        let task = match l.free_tasks.pop() {
-            Some(t) => t,
-            None => {
-                l.tasks.push(Slot::Free);
-                (l.tasks.len() - 1) as u32
-            }
-        };
-        (l.shared.clone(), task)
     })?;
-    let pending = Pending { shared: shared.clone(), deferred: Some(Raw(deferred)) };
     let fut = async move {
         let outcome = work.await;
         let mut pending = pending;
@@ -721,7 +719,7 @@ where
     })?;
     READY.with(|r| r.borrow_mut().push_back(task));
     poke(&shared);
-    Ok(JsPromise(promise))
+    Ok(promise)
 }
 
 /// An environment's thread, as seen from anywhere: whether the caller is on it, and a way to
@@ -741,7 +739,7 @@ impl Home {
 
     /// The caller is on this environment's thread.
     pub fn here(&self) -> bool {
-        HERE.try_with(|h| h.get().1 == Arc::as_ptr(&self.shared)).unwrap_or(false)
+        is_home(&self.shared)
     }
 
     /// The environment (only to be used on its thread).

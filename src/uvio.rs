@@ -255,16 +255,6 @@ impl UvSocket {
         }
         Ok(())
     }
-
-    fn poll_ready(&self, cx: &mut Context<'_>, event: c_int) -> Poll<io::Result<()>> {
-        if !self.home.here() {
-            return Poll::Ready(Err(off_thread()));
-        }
-        match self.arm(event, cx.waker()) {
-            Ok(()) => Poll::Pending,
-            Err(e) => Poll::Ready(Err(e)),
-        }
-    }
 }
 
 /// Close a handle unless the environment's teardown already did.
@@ -404,17 +394,16 @@ impl UvConnect {
         };
         let sock = UvSocket::new(socket.into(), self.home.clone(), self.event_loop.0)?;
         if in_progress {
-            // Connected once there is a peer; failed once the socket holds an error.
-            std::future::poll_fn(|cx| {
-                if sock.stream.peer_addr().is_ok() {
-                    return Poll::Ready(Ok(()));
-                }
-                match sock.stream.take_error() {
-                    Ok(Some(e)) | Err(e) => Poll::Ready(Err(e)),
-                    Ok(None) => sock.poll_ready(cx, UV_WRITABLE),
-                }
-            })
-            .await?;
+            // Connected once there is a peer; failed once the socket holds an error; until
+            // then, waiting to become writable.
+            let connected = || match sock.stream.peer_addr() {
+                Ok(_) => Ok(()),
+                Err(_) => match sock.stream.take_error()? {
+                    Some(e) => Err(e),
+                    None => Err(io::ErrorKind::WouldBlock.into()),
+                },
+            };
+            std::future::poll_fn(|cx| sock.attempt(cx, UV_WRITABLE, connected)).await?;
         }
         Ok(sock)
     }

@@ -60,7 +60,6 @@ struct Origin {
     port: u16,
 }
 
-#[derive(Clone)]
 struct Target {
     origin: Origin,
     /// The `host` header: the host as written, with the port when it is not the default.
@@ -77,7 +76,7 @@ struct Conn {
 }
 
 struct Idle {
-    origin: Origin,
+    target: Arc<Target>,
     conn: Conn,
     since: Instant,
 }
@@ -89,13 +88,17 @@ struct Shared {
 }
 
 impl Shared {
-    fn checkin(&self, origin: Origin, mut conn: Conn) {
+    /// Back to the pool when the exchange left it at a message boundary; closed otherwise.
+    fn finish(&self, target: Arc<Target>, keep_alive: bool, body: &Body, mut conn: Conn) {
+        if !(keep_alive && body.reusable() && conn.buf.is_empty()) {
+            return;
+        }
         conn.reused = true;
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
         if idle.len() >= MAX_IDLE {
             idle.remove(0);
         }
-        idle.push(Idle { origin, conn, since: Instant::now() });
+        idle.push(Idle { target, conn, since: Instant::now() });
     }
 
     fn checkout(&self, origin: &Origin) -> Option<Conn> {
@@ -104,7 +107,7 @@ impl Shared {
                 let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
                 let now = Instant::now();
                 idle.retain(|i| now.duration_since(i.since) < IDLE_FOR);
-                let at = idle.iter().rposition(|i| &i.origin == origin)?;
+                let at = idle.iter().rposition(|i| &i.target.origin == origin)?;
                 idle.remove(at).conn
             };
             // Dropped outside the lock: closing a connection may call into the host.
@@ -133,7 +136,7 @@ fn still_open(conn: &mut Conn) -> bool {
 pub struct H1Transport {
     shared: Arc<Shared>,
     /// The last URL posted to, parsed (a client talks to one endpoint).
-    last: Mutex<Option<(String, Target)>>,
+    last: Mutex<Option<(String, Arc<Target>)>>,
 }
 
 impl H1Transport {
@@ -151,12 +154,12 @@ impl H1Transport {
         }
     }
 
-    fn target(&self, raw: &str) -> Result<Target> {
+    fn target(&self, raw: &str) -> Result<Arc<Target>> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((_, t)) = last.as_ref().filter(|(text, _)| text == raw) {
             return Ok(t.clone());
         }
-        let t = parse_target(raw)?;
+        let t = Arc::new(parse_target(raw)?);
         *last = Some((raw.to_string(), t.clone()));
         Ok(t)
     }
@@ -181,7 +184,7 @@ impl H1Transport {
 
     /// Send `req` and read the response head. A reused connection the peer closed before
     /// answering anything is replaced by a fresh one, once.
-    async fn exchange(&self, req: &HttpRequest) -> Result<(Target, Head, Conn)> {
+    async fn exchange(&self, req: &HttpRequest) -> Result<(Arc<Target>, Head, Conn)> {
         let target = self.target(&req.url)?;
         let wire = encode(&target, req)?;
         let mut pooled = self.shared.checkout(&target.origin);
@@ -202,11 +205,7 @@ impl H1Transport {
             };
             match outcome {
                 Ok(head) => return Ok((target, head, conn)),
-                Err((nothing_back, e)) if reused && nothing_back => {
-                    drop(conn);
-                    let _ = e;
-                    continue;
-                }
+                Err((true, _)) if reused => continue,
                 Err((_, e)) => return Err(failed("error sending request", &e)),
             }
         }
@@ -222,9 +221,7 @@ impl Transport for H1Transport {
         while let Some(chunk) = body.next(&mut conn).await.map_err(|e| failed("error decoding response body", &e))? {
             bytes.extend_from_slice(&chunk);
         }
-        if head.keep_alive && body.reusable() && conn.buf.is_empty() {
-            self.shared.checkin(target.origin, conn);
-        }
+        self.shared.finish(target, head.keep_alive, &body, conn);
         let text = match String::from_utf8(bytes) {
             Ok(s) => s,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -248,9 +245,7 @@ impl Transport for H1Transport {
             match s.body.next(&mut s.conn).await {
                 Ok(Some(chunk)) => Some((Ok(chunk), Some(s))),
                 Ok(None) => {
-                    if s.keep_alive && s.body.reusable() && s.conn.buf.is_empty() {
-                        s.shared.checkin(s.target.origin, s.conn);
-                    }
+                    s.shared.finish(s.target, s.keep_alive, &s.body, s.conn);
                     None
                 }
                 Err(e) => Some((Err(failed("error decoding response body", &e)), None)),
@@ -264,7 +259,7 @@ struct Streaming {
     body: Body,
     keep_alive: bool,
     conn: Conn,
-    target: Target,
+    target: Arc<Target>,
     shared: Arc<Shared>,
 }
 
