@@ -858,6 +858,7 @@ module.exports.reply = nativeBinding.reply
 module.exports.replyError = nativeBinding.replyError
 module.exports.sanitize = nativeBinding.sanitize
 module.exports.selectBuiltins = nativeBinding.selectBuiltins
+module.exports.setWarn = nativeBinding.setWarn
 module.exports.SKILL_TOOL_DESCRIPTION = nativeBinding.SKILL_TOOL_DESCRIPTION
 module.exports.SKILLS_PROMPT_PREAMBLE = nativeBinding.SKILLS_PROMPT_PREAMBLE
 module.exports.skillsList = nativeBinding.skillsList

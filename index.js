@@ -6,6 +6,11 @@
 
 const native = require("./binding.js")
 
+// The core's `[toolnexus] …` warnings, through whatever `console.warn` is at that moment.
+native.setWarn((text) => {
+  console.warn(text)
+})
+
 const encode = (value) => {
   const text = JSON.stringify(value)
   return text === undefined ? "null" : text
@@ -41,15 +46,46 @@ const lift = (fn) => (json, id) => answer(id, fn(json), asText)
 /** Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). */
 const bridge = (fn, self) => (json, id) => answer(id, fn.call(self, JSON.parse(json)), encode)
 
-function needFunction(where, name, value) {
-  if (value !== undefined && typeof value !== "function") throw new TypeError(`${where}: \`${name}\` must be a function`)
-  return value
+/**
+ * A callback option as the reference treats it: unset when falsy, called when set. A value
+ * that is set but is not a function is accepted here and fails where the reference fails, when
+ * it is called, with a TypeError that names it.
+ */
+function callable(where, name, value) {
+  if (!value || typeof value === "function") return value || undefined
+  return () => {
+    throw new TypeError(`${where}: \`${name}\` is not a function (got ${typeof value})`)
+  }
+}
+
+/**
+ * JSON for a value crossing into the core, with the wire's leniency: where JSON.stringify
+ * would throw (a circular reference, a BigInt), the cycle is left out and the BigInt is
+ * written as its digits, instead of failing the whole run.
+ */
+function encodeLenient(value) {
+  try {
+    return encode(value)
+  } catch {
+    const ancestors = []
+    const text = JSON.stringify(value, function replace(key, v) {
+      if (typeof v === "bigint") return v.toString()
+      if (v === null || typeof v !== "object") return v
+      // `this` is the object holding `key`: drop the ancestors we have walked back out of.
+      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
+      if (ancestors.includes(v)) return undefined
+      ancestors.push(v)
+      return v
+    })
+    return text === undefined ? "null" : text
+  }
 }
 
 // ---- types (SPEC §1, §10) ----
 
 function pending(request) {
-  if (request === null || typeof request !== "object") throw new TypeError("pending: request must be an object")
+  if (request == null) throw new TypeError(`Cannot read properties of ${request} (reading 'id')`)
+  if (typeof request !== "object") throw new TypeError("pending: request must be an object")
   // An explicit id of null/undefined keeps its place; the core fills it in.
   const fields = "id" in request && request.id == null ? { ...request, id: null } : request
   return JSON.parse(native.pending(encode(fields)))
@@ -67,17 +103,23 @@ const sanitize = (value) => native.sanitize(String(value))
 
 // ---- native tools (SPEC §6) ----
 
+// One schema object shared by every tool that declares none, as in the reference.
+const EMPTY_SCHEMA = JSON.parse(native.emptySchema())
+
 function defineTool(opts) {
-  if (opts === null || typeof opts !== "object") throw new TypeError("defineTool: options must be an object")
-  const run = opts.run
-  if (typeof run !== "function") throw new TypeError("defineTool: `run` must be a function")
+  if (opts == null) throw new TypeError(`Cannot read properties of ${opts} (reading 'name')`)
   return {
     name: opts.name,
     description: opts.description,
-    inputSchema: opts.inputSchema ?? JSON.parse(native.emptySchema()),
+    inputSchema: opts.inputSchema ?? EMPTY_SCHEMA,
     source: opts.source ?? "native",
     async execute(args, ctx) {
       try {
+        // Read at each call, as the reference does; a missing `run` fails here, not above.
+        const run = opts.run
+        if (typeof run !== "function") {
+          throw new TypeError(`defineTool: tool "${opts.name}" has no \`run\` function (got ${typeof run})`)
+        }
         const out = await run.call(opts, args ?? {}, ctx)
         if (out !== null && typeof out === "object" && "output" in out && "isError" in out) return out
         return { output: typeof out === "string" ? out : (JSON.stringify(out) ?? ""), isError: false }
@@ -122,9 +164,27 @@ function collectTools(obj) {
 // ---- adapters (SPEC §4) ----
 
 const declOf = (t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })
+
+/**
+ * The core builds the declarations; the schema in each is then the tool's own `inputSchema`
+ * object again (not a copy), as the reference hands it out, so identity and later changes to
+ * it are seen the same way.
+ */
+function withSchemas(style, out, tools) {
+  const decls = style === "gemini" ? out[0]?.functionDeclarations ?? [] : out
+  tools.forEach((t, i) => {
+    const d = decls[i]
+    if (!d || (style === "openai" ? d.function?.name : d.name) !== t.name) return
+    if (style === "openai") d.function.parameters = t.inputSchema
+    else if (style === "anthropic") d.input_schema = t.inputSchema
+    else d.parameters = t.inputSchema
+  })
+  return out
+}
+
 const adapt = (style, tools) => {
   if (!Array.isArray(tools)) throw new TypeError("tools must be an array of Tool objects")
-  return JSON.parse(native.adapt(style, encode(tools.map(declOf))))
+  return withSchemas(style, JSON.parse(native.adapt(style, encode(tools.map(declOf)))), tools)
 }
 const toOpenAI = (tools) => adapt("openai", tools)
 const toAnthropic = (tools) => adapt("anthropic", tools)
@@ -252,7 +312,7 @@ function toolSpec(t, i) {
   }
   const call = (json, id) => {
     const { args, ctx } = JSON.parse(json)
-    return answer(id, t.execute(args, ctx), encode)
+    return answer(id, t.execute(args, ctx), encodeLenient)
   }
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
 }
@@ -282,7 +342,7 @@ class Toolkit {
     }
     const extra = opts.extraTools ?? []
     if (!Array.isArray(extra)) throw new TypeError("createToolkit: `extraTools` must be an array of Tool objects")
-    const waitFor = needFunction("createToolkit", "waitFor", opts.waitFor)
+    const waitFor = callable("createToolkit", "waitFor", opts.waitFor)
     const plain = { disableTools: opts.disableTools, builtins: opts.builtins, mcpConfig: opts.mcpConfig }
     if (opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined) {
       // The provider is resolved once, here; a failing one is reported and contributes nothing.
@@ -364,15 +424,15 @@ class Toolkit {
   }
 
   toOpenAI() {
-    return JSON.parse(this.#native.adapt("openai"))
+    return withSchemas("openai", JSON.parse(this.#native.adapt("openai")), this.tools())
   }
 
   toAnthropic() {
-    return JSON.parse(this.#native.adapt("anthropic"))
+    return withSchemas("anthropic", JSON.parse(this.#native.adapt("anthropic")), this.tools())
   }
 
   toGemini() {
-    return JSON.parse(this.#native.adapt("gemini"))
+    return withSchemas("gemini", JSON.parse(this.#native.adapt("gemini")), this.tools())
   }
 
   async close() {
@@ -402,7 +462,7 @@ function answerToElicitResult(answer) {
 }
 
 async function loadMcp(input, opts) {
-  const waitFor = needFunction("loadMcp", "waitFor", opts?.waitFor)
+  const waitFor = callable("loadMcp", "waitFor", opts?.waitFor)
   const handle = await withSignal(opts?.signal, (token) => native.NativeMcp.load(encode(input), waitFor && bridge(waitFor, opts), token))
   return {
     tools: handle.tools().map(wrapNative),
@@ -424,6 +484,9 @@ const listMcpTools = async (input, opts) => underSignal(opts?.signal, (token) =>
  */
 function fetchBridge(fetchFn) {
   const readers = new Map()
+  // One AbortController per request in flight: the core aborts it when the run is aborted,
+  // times out or stops reading, and the user's fetch sees that through `signal`.
+  const controllers = new Map()
   let nextId = 1
   return async (json) => {
     const msg = JSON.parse(json)
@@ -433,23 +496,42 @@ function fetchBridge(fetchFn) {
       const { done, value } = await open.reader.read()
       if (!done) return encode({ chunk: open.decoder.decode(value, { stream: true }) })
       readers.delete(msg.pull)
+      controllers.delete(open.req)
       const tail = open.decoder.decode()
       return tail ? encode({ chunk: tail }) : '{"done":true}'
     }
     if (msg.cancel !== undefined) {
-      readers.get(msg.cancel)?.reader.cancel().catch(() => {})
+      const open = readers.get(msg.cancel)
       readers.delete(msg.cancel)
+      if (open) {
+        open.reader.cancel().catch(() => {})
+        controllers.get(open.req)?.abort()
+        controllers.delete(open.req)
+      }
       return "null"
     }
-    const res = await fetchFn(msg.url, { method: "POST", headers: msg.headers, body: msg.body })
-    const headers = typeof res.headers?.entries === "function" ? [...res.headers.entries()] : []
-    const ok = res.status >= 200 && res.status < 300
-    if (msg.stream && ok && res.body && typeof res.body.getReader === "function") {
-      const id = nextId++
-      readers.set(id, { reader: res.body.getReader(), decoder: new TextDecoder() })
-      return encode({ status: res.status, headers, id })
+    if (msg.abort !== undefined) {
+      controllers.get(msg.abort)?.abort()
+      controllers.delete(msg.abort)
+      return "null"
     }
-    return encode({ status: res.status, headers, body: await res.text() })
+    const controller = new AbortController()
+    controllers.set(msg.req, controller)
+    let keep = false
+    try {
+      const res = await fetchFn(msg.url, { method: "POST", headers: msg.headers, body: msg.body, signal: controller.signal })
+      const headers = typeof res.headers?.entries === "function" ? [...res.headers.entries()] : []
+      const ok = res.status >= 200 && res.status < 300
+      if (msg.stream && ok && res.body && typeof res.body.getReader === "function") {
+        const id = nextId++
+        readers.set(id, { reader: res.body.getReader(), decoder: new TextDecoder(), req: msg.req })
+        keep = true
+        return encode({ status: res.status, headers, id })
+      }
+      return encode({ status: res.status, headers, body: await res.text() })
+    } finally {
+      if (!keep) controllers.delete(msg.req)
+    }
   }
 }
 
@@ -526,22 +608,19 @@ class Client {
     const plain = {}
     for (const key of PLAIN_OPTIONS) if (opts[key] !== undefined) plain[key] = opts[key]
     const hooks = opts.hooks ?? {}
-    if (typeof hooks !== "object") throw new TypeError("createClient: `hooks` must be an object")
     const hook = (name) => {
-      const fn = needFunction("createClient", `hooks.${name}`, hooks[name])
+      const fn = callable("createClient", `hooks.${name}`, hooks[name])
       return fn && bridge(fn, hooks)
     }
-    const option = (name) => needFunction("createClient", name, opts[name])
+    const option = (name) => callable("createClient", name, opts[name])
     const fetchFn = option("fetch")
     const waitFor = option("waitFor")
     const bodyTransform = option("bodyTransform")
     const onMetric = option("onMetric")
     const onError = option("onError")
     const generate = opts[GENERATE]
+    // A store without get/save fails where the reference fails: when the client uses it.
     const store = opts.store ?? new InMemoryConversationStore()
-    if (typeof store?.get !== "function" || typeof store?.save !== "function") {
-      throw new TypeError("createClient: `store` must have get(id) and save(id, messages) methods")
-    }
     const builtinStore = Object.getPrototypeOf(store) === InMemoryConversationStore.prototype
     this.#store = store
     this.#native = new native.NativeClient(
@@ -580,7 +659,7 @@ class Client {
 
   async ask(prompt, ctx) {
     const handle = toolkitHandle(ctx, "ask")
-    const onText = needFunction("ask", "on_text", ctx.on_text ?? ctx.onText)
+    const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
     return underSignal(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText)))
   }

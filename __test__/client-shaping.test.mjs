@@ -66,12 +66,13 @@ test("a tool registered after createToolkit is offered and run by the next run",
   assert.deepStrictEqual(res.toolCalls, [{ name: "late_tool", args: {}, output: "late output", isError: false }])
 })
 
-test("store, onMetric and onError are accepted; malformed ones are refused at createClient, naming the option", () => {
+test("store, onMetric and onError are accepted as given; malformed ones fail when used, with a TypeError naming the option", async (t) => {
   const base = { baseUrl: "http://x.invalid", style: "openai", model: "m", apiKey: "k" }
   const store = { get: async () => undefined, save: async () => {} }
   const c = createClient({ ...base, store, onMetric: () => {}, onError: () => "fail" })
   assert.equal(c.conversationStore(), store)
-  const refused = [
+  // As in the reference, nothing is refused when the client is made.
+  const malformed = [
     ["onMetric", "not a function"],
     ["onMetric", { event: "llm" }],
     ["onError", "retry"],
@@ -82,9 +83,17 @@ test("store, onMetric and onError are accepted; malformed ones are refused at cr
     ["store", { get: "nope", save: async () => {} }],
     ["store", "memory"],
   ]
-  for (const [key, value] of refused) {
-    assert.throws(() => createClient({ ...base, [key]: value }), (e) => e instanceof Error && e.message.includes(key), `${key}: ${JSON.stringify(value)}`)
+  for (const [key, value] of malformed) {
+    assert.doesNotThrow(() => createClient({ ...base, [key]: value }), `${key}: ${JSON.stringify(value)}`)
   }
   // Explicitly undefined is the same as leaving the option out.
   assert.doesNotThrow(() => createClient({ ...base, store: undefined, onMetric: undefined, onError: undefined }))
+  // Used, they fail where the reference fails: an onMetric when the first metric is emitted, a
+  // store without get() when ask() reads the conversation.
+  const llm = await startLLM([oaText("hi")])
+  t.after(() => llm.close())
+  const tk = await createToolkit({ builtins: false })
+  const live = { ...base, baseUrl: llm.url }
+  await assert.rejects(createClient({ ...live, onMetric: "not a function" }).run("x", { toolkit: tk }), (e) => e instanceof TypeError && e.message.includes("onMetric"))
+  await assert.rejects(createClient({ ...live, store: { save: async () => {} } }).ask("x", { toolkit: tk, id: "c1" }), TypeError)
 })

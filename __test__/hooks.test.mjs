@@ -157,8 +157,13 @@ test("unset hooks are fine: an empty hooks object runs the loop normally", async
   assert.equal(res.toolCalls[0].output, "y")
 })
 
-test("a non-function hook is refused at createClient, naming it", () => {
-  assert.throws(() => createClient({ baseUrl: "http://x.invalid", style: "openai", model: "m", apiKey: "k", hooks: { afterTool: "log" } }), (e) => e instanceof TypeError && e.message.includes("hooks.afterTool"))
+test("a non-function hook is accepted at createClient and fails the run when called, with a TypeError naming it", async (t) => {
+  assert.doesNotThrow(() => createClient({ baseUrl: "http://x.invalid", style: "openai", model: "m", apiKey: "k", hooks: { afterTool: "log" } }))
+  const llm = await startLLM((req) => (sawToolResult(req) ? oaText("never") : oaCalls([{ id: "c", name: "x", args: {} }])))
+  t.after(() => llm.close())
+  const c = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", hooks: { afterTool: "log" } })
+  const tk = await createToolkit({ extraTools: [defineTool({ name: "x", description: "", run: () => "y" })] })
+  await assert.rejects(c.run("go", { toolkit: tk }), (e) => e instanceof TypeError && e.message.includes("hooks.afterTool"))
 })
 
 class PolicyError extends Error {

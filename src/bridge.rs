@@ -6,6 +6,7 @@
 
 use std::any::Any;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -110,11 +111,11 @@ impl Tool for JsTool {
 
 /// The `fetch` option. `index.js` calls the user's fetch and reads the Response: whole for a
 /// plain request; for a streaming one it keeps the reader and hands chunks over on `pull`.
-pub struct JsTransport(Arc<JsonFn>);
+pub struct JsTransport(Arc<JsonFn>, AtomicU64);
 
 impl JsTransport {
     pub fn new(f: JsonFn) -> Self {
-        JsTransport(Arc::new(f))
+        JsTransport(Arc::new(f), AtomicU64::new(1))
     }
 
     async fn open(&self, req: HttpRequest, stream: bool) -> Result<Value, Error> {
@@ -122,8 +123,29 @@ impl JsTransport {
         for (k, v) in req.headers {
             headers.insert(k, Value::String(v));
         }
-        let arg = json!({ "url": req.url, "headers": headers, "body": req.body, "stream": stream });
-        call_json(&self.0, arg.to_string()).await
+        let id = self.1.fetch_add(1, Ordering::Relaxed);
+        let arg = json!({ "url": req.url, "headers": headers, "body": req.body, "stream": stream, "req": id });
+        // Dropped before the answer (the run was aborted or timed out): abort the user's
+        // fetch through the signal it was given.
+        let mut abort = AbortOnDrop { f: self.0.clone(), id, armed: true };
+        let out = call_json(&self.0, arg.to_string()).await;
+        abort.armed = false;
+        out
+    }
+}
+
+/// Tells JS to abort request `id` when dropped while still armed.
+struct AbortOnDrop {
+    f: Arc<JsonFn>,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.f.notify(json!({ "abort": self.id }).to_string());
+        }
     }
 }
 

@@ -108,23 +108,24 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::new(Status::InvalidArg, msg.into())
 }
 
-fn opt_string(o: &Value, key: &str) -> Result<Option<String>> {
+/// A text option as the reference reads it: absent or null is unset, anything else is the
+/// text JavaScript would make of it in a template string.
+fn opt_string(o: &Value, key: &str) -> Option<String> {
     match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(bad(format!("createClient: `{key}` must be a string"))),
+        None | Some(Value::Null) => None,
+        Some(v) => Some(toolnexus_core::json::js_string(v)),
     }
 }
 
-fn opt_number(o: &Value, key: &str, min: f64) -> Result<Option<f64>> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(f) if f >= min => Ok(Some(f)),
-            _ => Err(bad(format!("createClient: `{key}` must be a number >= {min}"))),
-        },
-        Some(_) => Err(bad(format!("createClient: `{key}` must be a number"))),
+/// A number option, read leniently as the reference's comparisons read it: a number or a
+/// numeric string counts, anything else leaves the default.
+fn opt_number(o: &Value, key: &str) -> Option<f64> {
+    match o.get(key)? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
     }
+    .filter(|n| n.is_finite())
 }
 
 #[napi]
@@ -142,50 +143,46 @@ impl NativeClient {
             return Err(bad("createClient: options must be an object"));
         }
         let in_process = callbacks.generate.is_some();
+        // Nothing is refused here, as in the reference: a missing `baseUrl` fails the first
+        // request (its URL reads "undefined/..."), a missing `model` is left out of the body,
+        // any `style` but "anthropic" speaks the OpenAI wire.
         let (base_url, style, api_key) = if in_process {
             (IN_PROCESS_BASE_URL.to_string(), Style::OpenAI, Some("in-process".to_string()))
         } else {
-            let base_url = opt_string(&o, "baseUrl")?
-                .filter(|s| !s.is_empty())
-                .ok_or_else(|| bad("createClient: `baseUrl` is required"))?;
+            let base_url = opt_string(&o, "baseUrl").unwrap_or_else(|| "undefined".to_string());
             let style = match o.get("style") {
-                Some(Value::String(s)) => Style::parse(s).ok_or_else(|| {
-                    bad(format!("createClient: `style` must be \"openai\" or \"anthropic\", got {s:?}"))
-                })?,
-                _ => return Err(bad("createClient: `style` must be \"openai\" or \"anthropic\"")),
+                Some(Value::String(s)) if s == "anthropic" => Style::Anthropic,
+                _ => Style::OpenAI,
             };
-            (base_url, style, opt_string(&o, "apiKey")?)
+            (base_url, style, opt_string(&o, "apiKey").filter(|k| !k.is_empty()))
         };
-        let model = opt_string(&o, "model")?
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| bad("createClient: `model` is required"))?;
+        let model = opt_string(&o, "model").unwrap_or_default();
         let mut opts = ClientOptions::new(base_url, style, model);
         opts.api_key = api_key;
         if in_process {
             // No wire, so no transient failure to ride out: retries default to none.
             opts.retries = 0;
         }
-        opts.system_prompt = opt_string(&o, "systemPrompt")?;
-        if let Some(h) = o.get("headers").filter(|h| !h.is_null()) {
-            let map = h.as_object().ok_or_else(|| bad("createClient: `headers` must be an object of strings"))?;
+        opts.system_prompt = opt_string(&o, "systemPrompt");
+        if let Some(Value::Object(map)) = o.get("headers") {
             for (k, v) in map {
-                let v = v.as_str().ok_or_else(|| bad(format!("createClient: header {k:?} must be a string")))?;
-                opts.headers.push((k.clone(), v.to_string()));
+                if !v.is_null() {
+                    opts.headers.push((k.clone(), toolnexus_core::json::js_string(v)));
+                }
             }
         }
-        if let Some(n) = opt_number(&o, "maxTurns", 0.0)? {
-            opts.max_turns = n as u32;
+        if let Some(n) = opt_number(&o, "maxTurns") {
+            opts.max_turns = n.max(0.0).ceil().min(u32::MAX as f64) as u32;
         }
-        if let Some(n) = opt_number(&o, "retries", 0.0)? {
-            opts.retries = n as u32;
+        if let Some(n) = opt_number(&o, "retries") {
+            opts.retries = n.max(0.0).ceil().min(u32::MAX as f64) as u32;
         }
-        if let Some(n) = opt_number(&o, "retryBaseMs", 0.0)? {
-            opts.retry_base_ms = n;
+        if let Some(n) = opt_number(&o, "retryBaseMs") {
+            opts.retry_base_ms = n.max(0.0);
         }
-        opts.timeout_ms = opt_number(&o, "timeoutMs", 0.0)?.filter(|n| *n > 0.0).map(|n| n as u64);
-        if let Some(rp) = o.get("requestParams").filter(|v| !v.is_null()) {
-            opts.request_params =
-                Some(rp.as_object().cloned().ok_or_else(|| bad("createClient: `requestParams` must be an object"))?);
+        opts.timeout_ms = opt_number(&o, "timeoutMs").filter(|n| *n > 0.0).map(|n| n.min(u64::MAX as f64) as u64);
+        if let Some(Value::Object(rp)) = o.get("requestParams") {
+            opts.request_params = Some(rp.clone());
         }
         opts.hooks = Hooks {
             before_llm: cb(callbacks.before_llm),

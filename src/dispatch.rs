@@ -11,8 +11,16 @@
 //! or later through `reply(replyId, json)` / `replyError(replyId, error)` (the JS side does that
 //! for Promises), so no JS function is created per call.
 //!
-//! The threadsafe function is unreferenced while no native Promise is outstanding: callbacks
-//! alone never keep the process alive, pending operations do.
+//! What keeps the process alive follows Node's own rule: work Node cannot see (the runtime
+//! running a native method, a tool sent off the JS thread, a retry's back-off timer) holds the
+//! threadsafe function referenced (`keep_up` / `keep_down`); a wait on JavaScript (a tool's
+//! Promise, a hook, `waitFor`, an event the consumer has not taken) holds nothing, so a run
+//! that can only finish when a Promise that never settles does, lets the process exit as a
+//! plain `await` would.
+//!
+//! Nothing here touches a thread-local or a napi handle once its thread or environment is
+//! being torn down (a worker ending, `process.exit`): what is still held then is forgotten,
+//! not dropped.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -20,6 +28,7 @@ use std::ffi::c_void;
 use std::future::Future;
 use std::pin::Pin;
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -45,12 +54,16 @@ enum Msg {
     Settle {
         deferred: Raw<sys::napi_deferred>,
         settle: Settler,
+        hold: Option<Arc<Hold>>,
     },
     Call {
         f: u32,
         arg: String,
         reply: Option<oneshot::Sender<Reply>>,
+        hold: Option<Arc<Hold>>,
     },
+    /// A `KeepAlive` dropped off its thread.
+    Unkeep,
     Release {
         f: u32,
     },
@@ -93,13 +106,16 @@ struct Local {
     shared: Arc<Shared>,
     fns: Vec<sys::napi_ref>,
     free: Vec<u32>,
-    replies: HashMap<u32, oneshot::Sender<Reply>>,
+    replies: HashMap<u32, (oneshot::Sender<Reply>, Option<Arc<Hold>>)>,
     next_reply: u32,
-    outstanding: usize,
+    /// Holds on the process (see `keep_up`): the threadsafe function is referenced while > 0.
+    keep: usize,
     tasks: Vec<Slot>,
     free_tasks: Vec<u32>,
     /// For callback scopes opened around drains that libuv starts (socket readiness).
     async_context: sys::napi_async_context,
+    /// Where this environment's warnings go (`console.warn`, see `set_warn`).
+    warn: Option<toolnexus_core::warn::Sink>,
 }
 
 /// A task of the JS-thread executor.
@@ -110,8 +126,23 @@ enum Slot {
     Parked(Pin<Box<dyn Future<Output = ()>>>, Waker),
 }
 
+/// The thread-local home of an environment's local half. The environment's teardown takes
+/// the local half out and drops it while everything is still alive (`finalize`). Whatever is
+/// still here when the thread itself ends (the main thread inside `exit()`, after
+/// `process.exit`) is forgotten: dropping it would run futures' destructors that reach
+/// thread-locals already destroyed, which aborts the process.
+struct Kept(Option<Local>);
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        if let Some(local) = self.0.take() {
+            std::mem::forget(local);
+        }
+    }
+}
+
 thread_local! {
-    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+    static LOCAL: RefCell<Kept> = const { RefCell::new(Kept(None)) };
     /// Tasks of this thread's executor waiting for a poll.
     static READY: RefCell<VecDeque<u32>> = const { RefCell::new(VecDeque::new()) };
     /// A drain is under way on this thread: wake-ups only queue.
@@ -152,16 +183,53 @@ fn check(status: sys::napi_status, what: &str) -> Result<()> {
 
 /// Run `f` on this environment's local half, creating it on first use.
 fn with_local<R>(env: sys::napi_env, f: impl FnOnce(&mut Local) -> R) -> Result<R> {
-    LOCAL.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|l| l.env != env) {
-            *slot = Some(create(env)?);
-        }
-        match slot.as_mut() {
-            Some(local) => Ok(f(local)),
-            None => Err(Error::from_reason("toolnexus: dispatcher unavailable")),
-        }
-    })
+    let unavailable = || Error::from_reason("toolnexus: dispatcher unavailable");
+    LOCAL
+        .try_with(|cell| {
+            let mut kept = cell.try_borrow_mut().map_err(|_| unavailable())?;
+            let slot = &mut kept.0;
+            if slot.as_ref().is_none_or(|l| l.env != env) {
+                *slot = Some(create(env)?);
+            }
+            match slot.as_mut() {
+                Some(local) => Ok(f(local)),
+                None => Err(unavailable()),
+            }
+        })
+        .unwrap_or_else(|_| Err(unavailable()))
+}
+
+/// Run `f` on this thread's local half if it belongs to `env`; `None` when there is none,
+/// when it is borrowed, or when the thread is being torn down. Never creates one.
+fn with_existing<R>(env: sys::napi_env, f: impl FnOnce(&mut Local) -> R) -> Option<R> {
+    LOCAL
+        .try_with(|cell| {
+            let mut kept = cell.try_borrow_mut().ok()?;
+            kept.0.as_mut().filter(|l| l.env == env).map(f)
+        })
+        .ok()
+        .flatten()
+}
+
+/// Take a hold on the process: while any is held, the threadsafe function is referenced.
+fn keep_up(env: sys::napi_env, l: &mut Local) {
+    l.keep += 1;
+    if l.keep == 1 {
+        // SAFETY: `l` is this thread's local half, so this is the environment's thread.
+        unsafe { sys::napi_ref_threadsafe_function(env, l.tsfn) };
+    }
+}
+
+/// Give a hold back; the last one unreferences the threadsafe function.
+fn keep_down(env: sys::napi_env, l: &mut Local) {
+    if l.keep == 0 {
+        return;
+    }
+    l.keep -= 1;
+    if l.keep == 0 {
+        // SAFETY: as in `keep_up`.
+        unsafe { sys::napi_unref_threadsafe_function(env, l.tsfn) };
+    }
 }
 
 fn create(env: sys::napi_env) -> Result<Local> {
@@ -197,6 +265,7 @@ fn create(env: sys::napi_env) -> Result<Local> {
         check(sys::napi_create_object(env, &mut resource), "resource")?;
         check(sys::napi_async_init(env, resource, name, &mut async_context), "async context")?;
         HERE.with(|h| h.set((env, Arc::as_ptr(&shared))));
+        toolnexus_core::host::set_holder(|| KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold));
         Ok(Local {
             env,
             tsfn,
@@ -205,10 +274,11 @@ fn create(env: sys::napi_env) -> Result<Local> {
             free: Vec::new(),
             replies: HashMap::new(),
             next_reply: 0,
-            outstanding: 0,
+            keep: 0,
             tasks: Vec::new(),
             free_tasks: Vec::new(),
             async_context,
+            warn: None,
         })
     }
 }
@@ -228,9 +298,9 @@ unsafe extern "C" fn finalize(env: sys::napi_env, data: *mut c_void, _hint: *mut
     // since what a task owns may look at the table as it goes.
     let old = LOCAL
         .try_with(|cell| {
-            let mut slot = cell.try_borrow_mut().ok()?;
-            if slot.as_ref().is_some_and(|l| l.env == env || Arc::ptr_eq(&l.shared, &shared)) {
-                slot.take()
+            let mut kept = cell.try_borrow_mut().ok()?;
+            if kept.0.as_ref().is_some_and(|l| l.env == env || Arc::ptr_eq(&l.shared, &shared)) {
+                kept.0.take()
             } else {
                 None
             }
@@ -251,29 +321,31 @@ unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context:
         return;
     }
     match msg {
-        Msg::Settle { deferred, settle } => unsafe { settle_now(env, deferred.0, settle) },
-        Msg::Call { f, arg, reply } => unsafe { call_now(env, f, arg, reply) },
+        // SAFETY: on the environment's thread, inside the threadsafe function's callback.
+        Msg::Settle { deferred, settle, hold } => unsafe { settle_now(env, deferred.0, settle, hold) },
+        // SAFETY: as above.
+        Msg::Call { f, arg, reply, hold } => unsafe { call_now(env, f, arg, reply, hold) },
+        Msg::Unkeep => {
+            let _ = with_existing(env, |l| keep_down(env, l));
+        }
         Msg::Poll { task } => {
             if task == u32::MAX {
-                POKED.with(|p| p.set(false));
+                let _ = POKED.try_with(|p| p.set(false));
+                let _ = with_existing(env, |l| keep_down(env, l));
             } else {
-                READY.with(|r| r.borrow_mut().push_back(task));
+                let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
             }
             drain(env);
         }
         Msg::Run(job) => job(),
         Msg::Release { f } => {
-            let _ = LOCAL.try_with(|cell| {
-                if let Ok(mut slot) = cell.try_borrow_mut() {
-                    if let Some(l) = slot.as_mut().filter(|l| l.env == env) {
-                        if let Some(r) = l.fns.get_mut(f as usize) {
-                            if !r.is_null() {
-                                // SAFETY: the reference was created on this thread for this env.
-                                unsafe { sys::napi_delete_reference(env, *r) };
-                                *r = ptr::null_mut();
-                                l.free.push(f);
-                            }
-                        }
+            let _ = with_existing(env, |l| {
+                if let Some(r) = l.fns.get_mut(f as usize) {
+                    if !r.is_null() {
+                        // SAFETY: the reference was created on this thread for this env.
+                        unsafe { sys::napi_delete_reference(env, *r) };
+                        *r = ptr::null_mut();
+                        l.free.push(f);
                     }
                 }
             });
@@ -285,6 +357,7 @@ unsafe fn settle_now(
     env: sys::napi_env,
     deferred: sys::napi_deferred,
     settle: impl FnOnce(sys::napi_env) -> Result<sys::napi_value>,
+    hold: Option<Arc<Hold>>,
 ) {
     let outcome = settle(env);
     unsafe {
@@ -305,26 +378,24 @@ unsafe fn settle_now(
             }
         }
     }
-    let _ = LOCAL.try_with(|cell| {
-        if let Ok(mut slot) = cell.try_borrow_mut() {
-            if let Some(l) = slot.as_mut().filter(|l| l.env == env) {
-                l.outstanding = l.outstanding.saturating_sub(1);
-                if l.outstanding == 0 {
-                    // SAFETY: on the environment's thread.
-                    unsafe { sys::napi_unref_threadsafe_function(env, l.tsfn) };
-                }
-            }
-        }
-    });
+    if let Some(hold) = hold {
+        hold.finish(env);
+    }
 }
 
-unsafe fn call_now(env: sys::napi_env, f: u32, arg: String, reply: Option<oneshot::Sender<Reply>>) {
+unsafe fn call_now(
+    env: sys::napi_env,
+    f: u32,
+    arg: String,
+    reply: Option<oneshot::Sender<Reply>>,
+    hold: Option<Arc<Hold>>,
+) {
     // Look the function up and park the reply slot, then let go of the local state before
     // JavaScript runs: the callback may call back into the addon.
     let found = LOCAL
         .try_with(|cell| {
-            let mut slot = cell.try_borrow_mut().ok()?;
-            let l = slot.as_mut().filter(|l| l.env == env)?;
+            let mut kept = cell.try_borrow_mut().ok()?;
+            let l = kept.0.as_mut().filter(|l| l.env == env)?;
             let r = *l.fns.get(f as usize).filter(|r| !r.is_null())?;
             let mut func = ptr::null_mut();
             // SAFETY: a live reference of this env, on its thread.
@@ -334,7 +405,7 @@ unsafe fn call_now(env: sys::napi_env, f: u32, arg: String, reply: Option<onesho
             let id = l.next_reply;
             l.next_reply = l.next_reply.wrapping_add(1);
             if let Some(tx) = reply {
-                l.replies.insert(id, tx);
+                l.replies.insert(id, (tx, hold.clone()));
             }
             Some((func, id))
         })
@@ -346,10 +417,17 @@ unsafe fn call_now(env: sys::napi_env, f: u32, arg: String, reply: Option<onesho
     };
     let result = unsafe { invoke(env, func, &arg, id) };
     let answer = match result {
-        Invoked::Later => return,
+        Invoked::Later => {
+            // Now waiting on JavaScript: whatever that Promise waits for keeps the process
+            // alive, or nothing does (as for a plain `await`).
+            if let Some(hold) = hold {
+                hold.release(env);
+            }
+            return;
+        }
         Invoked::Now(r) => r,
     };
-    if let Some(tx) = take_reply(env, id) {
+    if let Some((tx, _)) = take_reply(env, id) {
         let _ = tx.send(answer);
     }
 }
@@ -395,24 +473,22 @@ unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &str, id: u32) 
     }
 }
 
-fn take_reply(env: sys::napi_env, id: u32) -> Option<oneshot::Sender<Reply>> {
-    LOCAL
-        .try_with(|cell| {
-            let mut slot = cell.try_borrow_mut().ok()?;
-            slot.as_mut().filter(|l| l.env == env)?.replies.remove(&id)
-        })
-        .ok()
-        .flatten()
+fn take_reply(env: sys::napi_env, id: u32) -> Option<(oneshot::Sender<Reply>, Option<Arc<Hold>>)> {
+    with_existing(env, |l| l.replies.remove(&id)).flatten()
 }
 
 /// `reply(id, json)` from JS: a callback's late answer.
 pub fn reply(env: &Env, id: u32, answer: Reply) {
-    if let Some(tx) = take_reply(env.raw(), id) {
+    if let Some((tx, hold)) = take_reply(env.raw(), id) {
+        // The work goes on off this thread again: hold the process for it first.
+        if let Some(hold) = hold {
+            hold.retake(env.raw());
+        }
         let _ = tx.send(answer);
     }
     // The answer may have woken a task of this thread: carry on with it now, still inside
     // the JS call (its microtasks follow as usual).
-    if READY.with(|r| !r.borrow().is_empty()) {
+    if READY.try_with(|r| !r.borrow().is_empty()).unwrap_or(false) {
         drain(env.raw());
     }
 }
@@ -426,17 +502,91 @@ impl ToNapiValue for JsPromise {
     }
 }
 
+/// One hold on the process, shared by a native method's Promise and the JavaScript calls its
+/// work makes: let go while that work waits on JavaScript, taken again when JavaScript
+/// answers, given back for good when the Promise settles. Only changed on the environment's
+/// thread (the atomics are for `Send`, not for contention).
+pub(crate) struct Hold {
+    held: AtomicBool,
+    done: AtomicBool,
+}
+
+impl Hold {
+    /// A hold taken now, on the environment's thread.
+    fn take(env: sys::napi_env, l: &mut Local) -> Arc<Hold> {
+        keep_up(env, l);
+        Arc::new(Hold { held: AtomicBool::new(true), done: AtomicBool::new(false) })
+    }
+
+    fn release(&self, env: sys::napi_env) {
+        if self.held.swap(false, Ordering::Relaxed) {
+            let _ = with_existing(env, |l| keep_down(env, l));
+        }
+    }
+
+    fn retake(&self, env: sys::napi_env) {
+        if !self.done.load(Ordering::Relaxed) && !self.held.swap(true, Ordering::Relaxed) {
+            let _ = with_existing(env, |l| keep_up(env, l));
+        }
+    }
+
+    fn finish(&self, env: sys::napi_env) {
+        self.done.store(true, Ordering::Relaxed);
+        self.release(env);
+    }
+}
+
+tokio::task_local! {
+    /// The hold of the native method whose work the current runtime task is doing.
+    static HOLD: Arc<Hold>;
+}
+
+/// A hold on the process for as long as this value lives: for waits on something Node cannot
+/// see (the runtime's timers, a tool sent off the JS thread, a name lookup). Taken on the
+/// environment's thread; may be dropped anywhere.
+pub struct KeepAlive {
+    shared: Arc<Shared>,
+    env: Raw<sys::napi_env>,
+}
+
+impl KeepAlive {
+    /// A hold on the environment of the calling thread, if it has one.
+    pub fn here() -> Option<KeepAlive> {
+        let (env, _) = HERE.try_with(Cell::get).ok()?;
+        if env.is_null() {
+            return None;
+        }
+        with_existing(env, |l| {
+            keep_up(env, l);
+            KeepAlive { shared: l.shared.clone(), env: Raw(env) }
+        })
+    }
+}
+
+impl Drop for KeepAlive {
+    fn drop(&mut self) {
+        let env = self.env.0;
+        if is_home(&self.shared) {
+            let _ = with_existing(env, |l| keep_down(env, l));
+        } else {
+            let _ = self.shared.post(Msg::Unkeep);
+        }
+    }
+}
+
 /// Settles the Promise even if the work is dropped without finishing (a panic, a runtime
 /// shutting down): the caller gets a rejection, never a Promise that hangs forever.
 struct Pending {
     shared: Arc<Shared>,
     deferred: Option<Raw<sys::napi_deferred>>,
+    hold: Option<Arc<Hold>>,
 }
 
 impl Pending {
     fn settle(mut self, settle: Settler) {
         if let Some(deferred) = self.deferred.take() {
-            let _ = self.shared.post(Msg::Settle { deferred, settle });
+            let hold = self.hold.take();
+            let _ = self.shared.post(Msg::Settle { deferred, settle, hold });
         }
     }
 }
@@ -446,27 +596,21 @@ impl Drop for Pending {
         if let Some(deferred) = self.deferred.take() {
             let settle: Settler =
                 Box::new(|_| Err(Error::from_reason("toolnexus: the operation ended without an answer")));
-            let _ = self.shared.post(Msg::Settle { deferred, settle });
+            let hold = self.hold.take();
+            let _ = self.shared.post(Msg::Settle { deferred, settle, hold });
         }
     }
 }
 
-/// A Promise for JS and the pending settlement behind it, counted as outstanding (so the
-/// process stays alive until it is settled).
-fn open_promise(raw: sys::napi_env) -> Result<(Pending, JsPromise)> {
+/// A Promise for JS and the pending settlement behind it; with `hold`, the process stays
+/// alive until it is settled (less the time its work waits on JavaScript).
+fn open_promise(raw: sys::napi_env, hold: bool) -> Result<(Pending, JsPromise)> {
     let mut deferred = ptr::null_mut();
     let mut promise = ptr::null_mut();
     // SAFETY: on the environment's thread with valid out-pointers.
     check(unsafe { sys::napi_create_promise(raw, &mut deferred, &mut promise) }, "creating a Promise")?;
-    let shared = with_local(raw, |l| {
-        l.outstanding += 1;
-        if l.outstanding == 1 {
-            // SAFETY: on the environment's thread.
-            unsafe { sys::napi_ref_threadsafe_function(raw, l.tsfn) };
-        }
-        l.shared.clone()
-    })?;
-    Ok((Pending { shared, deferred: Some(Raw(deferred)) }, JsPromise(promise)))
+    let (shared, hold) = with_local(raw, |l| (l.shared.clone(), hold.then(|| Hold::take(raw, l))))?;
+    Ok((Pending { shared, deferred: Some(Raw(deferred)), hold }, JsPromise(promise)))
 }
 
 /// Whether the calling thread is the one of the environment `shared` belongs to.
@@ -481,8 +625,10 @@ where
     F: Future<Output = Result<T>> + Send + 'static,
 {
     let runtime = runtime().ok_or_else(|| Error::from_reason("toolnexus: the async runtime is not available"))?;
-    let (pending, promise) = open_promise(env.raw())?;
-    runtime.spawn(async move {
+    let (pending, promise) = open_promise(env.raw(), true)?;
+    let hold = pending.hold.clone();
+    let sink = with_local(env.raw(), |l| l.warn.clone())?;
+    let work = toolnexus_core::warn::scope(sink, async move {
         let outcome = work.await;
         pending.settle(Box::new(move |env| match outcome {
             // SAFETY: runs on the environment's thread, inside the dispatcher's callback.
@@ -490,6 +636,10 @@ where
             Err(e) => Err(e),
         }));
     });
+    match hold {
+        Some(hold) => runtime.spawn(HOLD.scope(hold, work)),
+        None => runtime.spawn(work),
+    };
     Ok(promise)
 }
 
@@ -505,10 +655,12 @@ impl JsFn {
         let (tx, rx) = oneshot::channel();
         if let Some(env) = self.callable_here() {
             // Polled by this environment's executor: call JavaScript right here.
-            unsafe { call_now(env, self.f, arg, Some(tx)) };
+            // SAFETY: on the environment's thread, inside a drain's scope.
+            unsafe { call_now(env, self.f, arg, Some(tx), None) };
             return rx.await.unwrap_or_else(|_| Err(gone()));
         }
-        if self.shared.post(Msg::Call { f: self.f, arg, reply: Some(tx) }).is_err() {
+        let hold = HOLD.try_with(Arc::clone).ok();
+        if self.shared.post(Msg::Call { f: self.f, arg, reply: Some(tx), hold }).is_err() {
             return Err(gone());
         }
         rx.await.unwrap_or_else(|_| Err(gone()))
@@ -517,16 +669,31 @@ impl JsFn {
     /// The environment, when this is its thread and a drain is under way (so JavaScript may
     /// be called now, inside a scope napi or the drain opened).
     fn callable_here(&self) -> Option<sys::napi_env> {
-        if !DRAINING.with(Cell::get) {
+        if !DRAINING.try_with(Cell::get).unwrap_or(false) {
             return None;
         }
-        let (env, shared) = HERE.with(Cell::get);
+        let (env, shared) = HERE.try_with(Cell::get).ok()?;
         (!env.is_null() && shared == Arc::as_ptr(&self.shared)).then_some(env)
     }
 
     /// Call without waiting for an answer.
     pub fn notify(&self, arg: String) {
-        let _ = self.shared.post(Msg::Call { f: self.f, arg, reply: None });
+        let _ = self.shared.post(Msg::Call { f: self.f, arg, reply: None, hold: None });
+    }
+
+    /// Call without waiting for an answer: right away when on the environment's thread (the
+    /// addon only runs there inside a call from JavaScript, a drain or the dispatcher's own
+    /// callback, where JavaScript may be called), through the dispatcher otherwise.
+    pub fn notify_now(&self, arg: String) {
+        let env = HERE
+            .try_with(Cell::get)
+            .ok()
+            .filter(|(env, shared)| !env.is_null() && *shared == Arc::as_ptr(&self.shared));
+        match env {
+            // SAFETY: on the environment's thread, inside one of the scopes listed above.
+            Some((env, _)) => unsafe { call_now(env, self.f, arg, None, None) },
+            None => self.notify(arg),
+        }
     }
 }
 
@@ -603,28 +770,36 @@ impl Wake for TaskWaker {
             let _ = self.shared.post(Msg::Poll { task: self.task });
             return;
         }
-        READY.with(|r| r.borrow_mut().push_back(self.task));
-        if !DRAINING.with(Cell::get) {
+        let queued = READY.try_with(|r| r.borrow_mut().push_back(self.task)).is_ok();
+        if queued && !DRAINING.try_with(Cell::get).unwrap_or(true) {
             poke(&self.shared);
         }
     }
 }
 
-/// Ask the dispatcher for a drain on the next turn of the event loop (once).
+/// Ask the dispatcher for a drain on the next turn of the event loop (once). Called on the
+/// environment's thread. A task that is ready to run holds the process until it has run (a
+/// run just started, one woken by its abort signal), as a queued callback of Node's would.
 fn poke(shared: &Shared) {
-    if !POKED.with(|p| p.replace(true)) && shared.post(Msg::Poll { task: u32::MAX }).is_err() {
-        POKED.with(|p| p.set(false));
+    if POKED.try_with(|p| p.replace(true)).unwrap_or(true) {
+        return;
+    }
+    let env = HERE.try_with(Cell::get).map(|(env, _)| env).unwrap_or(ptr::null_mut());
+    let _ = with_existing(env, |l| keep_up(env, l));
+    if shared.post(Msg::Poll { task: u32::MAX }).is_err() {
+        let _ = POKED.try_with(|p| p.set(false));
+        let _ = with_existing(env, |l| keep_down(env, l));
     }
 }
 
 /// Poll every ready task of this thread until none is left.
 fn drain(env: sys::napi_env) {
-    if DRAINING.with(|d| d.replace(true)) {
+    if DRAINING.try_with(|d| d.replace(true)).unwrap_or(true) {
         return;
     }
     let _enter = runtime().map(|rt| rt.enter());
     toolnexus_core::host::polling_on_host(|| {
-        while let Some(task) = READY.with(|r| r.borrow_mut().pop_front()) {
+        while let Some(task) = READY.try_with(|r| r.borrow_mut().pop_front()).ok().flatten() {
             let taken = with_local(env, |l| match l.tasks.get_mut(task as usize) {
                 Some(slot @ Slot::Parked(..)) => match std::mem::replace(slot, Slot::Busy) {
                     Slot::Parked(fut, waker) => Some((fut, waker)),
@@ -656,7 +831,7 @@ fn drain(env: sys::napi_env) {
             });
         }
     });
-    DRAINING.with(|d| d.set(false));
+    let _ = DRAINING.try_with(|d| d.set(false));
 }
 
 /// A drain started by libuv (a socket became ready): inside a handle scope and a callback
@@ -689,7 +864,8 @@ where
     F: Future<Output = Result<T>> + 'static,
 {
     let raw = env.raw();
-    let (pending, promise) = open_promise(raw)?;
+    // A run polled here holds nothing by itself: what it waits on does (see `KeepAlive`).
+    let (pending, promise) = open_promise(raw, false)?;
     let shared = pending.shared.clone();
     let task = with_local(raw, |l| match l.free_tasks.pop() {
         Some(t) => t,
@@ -704,10 +880,15 @@ where
         if let Some(deferred) = pending.deferred.take() {
             // SAFETY: polled only by `drain`, on the environment's thread, inside a scope.
             unsafe {
-                settle_now(raw, deferred.0, move |env| match outcome {
-                    Ok(value) => T::to_napi_value(env, value),
-                    Err(e) => Err(e),
-                })
+                settle_now(
+                    raw,
+                    deferred.0,
+                    move |env| match outcome {
+                        Ok(value) => T::to_napi_value(env, value),
+                        Err(e) => Err(e),
+                    },
+                    None,
+                )
             };
         }
     };
@@ -717,7 +898,7 @@ where
             *slot = Slot::Parked(Box::pin(fut), waker);
         }
     })?;
-    READY.with(|r| r.borrow_mut().push_back(task));
+    let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
     poke(&shared);
     Ok(promise)
 }
@@ -751,4 +932,14 @@ impl Home {
     pub fn run_there(&self, job: Box<dyn FnOnce() + Send>) -> bool {
         self.shared.post(Msg::Run(job)).is_ok()
     }
+}
+
+/// Send this environment's warnings to `f` (a function that hands its text to `console.warn`):
+/// those raised on its thread, and those of the work its native methods start.
+pub fn set_warn(env: &Env, f: JsFn) -> Result<()> {
+    let f = Arc::new(f);
+    let sink: toolnexus_core::warn::Sink = Arc::new(move |text: &str| f.notify_now(text.to_string()));
+    with_local(env.raw(), |l| l.warn = Some(sink.clone()))?;
+    toolnexus_core::warn::set_thread_sink(Some(sink));
+    Ok(())
 }

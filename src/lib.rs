@@ -7,6 +7,7 @@ mod dispatch;
 mod httptool;
 mod mcp;
 mod nativetool;
+mod pin;
 mod skills;
 mod toolkit;
 mod translate;
@@ -21,6 +22,13 @@ use toolnexus_core::{adapters, types};
 #[napi]
 pub fn reply(env: &Env, id: u32, json: String) {
     dispatch::reply(env, id, Ok(json));
+}
+
+/// Route this environment's `[toolnexus] …` warnings to `f` (index.js passes one that calls
+/// `console.warn`, looked up at each call).
+#[napi(js_name = "setWarn")]
+pub fn set_warn(env: &Env, f: dispatch::JsFn) -> Result<()> {
+    dispatch::set_warn(env, f)
 }
 
 /// A bridged callback's late failure: the value it rejected with, kept as it is.

@@ -34,7 +34,6 @@ type PollInitFn = unsafe extern "C" fn(*mut c_void, *mut c_void, c_int) -> c_int
 type PollStartFn = unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int;
 type PollStopFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 type CloseFn = unsafe extern "C" fn(*mut c_void, CloseCb);
-type UnrefFn = unsafe extern "C" fn(*mut c_void);
 type StrerrorFn = unsafe extern "C" fn(c_int) -> *const std::ffi::c_char;
 
 /// The libuv entry points used here.
@@ -44,7 +43,6 @@ struct Uv {
     poll_start: PollStartFn,
     poll_stop: PollStopFn,
     close: CloseFn,
-    unref: UnrefFn,
     strerror: StrerrorFn,
 }
 
@@ -65,7 +63,6 @@ fn uv() -> Option<&'static Uv> {
                 poll_start: std::mem::transmute::<*mut c_void, PollStartFn>(sym(c"uv_poll_start")?),
                 poll_stop: std::mem::transmute::<*mut c_void, PollStopFn>(sym(c"uv_poll_stop")?),
                 close: std::mem::transmute::<*mut c_void, CloseFn>(sym(c"uv_close")?),
-                unref: std::mem::transmute::<*mut c_void, UnrefFn>(sym(c"uv_unref")?),
                 strerror: std::mem::transmute::<*mut c_void, StrerrorFn>(sym(c"uv_strerror")?),
             })
         }
@@ -211,9 +208,9 @@ impl UvSocket {
                 events: Cell::new(0),
             }));
             set_data(raw, watch.cast());
-            // Only pending operations keep the process alive (the dispatcher sees to that),
-            // never a socket.
-            (uv.unref)(raw);
+            // A poll handle keeps the loop alive only while it is started, that is while a
+            // run waits on this socket (as a socket of Node's own does while a request is
+            // in flight); an idle pooled connection is stopped and keeps nothing alive.
             OPEN.with(|o| o.borrow_mut().push(raw as usize));
             let env = home.env();
             if HOOKED.with(|h| h.replace(env)) != env {
@@ -417,8 +414,12 @@ impl Connect for UvConnect {
         }
         let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
-            // Name resolution blocks, so it runs on the runtime's blocking pool.
-            Err(_) => tokio::net::lookup_host((host, port)).await?.collect(),
+            // Name resolution blocks, so it runs on the runtime's blocking pool; the process
+            // stays alive meanwhile, as it does for Node's own lookups.
+            Err(_) => {
+                let _hold = crate::dispatch::KeepAlive::here();
+                tokio::net::lookup_host((host, port)).await?.collect()
+            }
         };
         let mut last = io::Error::new(io::ErrorKind::NotFound, format!("no address found for {host}"));
         for addr in addrs {

@@ -4,9 +4,15 @@
 //! only when its socket or a callback has something for it). Work that could hold that thread
 //! up (file walks, child processes, other servers) is then sent to the runtime instead; work
 //! that only calls back into the host stays where it is.
+//!
+//! Such a host decides for itself when its process may end, so the core tells it, through
+//! `hold`, while a run polled there waits on something the host cannot see (work sent to the
+//! runtime, a back-off timer). A wait on the host's own callbacks holds nothing.
 
 use std::cell::Cell;
 use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 
@@ -31,6 +37,32 @@ pub fn on_host_thread() -> bool {
     ON_HOST.with(Cell::get)
 }
 
+/// Something that keeps the host's process alive for as long as it lives.
+pub type Hold = Box<dyn Send>;
+
+static HOLDER: OnceLock<fn() -> Option<Hold>> = OnceLock::new();
+
+/// Install the host's way of taking a hold (once per process; later calls are ignored).
+pub fn set_holder(holder: fn() -> Option<Hold>) {
+    let _ = HOLDER.set(holder);
+}
+
+/// A hold on the host's process, when polled on the host's thread and the host has a way
+/// to take one; `None` otherwise (a runtime thread keeps its own process alive).
+pub fn hold() -> Option<Hold> {
+    if on_host_thread() {
+        HOLDER.get().and_then(|take| take())
+    } else {
+        None
+    }
+}
+
+/// Sleep for `duration`, keeping the host alive meanwhile (as a pending timer does).
+pub async fn sleep(duration: Duration) {
+    let _hold = hold();
+    tokio::time::sleep(duration).await;
+}
+
 /// Await `work` on the runtime when polled on the host's thread, in place otherwise.
 pub async fn offload<T, F>(work: F) -> Result<T>
 where
@@ -39,7 +71,8 @@ where
 {
     if on_host_thread() {
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            return match rt.spawn(work).await {
+            let _hold = hold();
+            return match rt.spawn(crate::warn::carry(work)).await {
                 Ok(r) => r,
                 Err(e) => Err(Error::Invalid(format!("a tool stopped unexpectedly: {e}"))),
             };

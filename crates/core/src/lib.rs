@@ -21,6 +21,7 @@ pub mod tool;
 pub mod toolkit;
 pub mod translate;
 pub mod types;
+pub mod warn;
 
 pub use error::{Error, HostError};
 pub use tool::{Tool, ToolContext};

@@ -85,7 +85,7 @@ impl Inner {
 }
 
 fn warn_duplicate(name: &str) {
-    eprintln!("[toolnexus] duplicate tool name \"{name}\" — keeping first");
+    crate::warn::warn(&format!("[toolnexus] duplicate tool name \"{name}\" — keeping first"));
 }
 
 /// The aggregated tool list with its router and adapters.
@@ -107,10 +107,10 @@ impl Toolkit {
             None => None,
         };
         // Discovery reads the file system: keep it off the async workers.
-        let (returned, skill) = tokio::task::spawn_blocking(move || {
+        let (returned, skill) = tokio::task::spawn_blocking(crate::warn::carry_blocking(move || {
             let skill = opts.skill_source();
             (opts, skill)
-        })
+        }))
         .await
         .map_err(|e| crate::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
         opts = returned;

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::json::{js_string, truthy};
 
 /// What a tool hands back: text for the model, an error flag, free-form metadata.
@@ -83,20 +83,9 @@ pub fn new_pending_id() -> String {
 /// `data`, `expiresAt` (and anything else, kept as given). Without an `id` one is generated
 /// and appended, so the key order is the caller's own followed by `id`.
 pub fn pending(mut request: Map<String, Value>) -> Result<ToolResult> {
-    let prompt = match request.get("prompt") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(Error::Invalid(format!("pending: request.prompt must be a string, got {}", type_name(other))))
-        }
-        None => return Err(Error::Invalid("pending: request.prompt is required".into())),
-    };
-    match request.get("kind") {
-        Some(Value::String(_)) => {}
-        Some(other) => {
-            return Err(Error::Invalid(format!("pending: request.kind must be a string, got {}", type_name(other))))
-        }
-        None => return Err(Error::Invalid("pending: request.kind is required".into())),
-    }
+    // Nothing is refused, as in the reference: the output is the prompt as JavaScript turns it
+    // into text (`"undefined"` when there is none).
+    let prompt = request_prompt(&request);
     // A missing id is appended; an explicit null one is filled in where it stands.
     match request.get_mut("id") {
         Some(slot) if slot.is_null() => *slot = Value::String(new_pending_id()),
@@ -153,17 +142,6 @@ pub fn sanitize(value: &str) -> String {
     out
 }
 
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,11 +190,12 @@ mod tests {
     }
 
     #[test]
-    fn pending_rejects_a_missing_prompt_with_a_clear_message() {
-        let e = pending(map(json!({"kind": "input"}))).unwrap_err();
-        assert_eq!(e.to_string(), "pending: request.prompt is required");
-        let e = pending(map(json!({"kind": "input", "prompt": 3}))).unwrap_err();
-        assert_eq!(e.to_string(), "pending: request.prompt must be a string, got number");
+    fn pending_accepts_a_request_without_prompt_or_kind_as_the_reference_does() {
+        let r = pending(map(json!({"kind": "input"}))).unwrap();
+        assert_eq!(r.output, "undefined");
+        let r = pending(map(json!({"prompt": 3}))).unwrap();
+        assert_eq!(r.output, "3");
+        assert_eq!(pending_of(&r).unwrap().get("kind"), None);
     }
 
     #[test]

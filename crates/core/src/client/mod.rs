@@ -275,12 +275,8 @@ impl Client {
 
     /// A client whose `ask` remembers conversations in `store`.
     pub fn with_store(opts: ClientOptions, store: Arc<dyn ConversationStore>) -> Result<Client> {
-        if opts.base_url.is_empty() {
-            return Err(Error::Invalid("createClient: `baseUrl` is required".into()));
-        }
-        if opts.model.is_empty() {
-            return Err(Error::Invalid("createClient: `model` is required".into()));
-        }
+        // Nothing is refused here, as in the reference: a missing base URL fails the first
+        // request, a missing model is left out of the body.
         let transport: Arc<dyn Transport> = match &opts.transport {
             Some(t) => t.clone(),
             None => Arc::new(h1::H1Transport::new(h1::TokioConnect)),
@@ -420,6 +416,7 @@ impl Client {
         let token = abort.token();
         let deadline = async {
             match self.opts.timeout_ms {
+                // Unlike a retry's back-off, the deadline alone keeps no host alive (an unreferenced timer).
                 Some(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
                 None => std::future::pending::<()>().await,
             }
@@ -728,7 +725,9 @@ impl Client {
         if let Some(rp) = &self.opts.request_params {
             for (k, v) in rp {
                 if k == "messages" || k == "tools" || k == "stream" {
-                    eprintln!("[toolnexus] requestParams key \"{k}\" is not allowed — ignored (use bodyTransform)");
+                    crate::warn::warn(&format!(
+                        "[toolnexus] requestParams key \"{k}\" is not allowed — ignored (use bodyTransform)"
+                    ));
                     continue;
                 }
                 body.insert(k.clone(), v.clone());
@@ -911,7 +910,7 @@ impl Client {
                         return Ok(res);
                     }
                     let wait = retry_after_ms(res.header("retry-after")).unwrap_or_else(|| backoff_ms(base, attempt));
-                    tokio::time::sleep(Duration::from_secs_f64(wait / 1000.0)).await;
+                    crate::host::sleep(Duration::from_secs_f64(wait / 1000.0)).await;
                 }
                 Err(e) => {
                     let info =
@@ -919,7 +918,7 @@ impl Client {
                     if !self.should_retry(info, true).await? || attempt >= retries {
                         return Err(e);
                     }
-                    tokio::time::sleep(Duration::from_secs_f64(backoff_ms(base, attempt) / 1000.0)).await;
+                    crate::host::sleep(Duration::from_secs_f64(backoff_ms(base, attempt) / 1000.0)).await;
                 }
             }
             attempt += 1;

@@ -32,7 +32,10 @@ pub fn body(
     stream: bool,
 ) -> Map<String, Value> {
     let mut b = Map::with_capacity(6);
-    b.insert("model".into(), model.into());
+    // A client made without a model sends none (the reference's `model: undefined`).
+    if !model.is_empty() {
+        b.insert("model".into(), model.into());
+    }
     match style {
         Style::OpenAI => {
             b.insert("messages".into(), Value::Array(messages.to_vec()));

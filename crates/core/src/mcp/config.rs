@@ -134,7 +134,7 @@ pub(crate) fn apply_tools_filter(server: &str, defs: Vec<Value>, filter: Option<
     let names: Vec<&str> = defs.iter().filter_map(|d| d.get("name").and_then(Value::as_str)).collect();
     for (k, _) in &entries {
         if !names.contains(&k.as_str()) {
-            eprintln!("[toolnexus] server \"{server}\" tools filter name \"{k}\" matched no tool");
+            crate::warn::warn(&format!("[toolnexus] server \"{server}\" tools filter name \"{k}\" matched no tool"));
         }
     }
     defs.into_iter()

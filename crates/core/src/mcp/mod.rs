@@ -129,7 +129,7 @@ impl McpInventory {
 const TIMEOUT_MESSAGE: &str = "mcp connect/list timeout";
 
 fn warn_failed(name: &str, message: &str) {
-    eprintln!("[toolnexus] MCP server \"{name}\" failed: {message}");
+    crate::warn::warn(&format!("[toolnexus] MCP server \"{name}\" failed: {message}"));
 }
 
 /// Connect within `timeout`, then list every page within a fresh `timeout`. A failure drops

@@ -257,7 +257,7 @@ enum Candidate {
 
 fn candidates_from_dir(root: &str) -> Vec<Candidate> {
     if !std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {
-        eprintln!("[toolnexus] skills dir not found: {root}");
+        crate::warn::warn(&format!("[toolnexus] skills dir not found: {root}"));
         return Vec::new();
     }
     discover::skill_files(root)
@@ -315,7 +315,10 @@ fn discover(opts: &LoadSkillsOptions) -> SkillInventory {
             Candidate::Skip(s) => inv.skipped.push(s),
             Candidate::Skill(info) => {
                 if names.contains(&info.name) {
-                    eprintln!("[toolnexus] duplicate skill name \"{}\" ({}) — keeping first", info.name, info.location);
+                    crate::warn::warn(&format!(
+                        "[toolnexus] duplicate skill name \"{}\" ({}) — keeping first",
+                        info.name, info.location
+                    ));
                     inv.skipped.push(SkillSkip { location: info.location, reason: SkipReason::DuplicateName });
                     continue;
                 }
@@ -336,7 +339,7 @@ fn apply_filter(skills: Vec<SkillInfo>, filter: Option<&SkillsFilter>) -> Vec<Sk
     let allowlist = entries.iter().any(|(_, on)| *on == Some(true));
     for (name, _) in &entries {
         if !skills.iter().any(|s| s.name == *name) {
-            eprintln!("[toolnexus] skill filter name \"{name}\" matched no skill");
+            crate::warn::warn(&format!("[toolnexus] skill filter name \"{name}\" matched no skill"));
         }
     }
     skills
