@@ -620,3 +620,134 @@ async fn the_toolkit_puts_mcp_tools_first_and_closes_them() {
         Toolkit::create(ToolkitOptions { mcp_config: Some(json!("/no/such/mcp.json")), ..Default::default() }).await;
     assert!(e.err().unwrap().to_string().starts_with("ENOENT"));
 }
+
+// ---------------------------------------------------------------------------------------
+// Child-process tests: this test binary runs itself with `TN_MCP_CHILD` set, so a test can
+// read what the core prints to stderr, or end a host process while its servers are up.
+// ---------------------------------------------------------------------------------------
+
+const SECRET: &str = "SECRET-7f3a";
+
+/// The child's side: a no-op unless this binary was started by one of the tests below.
+#[test]
+fn child_process_helper() {
+    let Ok(mode) = std::env::var("TN_MCP_CHILD") else { return };
+    let config: Value = serde_json::from_str(&std::env::var("TN_MCP_CHILD_CONFIG").unwrap_or_default()).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    rt.block_on(async {
+        let src = load(config).await;
+        let statuses: Vec<_> = status(&src).into_iter().map(|(k, s)| format!("{k}={s}")).collect();
+        println!("STATUS {}", statuses.join(","));
+        for t in &src.tools {
+            if let Some(pid) = t.as_any().downcast_ref::<McpTool>().and_then(McpTool::server_pid) {
+                if t.name().ends_with("_whoami") {
+                    let who = whoami(&src, t.name().trim_end_matches("_whoami")).await;
+                    println!("PIDS {pid} {} {}", who["pid"], who["grandchild"]);
+                }
+            }
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        match mode.as_str() {
+            "exit" => std::process::exit(7),
+            "hang" => loop {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+            },
+            _ => {}
+        }
+    });
+}
+
+/// Start this binary as a child running `child_process_helper` in `mode` with `config`.
+fn start_child(mode: &str, config: &Value) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_process_helper", "--nocapture", "--test-threads", "1"])
+        .env("TN_MCP_CHILD", mode)
+        .env("TN_MCP_CHILD_CONFIG", config.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A URL with a token in its query and credentials in its userinfo.
+fn secret_url(port: u16, path: &str) -> String {
+    format!("http://user:pw-{SECRET}@127.0.0.1:{port}{path}?api_key={SECRET}#frag-{SECRET}")
+}
+
+/// An HTTP endpoint that answers every request with a 500 whose body is plain text.
+async fn failing_http() -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                let _ = sock.read(&mut buf).await;
+                let body = "boom";
+                let reply = format!(
+                    "HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+fn assert_clean(text: &str) {
+    assert!(!text.contains(SECRET), "the secret leaked: {text}");
+    assert!(!text.contains("user:"), "the userinfo leaked: {text}");
+    assert!(!text.contains("api_key"), "the query leaked: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credentials_in_a_remote_url_never_reach_the_warning() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let failing = failing_http().await;
+    let config = json!({
+        "closed": {"url": secret_url(closed, "/mcp"), "timeout": 5000},
+        "broken": {"type": "remote", "url": secret_url(failing, "/mcp"), "timeout": 5000},
+        "odd": secret_url(closed, "/x"),
+    });
+    let child = start_child("warn", &config);
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("STATUS closed=failed,broken=failed,odd=failed"), "{stdout}");
+    for name in ["closed", "broken", "odd"] {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("[toolnexus] MCP server \"{name}\" failed: ")))
+            .unwrap_or_else(|| panic!("no warning for {name}: {stderr}"));
+        assert_clean(line);
+    }
+    // The 500 reads as the reference's SSE fallback reports it; what is left of a URL keeps
+    // its host and path.
+    assert!(
+        stderr.contains("[toolnexus] MCP server \"broken\" failed: SSE error: Non-200 status code (500)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("127.0.0.1:{closed}/x")), "{stderr}");
+    assert_clean(&stderr);
+    assert_clean(&stdout);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credentials_in_a_remote_url_never_reach_a_tool_result() {
+    let mut server = http_server().await;
+    let src = load(json!({"web": {"url": secret_url(server.port, "/mcp"), "timeout": 3000}})).await;
+    assert_eq!(status(&src), [("web".to_string(), "connected")]);
+    assert_eq!(call(&src, "web_echo", json!({"text": "hi"})).await.output, "hi");
+    server._child.kill().await.unwrap();
+    let r = call(&src, "web_echo", json!({"text": "hi"})).await;
+    assert!(r.is_error, "{}", r.output);
+    assert_clean(&r.output);
+    src.close().await;
+}

@@ -23,6 +23,7 @@ use super::elicit::Handler;
 use super::http::BoundedHttp;
 use super::sse::SseTransport;
 use crate::json::js_string;
+use crate::redact::redact_urls;
 
 /// The largest single message accepted from a server, on any transport.
 const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
@@ -245,13 +246,18 @@ impl Connection {
     }
 
     /// Send one request and wait for its result as raw JSON, bounded by `timeout` and by
-    /// `cancel` (which tells the server the request is abandoned).
+    /// `cancel` (which tells the server the request is abandoned). A failure's text never
+    /// quotes a URL's credentials.
     pub(crate) async fn request(
         &self,
         req: ClientRequest,
         timeout: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Answer {
+        self.send(req, timeout, cancel).await.map_err(|m| redact_urls(&m).into_owned())
+    }
+
+    async fn send(&self, req: ClientRequest, timeout: Duration, cancel: Option<&CancellationToken>) -> Answer {
         let handle = self
             .peer
             .send_request_with_option(req, PeerRequestOptions::with_timeout(timeout))
