@@ -751,3 +751,116 @@ async fn credentials_in_a_remote_url_never_reach_a_tool_result() {
     assert_clean(&r.output);
     src.close().await;
 }
+
+/// A load from a thread that then ends: the server must live on as long as the process does
+/// (a parent-death signal set up on that thread would have ended it).
+#[test]
+fn a_server_outlives_the_thread_that_started_it() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let handle = rt.handle().clone();
+    let src = std::thread::spawn(move || handle.block_on(load(json!({"a": local(&["--grandchild"])})))).join().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let who = rt.block_on(whoami(&src, "a"));
+    let pids = [who["pid"].as_u64().unwrap(), who["grandchild"].as_u64().unwrap()];
+    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+    rt.block_on(src.close());
+    rt.block_on(async {
+        for pid in pids {
+            assert!(gone_within(pid, Duration::from_secs(3)).await, "pid {pid} outlived close()");
+        }
+    });
+}
+
+/// A host process started by a test; killed if the test ends early.
+struct Host(std::process::Child);
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Host {
+    async fn wait(&mut self) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "the host did not end");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Start a host with a server that ignores stdin EOF and has a grandchild, wrapped in `sh -c`
+/// (as `npx` or a shell script would wrap it), and another one unwrapped; returns the host and
+/// every pid of the servers' trees.
+async fn host_with_servers(mode: &str) -> (Host, Vec<u64>) {
+    let wrapped = json!({"type": "local", "command": ["/bin/sh", "-c", "node \"$0\" \"$@\"; exit $?", SERVER, "--grandchild", "--ignore-eof"]});
+    let config = json!({"plain": local(&["--grandchild", "--ignore-eof"]), "wrapped": wrapped});
+    let mut host = Host(start_child(mode, &config));
+    let stdout = host.0.stdout.take().unwrap();
+    let lines = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut pids = Vec::new();
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("PIDS ") {
+                pids.extend(rest.split(' ').filter_map(|p| p.parse::<u64>().ok()));
+                if pids.len() == 6 {
+                    break;
+                }
+            }
+        }
+        pids
+    });
+    let pids = tokio::time::timeout(Duration::from_secs(20), lines).await.expect("pids in time").unwrap();
+    assert_eq!(pids.len(), 6, "{pids:?}");
+    (host, pids)
+}
+
+/// Every descendant of `pid` (through /proc's parent links).
+fn descendants(root: u64) -> Vec<u64> {
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            for pid in dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok()) {
+                let ppid = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| {
+                    s.rsplit_once(") ").and_then(|(_, rest)| rest.split(' ').nth(1)?.parse::<u64>().ok())
+                });
+                if ppid == Some(parent) && !found.contains(&pid) {
+                    found.push(pid);
+                }
+            }
+        }
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_end_when_their_host_exits_without_closing() {
+    let (mut host, pids) = host_with_servers("exit").await;
+    assert_eq!(host.wait().await.code(), Some(7));
+    for pid in &pids {
+        assert!(gone_within(*pid, Duration::from_secs(3)).await, "pid {pid} outlived its host ({pids:?})");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_end_when_their_host_is_killed() {
+    let (mut host, pids) = host_with_servers("hang").await;
+    let tree = descendants(u64::from(host.0.id()));
+    // plain: node → node; wrapped: sh → node → node; a watcher for each.
+    assert_eq!(tree.len(), 7, "{tree:?}");
+    host.0.kill().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(host.wait().await.signal(), Some(9));
+    for pid in pids.iter().chain(&tree) {
+        assert!(gone_within(*pid, Duration::from_secs(4)).await, "pid {pid} outlived its host ({tree:?})");
+    }
+}

@@ -7,6 +7,7 @@ mod config;
 mod conn;
 mod elicit;
 mod http;
+mod procs;
 mod sse;
 mod tool;
 
