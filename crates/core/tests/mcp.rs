@@ -864,3 +864,14 @@ async fn servers_end_when_their_host_is_killed() {
         assert!(gone_within(*pid, Duration::from_secs(4)).await, "pid {pid} outlived its host ({tree:?})");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_url_given_where_a_config_path_belongs_is_not_quoted_whole() {
+    let url = secret_url(9, "/mcp.json");
+    let e = mcp::parse_mcp_config(&json!(url)).unwrap_err().to_string();
+    assert_eq!(e, "ENOENT: no such file or directory, open 'http://127.0.0.1:9/mcp.json'");
+    let e = mcp::load_mcp(&json!(url), LoadOptions::default()).await.err().unwrap().to_string();
+    assert_clean(&e);
+    let e = mcp::list_mcp_tools(&json!(url), None).await.unwrap_err().to_string();
+    assert_clean(&e);
+}
