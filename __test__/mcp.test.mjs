@@ -20,7 +20,7 @@ import {
   loadMcp,
   parseMcpConfig,
 } from "../index.js"
-import { REPO, cleanEnv } from "./support/llm.mjs"
+import { REPO, cleanEnv, closedPort, runChild } from "./support/llm.mjs"
 
 const FIXTURE = path.resolve(REPO, "..", "shared", "fixtures", "examples", "mcp.json")
 const SERVER = path.join(REPO, "crates", "core", "tests", "fixtures", "mcp_server.mjs")
@@ -208,6 +208,76 @@ test("failures are isolated: missing command, exit at once, never answering, bad
   await mcp.close()
 })
 
+const SECRET = "SECRET-5d1c"
+const secretUrl = (base, p) => `${base.replace("http://", `http://user:pw-${SECRET}@`)}${p}?api_key=${SECRET}#frag-${SECRET}`
+const assertClean = (text, what) => {
+  for (const leak of [SECRET, "user:", "api_key"]) assert.ok(!text.includes(leak), `${what} leaks ${leak}: ${text}`)
+}
+
+test("credentials in a remote server's URL reach no warning, status or thrown error", { timeout: 30_000 }, async (t) => {
+  const failing = http.createServer((req, res) => res.writeHead(500, { "content-type": "text/plain" }).end("boom"))
+  await new Promise((r) => failing.listen(0, "127.0.0.1", r))
+  t.after(() => failing.close())
+  const closed = `http://127.0.0.1:${await closedPort()}`
+  const broken = `http://127.0.0.1:${failing.address().port}`
+  const config = {
+    mcpServers: {
+      closed: { url: secretUrl(closed, "/mcp"), timeout: 5000 },
+      broken: { type: "remote", url: secretUrl(broken, "/mcp") },
+      odd: secretUrl(closed, "/x"),
+    },
+  }
+  const asPath = secretUrl("http://127.0.0.1:1", "/mcp.json")
+  const r = await runChild(`
+    import { createToolkit, listMcpTools, loadMcp, parseMcpConfig } from ENTRY
+    const warned = []
+    const warn = console.warn
+    console.warn = (...args) => { warned.push(args.map(String).join(" ")); warn(...args) }
+    const config = ${JSON.stringify(config)}
+    const toolkit = await createToolkit({ mcpConfig: config })
+    const status = toolkit.mcpStatus()
+    const listed = (await listMcpTools(config)).status
+    await toolkit.close()
+    const thrown = []
+    for (const f of [() => parseMcpConfig(${JSON.stringify(asPath)}), () => loadMcp(${JSON.stringify(asPath)}), () => listMcpTools(${JSON.stringify(asPath)})]) {
+      try { await f(); thrown.push("nothing thrown") } catch (e) { thrown.push(String(e?.stack ?? e)) }
+    }
+    console.log(JSON.stringify({ status, listed, thrown, warned }))
+  `, { timeoutMs: 25_000 })
+  assert.equal(r.code, 0, r.stderr)
+  const out = JSON.parse(r.stdout)
+  const failed = { closed: "failed", broken: "failed", odd: "failed" }
+  assert.deepEqual([out.status, out.listed], [failed, failed])
+  assertClean(r.stdout, "stdout")
+  assertClean(r.stderr, "stderr")
+  for (const name of Object.keys(failed)) {
+    const lines = r.stderr.split("\n").filter((l) => l.startsWith(`[toolnexus] MCP server "${name}" failed: `))
+    assert.equal(lines.length, 2, r.stderr)
+  }
+  assert.ok(r.stderr.includes(`[toolnexus] MCP server "broken" failed: SSE error: Non-200 status code (500)`), r.stderr)
+  assert.ok(r.stderr.includes(`${closed}/x`), r.stderr)
+  assert.equal(out.thrown.length, 3)
+  for (const e of out.thrown) assert.match(e, /ENOENT: no such file or directory, open 'http:\/\/127\.0\.0\.1:1\/mcp\.json'/)
+})
+
+test("credentials in a remote server's URL reach no tool result", { timeout: 30_000 }, async () => {
+  const srv = await startHttp()
+  let stopped = false
+  try {
+    const mcp = await loadMcp({ web: { url: secretUrl(srv.base, "/mcp") } })
+    assert.deepEqual(mcp.status, { web: "connected" })
+    assert.equal((await mcp.tools[0].execute({ text: "hi" })).output, "echo: hi")
+    await srv.close()
+    stopped = true
+    const r = await mcp.tools[0].execute({ text: "hi" })
+    assert.equal(r.isError, true)
+    assertClean(JSON.stringify(r), "the tool result")
+    await mcp.close()
+  } finally {
+    if (!stopped) await srv.close()
+  }
+})
+
 test("results map as the reference maps them; timeouts and a dying server are error results", { timeout: 30_000 }, async () => {
   const mcp = await loadMcp({ fx: local() })
   const run = (name, args, ctx) => mcp.tools.find((t) => t.name === `fx_${name}`).execute(args, ctx)
@@ -338,8 +408,9 @@ test("parseMcpConfig, expandEnvHeaders and the elicitation mappings", () => {
   assert.throws(() => answerToElicitResult(null), TypeError)
 })
 
-test("loadMcp validates waitFor", async () => {
-  await assert.rejects(loadMcp({}, { waitFor: "nope" }), TypeError)
+test("loadMcp accepts any waitFor, as the reference does (a non-function fails only when an elicitation calls it)", async () => {
+  const lenient = await loadMcp({}, { waitFor: "nope" })
+  assert.deepEqual(lenient.status, {})
   const empty = await loadMcp({})
   assert.deepEqual(empty, { tools: [], status: {}, close: empty.close })
 })

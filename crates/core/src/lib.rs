@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod native;
 pub mod net;
 pub mod nodepath;
+pub mod redact;
 pub mod skills;
 pub mod sse;
 pub mod tool;

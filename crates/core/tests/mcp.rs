@@ -620,3 +620,258 @@ async fn the_toolkit_puts_mcp_tools_first_and_closes_them() {
         Toolkit::create(ToolkitOptions { mcp_config: Some(json!("/no/such/mcp.json")), ..Default::default() }).await;
     assert!(e.err().unwrap().to_string().starts_with("ENOENT"));
 }
+
+// ---------------------------------------------------------------------------------------
+// Child-process tests: this test binary runs itself with `TN_MCP_CHILD` set, so a test can
+// read what the core prints to stderr, or end a host process while its servers are up.
+// ---------------------------------------------------------------------------------------
+
+const SECRET: &str = "SECRET-7f3a";
+
+/// The child's side: a no-op unless this binary was started by one of the tests below.
+#[test]
+fn child_process_helper() {
+    let Ok(mode) = std::env::var("TN_MCP_CHILD") else { return };
+    let config: Value = serde_json::from_str(&std::env::var("TN_MCP_CHILD_CONFIG").unwrap_or_default()).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    rt.block_on(async {
+        let src = load(config).await;
+        let statuses: Vec<_> = status(&src).into_iter().map(|(k, s)| format!("{k}={s}")).collect();
+        println!("STATUS {}", statuses.join(","));
+        for t in &src.tools {
+            if let Some(pid) = t.as_any().downcast_ref::<McpTool>().and_then(McpTool::server_pid) {
+                if t.name().ends_with("_whoami") {
+                    let who = whoami(&src, t.name().trim_end_matches("_whoami")).await;
+                    println!("PIDS {pid} {} {}", who["pid"], who["grandchild"]);
+                }
+            }
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        match mode.as_str() {
+            "exit" => std::process::exit(7),
+            "hang" => loop {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+            },
+            _ => {}
+        }
+    });
+}
+
+/// Start this binary as a child running `child_process_helper` in `mode` with `config`.
+fn start_child(mode: &str, config: &Value) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_process_helper", "--nocapture", "--test-threads", "1"])
+        .env("TN_MCP_CHILD", mode)
+        .env("TN_MCP_CHILD_CONFIG", config.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A URL with a token in its query and credentials in its userinfo.
+fn secret_url(port: u16, path: &str) -> String {
+    format!("http://user:pw-{SECRET}@127.0.0.1:{port}{path}?api_key={SECRET}#frag-{SECRET}")
+}
+
+/// An HTTP endpoint that answers every request with a 500 whose body is plain text.
+async fn failing_http() -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                let _ = sock.read(&mut buf).await;
+                let body = "boom";
+                let reply = format!(
+                    "HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+fn assert_clean(text: &str) {
+    assert!(!text.contains(SECRET), "the secret leaked: {text}");
+    assert!(!text.contains("user:"), "the userinfo leaked: {text}");
+    assert!(!text.contains("api_key"), "the query leaked: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credentials_in_a_remote_url_never_reach_the_warning() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let failing = failing_http().await;
+    let config = json!({
+        "closed": {"url": secret_url(closed, "/mcp"), "timeout": 5000},
+        "broken": {"type": "remote", "url": secret_url(failing, "/mcp"), "timeout": 5000},
+        "odd": secret_url(closed, "/x"),
+    });
+    let child = start_child("warn", &config);
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("STATUS closed=failed,broken=failed,odd=failed"), "{stdout}");
+    for name in ["closed", "broken", "odd"] {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("[toolnexus] MCP server \"{name}\" failed: ")))
+            .unwrap_or_else(|| panic!("no warning for {name}: {stderr}"));
+        assert_clean(line);
+    }
+    // The 500 reads as the reference's SSE fallback reports it; what is left of a URL keeps
+    // its host and path.
+    assert!(
+        stderr.contains("[toolnexus] MCP server \"broken\" failed: SSE error: Non-200 status code (500)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("127.0.0.1:{closed}/x")), "{stderr}");
+    assert_clean(&stderr);
+    assert_clean(&stdout);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credentials_in_a_remote_url_never_reach_a_tool_result() {
+    let mut server = http_server().await;
+    let src = load(json!({"web": {"url": secret_url(server.port, "/mcp"), "timeout": 3000}})).await;
+    assert_eq!(status(&src), [("web".to_string(), "connected")]);
+    assert_eq!(call(&src, "web_echo", json!({"text": "hi"})).await.output, "hi");
+    server._child.kill().await.unwrap();
+    let r = call(&src, "web_echo", json!({"text": "hi"})).await;
+    assert!(r.is_error, "{}", r.output);
+    assert_clean(&r.output);
+    src.close().await;
+}
+
+/// A load from a thread that then ends: the server must live on as long as the process does
+/// (a parent-death signal set up on that thread would have ended it).
+#[test]
+fn a_server_outlives_the_thread_that_started_it() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let handle = rt.handle().clone();
+    let src = std::thread::spawn(move || handle.block_on(load(json!({"a": local(&["--grandchild"])})))).join().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let who = rt.block_on(whoami(&src, "a"));
+    let pids = [who["pid"].as_u64().unwrap(), who["grandchild"].as_u64().unwrap()];
+    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+    rt.block_on(src.close());
+    rt.block_on(async {
+        for pid in pids {
+            assert!(gone_within(pid, Duration::from_secs(3)).await, "pid {pid} outlived close()");
+        }
+    });
+}
+
+/// A host process started by a test; killed if the test ends early.
+struct Host(std::process::Child);
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Host {
+    async fn wait(&mut self) -> std::process::ExitStatus {
+        let t0 = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "the host did not end");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Start a host with a server that ignores stdin EOF and has a grandchild, wrapped in `sh -c`
+/// (as `npx` or a shell script would wrap it), and another one unwrapped; returns the host and
+/// every pid of the servers' trees.
+async fn host_with_servers(mode: &str) -> (Host, Vec<u64>) {
+    let wrapped = json!({"type": "local", "command": ["/bin/sh", "-c", "node \"$0\" \"$@\"; exit $?", SERVER, "--grandchild", "--ignore-eof"]});
+    let config = json!({"plain": local(&["--grandchild", "--ignore-eof"]), "wrapped": wrapped});
+    let mut host = Host(start_child(mode, &config));
+    let stdout = host.0.stdout.take().unwrap();
+    let lines = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut pids = Vec::new();
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("PIDS ") {
+                pids.extend(rest.split(' ').filter_map(|p| p.parse::<u64>().ok()));
+                if pids.len() == 6 {
+                    break;
+                }
+            }
+        }
+        pids
+    });
+    let pids = tokio::time::timeout(Duration::from_secs(20), lines).await.expect("pids in time").unwrap();
+    assert_eq!(pids.len(), 6, "{pids:?}");
+    (host, pids)
+}
+
+/// Every descendant of `pid` (through /proc's parent links).
+fn descendants(root: u64) -> Vec<u64> {
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            for pid in dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok()) {
+                let ppid = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| {
+                    s.rsplit_once(") ").and_then(|(_, rest)| rest.split(' ').nth(1)?.parse::<u64>().ok())
+                });
+                if ppid == Some(parent) && !found.contains(&pid) {
+                    found.push(pid);
+                }
+            }
+        }
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_end_when_their_host_exits_without_closing() {
+    let (mut host, pids) = host_with_servers("exit").await;
+    assert_eq!(host.wait().await.code(), Some(7));
+    for pid in &pids {
+        assert!(gone_within(*pid, Duration::from_secs(3)).await, "pid {pid} outlived its host ({pids:?})");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_end_when_their_host_is_killed() {
+    let (mut host, pids) = host_with_servers("hang").await;
+    let tree = descendants(u64::from(host.0.id()));
+    // plain: node → node; wrapped: sh → node → node; a watcher for each.
+    assert_eq!(tree.len(), 7, "{tree:?}");
+    host.0.kill().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(host.wait().await.signal(), Some(9));
+    for pid in pids.iter().chain(&tree) {
+        assert!(gone_within(*pid, Duration::from_secs(4)).await, "pid {pid} outlived its host ({tree:?})");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_url_given_where_a_config_path_belongs_is_not_quoted_whole() {
+    let url = secret_url(9, "/mcp.json");
+    let e = mcp::parse_mcp_config(&json!(url)).unwrap_err().to_string();
+    assert_eq!(e, "ENOENT: no such file or directory, open 'http://127.0.0.1:9/mcp.json'");
+    let e = mcp::load_mcp(&json!(url), LoadOptions::default()).await.err().unwrap().to_string();
+    assert_clean(&e);
+    let e = mcp::list_mcp_tools(&json!(url), None).await.unwrap_err().to_string();
+    assert_clean(&e);
+}

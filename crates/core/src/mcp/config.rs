@@ -39,6 +39,8 @@ pub fn parse_mcp_config(input: &Value) -> Result<Value> {
 }
 
 fn read_config_file(path: &str) -> Result<Value> {
+    // A URL given where a path belongs must not have its credentials quoted back.
+    let shown = crate::redact::redact_urls(path);
     let bytes = std::fs::read(path).map_err(|e| {
         let what = match e.kind() {
             std::io::ErrorKind::NotFound => "ENOENT: no such file or directory".to_string(),
@@ -46,10 +48,10 @@ fn read_config_file(path: &str) -> Result<Value> {
             std::io::ErrorKind::IsADirectory => "EISDIR: illegal operation on a directory".to_string(),
             _ => e.to_string(),
         };
-        Error::Invalid(format!("{what}, open '{path}'"))
+        Error::Invalid(format!("{what}, open '{shown}'"))
     })?;
     let text = String::from_utf8_lossy(&bytes);
-    serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("{path}: invalid JSON ({e})")))
+    serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("{shown}: invalid JSON ({e})")))
 }
 
 /// The servers of a parsed config, in order. Anything that is not an object has none, except

@@ -21,8 +21,10 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::config::{expand_env_headers, is_remote};
 use super::elicit::Handler;
 use super::http::BoundedHttp;
+use super::procs;
 use super::sse::SseTransport;
 use crate::json::js_string;
+use crate::redact::redact_urls;
 
 /// The largest single message accepted from a server, on any transport.
 const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
@@ -57,10 +59,13 @@ fn init_error(e: rmcp::service::ClientInitializeError) -> String {
 }
 
 /// A local server's child process, started as the leader of its own process group so the
-/// whole tree can be ended at once. Dropping it kills the group.
+/// whole tree can be ended at once (see `procs` for how the group ends with the host). Dropping
+/// it kills the group.
 pub(crate) struct ChildGroup {
     child: tokio::sync::Mutex<Option<Child>>,
+    watcher: tokio::sync::Mutex<Option<Child>>,
     pgid: Option<u32>,
+    slot: Option<usize>,
     killed: AtomicBool,
 }
 
@@ -81,10 +86,11 @@ impl ChildGroup {
                 libc::killpg(pgid, libc::SIGKILL);
             }
         }
+        procs::release(self.slot);
     }
 
     /// Let the server exit on its own (its stdin is closed by now), then end whatever is left of
-    /// its group and reap it.
+    /// its group (the watcher included) and reap them.
     async fn shutdown(&self) {
         let child = self.child.lock().await.take();
         match child {
@@ -96,12 +102,17 @@ impl ChildGroup {
             }
             None => self.kill_group(),
         }
+        let watcher = self.watcher.lock().await.take();
+        if let Some(mut w) = watcher {
+            let _ = w.start_kill();
+            let _ = tokio::time::timeout(Duration::from_secs(1), w.wait()).await;
+        }
     }
 }
 
 impl Drop for ChildGroup {
     fn drop(&mut self) {
-        // The child handle itself is `kill_on_drop`, and tokio reaps it.
+        // The child handles themselves are `kill_on_drop`, and tokio reaps them.
         self.kill_group();
     }
 }
@@ -146,11 +157,17 @@ fn spawn_local(cfg: &Value) -> Result<(ChildGroup, ChildStdout, ChildStdin), Str
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd.spawn().map_err(|e| spawn_error(program, &e))?;
+    let procs::Spawned { mut child, watcher, slot } = procs::spawn(cmd).map_err(|e| spawn_error(program, &e))?;
     let pgid = child.id();
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
-    let group = ChildGroup { child: tokio::sync::Mutex::new(Some(child)), pgid, killed: AtomicBool::new(false) };
+    let group = ChildGroup {
+        child: tokio::sync::Mutex::new(Some(child)),
+        watcher: tokio::sync::Mutex::new(watcher),
+        pgid,
+        slot,
+        killed: AtomicBool::new(false),
+    };
     match (stdout, stdin) {
         (Some(out), Some(inp)) => Ok((group, out, inp)),
         _ => Err(format!("spawn {program}: no stdio")),
@@ -245,13 +262,18 @@ impl Connection {
     }
 
     /// Send one request and wait for its result as raw JSON, bounded by `timeout` and by
-    /// `cancel` (which tells the server the request is abandoned).
+    /// `cancel` (which tells the server the request is abandoned). A failure's text never
+    /// quotes a URL's credentials.
     pub(crate) async fn request(
         &self,
         req: ClientRequest,
         timeout: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Answer {
+        self.send(req, timeout, cancel).await.map_err(|m| redact_urls(&m).into_owned())
+    }
+
+    async fn send(&self, req: ClientRequest, timeout: Duration, cancel: Option<&CancellationToken>) -> Answer {
         let handle = self
             .peer
             .send_request_with_option(req, PeerRequestOptions::with_timeout(timeout))

@@ -7,6 +7,7 @@ mod config;
 mod conn;
 mod elicit;
 mod http;
+mod procs;
 mod sse;
 mod tool;
 
@@ -22,6 +23,7 @@ pub use tool::McpTool;
 
 use crate::client::{Abort, SharedCallback};
 use crate::error::{Error, Result};
+use crate::redact::redact_urls;
 use crate::tool::SharedTool;
 use config::{apply_tools_filter, def_name, is_enabled, server_entries, server_timeout};
 use conn::Connection;
@@ -129,7 +131,19 @@ impl McpInventory {
 const TIMEOUT_MESSAGE: &str = "mcp connect/list timeout";
 
 fn warn_failed(name: &str, message: &str) {
+    let message = redact_urls(message);
     crate::warn::warn(&format!("[toolnexus] MCP server \"{name}\" failed: {message}"));
+}
+
+/// A load's own failure, with any URL in its message redacted. A host's error and an abort
+/// reason are the caller's own values and pass through unchanged.
+fn redact_error(e: Error) -> Error {
+    match e {
+        Error::Invalid(m) => Error::Invalid(redact_urls(&m).into_owned()),
+        Error::Transport(m) => Error::Transport(redact_urls(&m).into_owned()),
+        Error::InvalidResponse(m) => Error::InvalidResponse(redact_urls(&m).into_owned()),
+        other => other,
+    }
 }
 
 /// Connect within `timeout`, then list every page within a fresh `timeout`. A failure drops
@@ -229,6 +243,10 @@ where
 /// Connect to every enabled server, list and convert its tools (through its `tools`
 /// allowlist), and keep the sessions open for the tools to call.
 pub async fn load_mcp(input: &Value, opts: LoadOptions) -> Result<McpSource> {
+    load(input, opts).await.map_err(redact_error)
+}
+
+async fn load(input: &Value, opts: LoadOptions) -> Result<McpSource> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
     let handler = Handler { wait_for: opts.wait_for.clone() };
@@ -258,6 +276,10 @@ pub async fn load_mcp(input: &Value, opts: LoadOptions) -> Result<McpSource> {
 /// Connect to every enabled server, list its tools (unfiltered, original names) and
 /// disconnect: nothing is left running.
 pub async fn list_mcp_tools(input: &Value, cancel: Option<Abort>) -> Result<McpInventory> {
+    list(input, cancel).await.map_err(redact_error)
+}
+
+async fn list(input: &Value, cancel: Option<Abort>) -> Result<McpInventory> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
     let outcomes = visit(&entries, &cancel, |_, cfg, timeout| async move {
