@@ -85,7 +85,8 @@ function encodeLenient(value) {
 
 function pending(request) {
   if (request == null) throw new TypeError(`Cannot read properties of ${request} (reading 'id')`)
-  if (typeof request !== "object") throw new TypeError("pending: request must be an object")
+  // A primitive is spread as the reference spreads it (a string into its characters).
+  if (typeof request !== "object") request = { ...request }
   // An explicit id of null/undefined keeps its place; the core fills it in.
   const fields = "id" in request && request.id == null ? { ...request, id: null } : request
   return JSON.parse(native.pending(encode(fields)))

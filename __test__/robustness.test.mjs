@@ -215,7 +215,7 @@ test("a client that is never used does not keep the process alive", async () => 
   assert.equal(r.stdout, "done\n")
 })
 
-test("createClient refuses bad options up front, naming the option", () => {
+test("createClient accepts the options the reference accepts; only a null options object throws", () => {
   const base = { baseUrl: "http://x.invalid", style: "openai", model: "m", apiKey: "k" }
   const cases = [
     [{ ...base, baseUrl: undefined }, "baseUrl"],
@@ -233,10 +233,10 @@ test("createClient refuses bad options up front, naming the option", () => {
     [{ ...base, retries: "3" }, "retries"],
   ]
   for (const [opts, name] of cases) {
-    assert.throws(() => createClient(opts), (e) => e instanceof Error && e.message.includes(name), `${name}: ${JSON.stringify(opts)}`)
+    assert.doesNotThrow(() => createClient(opts), `${name}: ${JSON.stringify(opts)}`)
   }
   assert.throws(() => createClient(null), TypeError)
-  assert.throws(() => createClient({ ...base, headers: { "X-Num": 1 } }), /X-Num/)
+  assert.doesNotThrow(() => createClient({ ...base, headers: { "X-Num": 1 } }))
 })
 
 test("run without a Toolkit is a TypeError", async () => {
