@@ -171,3 +171,45 @@ async fn ordinary_reads_are_unchanged() {
         err("read: EISDIR: illegal operation on a directory, read")
     );
 }
+
+// ---- grep --------------------------------------------------------------------------------
+
+#[cfg(unix)]
+#[tokio::test]
+async fn grep_skips_what_node_could_not_read_and_never_reads_without_bound() {
+    let dir = tmp();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "needle one\nhay\n").unwrap();
+    // Not listed by the walk: a symbolic link to an endless device, a pipe nobody writes.
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero")).unwrap();
+    let c = std::ffi::CString::new(root.join("fifo").to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Regular files readFile refuses, by their size or by the length of their text: both
+    // match on their first line, and neither is listed, as the reference's failed read skips
+    // the whole file. The second has short lines all through (a line feed every 16 MiB).
+    sparse_with(root, "huge.bin", 3 << 30, &[(0, b"needle\n")]);
+    let mut feeds: Vec<(u64, &[u8])> = vec![(0, b"needle\n")];
+    feeds.extend((1..38u64).map(|i| (i << 24, &b"\n"[..])));
+    sparse_with(root, "long.bin", 600 << 20, &feeds);
+    // A line longer than grep holds (a deliberate bound: the reference would list it).
+    sparse(root, "wide.bin", 40 << 20, b"needle\n");
+    let started = Instant::now();
+    let r = call("grep", json!({"pattern": "needle", "path": root.to_string_lossy()})).await;
+    let a = root.join("a.txt").to_string_lossy().into_owned();
+    assert_eq!(
+        r,
+        ToolResult { output: format!("{a}:1:needle one"), is_error: false, metadata: Some(json!({"count": 1})) }
+    );
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn grep_over_proc_self_ends_and_finds_what_is_there() {
+    let started = Instant::now();
+    let r = call("grep", json!({"pattern": "^Name:", "path": "/proc/self", "limit": 1000})).await;
+    assert!(!r.is_error, "{}", r.output);
+    assert!(r.output.lines().any(|l| l.starts_with("/proc/self/status:1:Name:")), "{}", r.output);
+    assert!(started.elapsed() < Duration::from_secs(120), "{:?}", started.elapsed());
+}
