@@ -9,9 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use toolnexus_core::builtins::create_builtin_tools;
-use toolnexus_core::jsstr::MAX_LENGTH;
+use toolnexus_core::http_tool::{http_tool, HttpToolOptions};
+use toolnexus_core::jsstr::{MAX_LENGTH, TOO_LONG};
 use toolnexus_core::{ToolContext, ToolResult};
 
 async fn call_ctx(name: &str, args: Value, ctx: ToolContext) -> ToolResult {
@@ -212,4 +215,51 @@ async fn grep_over_proc_self_ends_and_finds_what_is_there() {
     assert!(!r.is_error, "{}", r.output);
     assert!(r.output.lines().any(|l| l.starts_with("/proc/self/status:1:Name:")), "{}", r.output);
     assert!(started.elapsed() < Duration::from_secs(120), "{:?}", started.elapsed());
+}
+
+// ---- endless HTTP bodies -------------------------------------------------------------------
+
+/// An HTTP/1.1 server on 127.0.0.1 whose every answer is 200 with a body that never ends
+/// (no length, closed never): it stops writing when the client goes away.
+async fn endless_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else { return };
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut req = Vec::new();
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n";
+                if sock.write_all(head).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b'a'; 1 << 20];
+                while sock.write_all(&chunk).await.is_ok() {}
+            });
+        }
+    });
+    format!("http://{addr}/")
+}
+
+#[tokio::test]
+async fn webfetch_of_an_endless_body_fails_at_the_string_limit() {
+    let url = endless_server().await;
+    let r = call("webfetch", json!({"url": url, "format": "html", "timeout": 600})).await;
+    assert_eq!(r, err(&format!("webfetch: {TOO_LONG}")));
+}
+
+#[tokio::test]
+async fn an_http_tool_on_an_endless_body_fails_at_the_string_limit() {
+    let url = endless_server().await;
+    let mut o = HttpToolOptions::new("t", "endless", "GET", url);
+    o.timeout = Some(600_000.0);
+    let r = http_tool(o).execute(json!({}), ToolContext::default()).await.unwrap();
+    assert_eq!(r, err(TOO_LONG));
 }
