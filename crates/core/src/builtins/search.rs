@@ -223,7 +223,7 @@ fn glob(pattern: &str, root: &str, limit: f64) -> Vec<String> {
 
 /// The longest line grep holds while searching a file, in bytes: a file with a longer line
 /// (procfs files such as `/proc/self/pagemap` are mostly one endless line of NULs) is skipped.
-pub(crate) const GREP_LINE_LIMIT: usize = 32 * 1024 * 1024;
+pub(crate) const GREP_LINE_LIMIT: usize = 16 * 1024 * 1024;
 
 /// What a search gives back: the matches, or V8's message when they would not fit in one
 /// string.
