@@ -220,6 +220,17 @@ const hasSystemMessage = (messages) =>
 // ---- tools the core owns ----
 
 /**
+ * A ToolResult from the core: its JSON, or for a long output `[json of the rest, output]`
+ * (the output crosses as a string of its own, unescaped).
+ */
+const toolResult = (crossed) => {
+  if (typeof crossed === "string") return JSON.parse(crossed)
+  const result = JSON.parse(crossed[0])
+  result.output = crossed[1]
+  return result
+}
+
+/**
  * A tool the core owns, as a plain Tool object: its declaration read once, `execute`
  * crossing with the JSON of the arguments and of `{ answer, timeout }`, `ctx.signal` wired
  * to the call's cancel token.
@@ -235,7 +246,7 @@ function wrapNative(handle) {
       const ctxJson = ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout })
       const { token, release } = abortWiring(ctx?.signal)
       try {
-        return JSON.parse(await handle.execute(encode(args ?? {}), ctxJson, token))
+        return toolResult(await handle.execute(encode(args ?? {}), ctxJson, token))
       } finally {
         release()
       }
@@ -410,7 +421,7 @@ class Toolkit {
     if (t) return t.execute(args ?? {}, ctx)
     const { token, release } = abortWiring(ctx?.signal)
     try {
-      return JSON.parse(await this.#native.execute(String(name), encode(args ?? {}), contextJson(ctx), token))
+      return toolResult(await this.#native.execute(String(name), encode(args ?? {}), contextJson(ctx), token))
     } finally {
       release()
     }

@@ -7,8 +7,9 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value};
 use toolnexus_core::builtins::{self, BuiltinsConfig};
+use toolnexus_core::jsstr;
 use toolnexus_core::tool::SharedTool;
-use toolnexus_core::ToolContext;
+use toolnexus_core::{ToolContext, ToolResult};
 
 use crate::client::CancelToken;
 use crate::{core_err, parse_json};
@@ -40,7 +41,7 @@ impl NativeTool {
 
     /// Run the tool; resolves with the ToolResult as JSON. `ctx` is the JSON of
     /// `{ answer?, timeout? }`; `cancel` fires when the caller's signal aborts.
-    #[napi(ts_return_type = "Promise<string>")]
+    #[napi(ts_return_type = "Promise<string | [string, string]>")]
     pub fn execute(
         &self,
         env: &Env,
@@ -53,9 +54,41 @@ impl NativeTool {
         let tool = self.inner.clone();
         crate::dispatch::promise(env, async move {
             let r = tool.execute(args, ctx).await.map_err(core_err)?;
-            Ok(r.to_value().to_string())
+            Ok(crossing(tool.name(), r))
         })
     }
+}
+
+/// A ToolResult on its way to JavaScript: the JSON of the whole, or, for a long output, the
+/// JSON of the rest (`output: ""`) and the output as a string of its own. The output then
+/// crosses without JSON's escapes and in an encoding V8 takes at its length, so whatever fits
+/// in a JavaScript string gets there; what does not becomes the error the reference's string
+/// building throws, never a failed conversion.
+pub(crate) type Crossing = Either<String, (String, Either<String, Utf16String>)>;
+
+/// Outputs longer than this (in bytes) cross on their own.
+const SPLIT_ABOVE: usize = 1 << 20;
+
+pub(crate) fn crossing(name: &str, r: ToolResult) -> Crossing {
+    let too_long = || ToolResult::error(format!("{name}: {}", jsstr::INVALID_LENGTH));
+    let r = if jsstr::fits(&r.output) { r } else { too_long() };
+    if r.output.len() <= SPLIT_ABOVE {
+        let whole = r.to_value().to_string();
+        return Either::A(if whole.len() <= jsstr::MAX_LENGTH { whole } else { too_long().to_value().to_string() });
+    }
+    let ToolResult { output, is_error, metadata } = r;
+    let rest = ToolResult { output: String::new(), is_error, metadata }.to_value().to_string();
+    if rest.len() > jsstr::MAX_LENGTH {
+        return Either::A(too_long().to_value().to_string());
+    }
+    // V8 builds a string from at most MAX_LENGTH bytes of UTF-8; a text with more bytes that
+    // still fits in UTF-16 units goes over as UTF-16.
+    let output = if output.len() <= jsstr::MAX_LENGTH {
+        Either::A(output)
+    } else {
+        Either::B(Utf16String::from(output.encode_utf16().collect::<Vec<u16>>()))
+    };
+    Either::B((rest, output))
 }
 
 /// The core's ToolContext from the JSON of `{ answer?, timeout? }` and an optional cancel token.

@@ -127,7 +127,7 @@ impl NativeToolkit {
     }
 
     /// Route a call through the core (used for tools that are not JS objects).
-    #[napi(ts_return_type = "Promise<string>")]
+    #[napi(ts_return_type = "Promise<string | [string, string]>")]
     pub fn execute(
         &self,
         env: &Env,
@@ -141,7 +141,7 @@ impl NativeToolkit {
         let inner = self.inner.clone();
         crate::dispatch::promise(env, async move {
             let r = inner.execute(&name, args, ctx).await.map_err(core_err)?;
-            Ok(r.to_value().to_string())
+            Ok(crate::nativetool::crossing(&name, r))
         })
     }
 

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::json::{js_normalize, js_string, js_stringify};
+use crate::jsstr;
 use crate::native::empty_schema;
 use crate::tool::{SharedTool, Tool, ToolContext};
 use crate::types::ToolResult;
@@ -275,18 +276,24 @@ impl HttpTool {
 
     fn finish(&self, status: u16, text: String) -> ToolResult {
         let meta = Some(status_meta(status));
-        if !(200..300).contains(&status) {
-            return ToolResult { output: format!("HTTP {status}: {text}"), is_error: true, metadata: meta };
-        }
-        let output = match self.opts.result_mode {
-            ResultMode::StatusText => format!("{status}\n{text}"),
-            ResultMode::Json => match serde_json::from_str::<Value>(&text) {
-                Ok(v) => js_stringify(&js_normalize(v)),
-                Err(_) => js_stringify(&Value::String(text)),
-            },
-            ResultMode::Text => text,
+        let (output, is_error) = if !(200..300).contains(&status) {
+            (format!("HTTP {status}: {text}"), true)
+        } else {
+            let output = match self.opts.result_mode {
+                ResultMode::StatusText => format!("{status}\n{text}"),
+                ResultMode::Json => match serde_json::from_str::<Value>(&text) {
+                    Ok(v) => js_stringify(&js_normalize(v)),
+                    Err(_) => js_stringify(&Value::String(text)),
+                },
+                ResultMode::Text => text,
+            };
+            (output, false)
         };
-        ToolResult { output, is_error: false, metadata: meta }
+        // Building a longer string throws V8's RangeError, which the reference returns as is.
+        if !jsstr::fits(&output) {
+            return ToolResult::error(jsstr::INVALID_LENGTH);
+        }
+        ToolResult { output, is_error, metadata: meta }
     }
 }
 
@@ -335,10 +342,39 @@ fn delay(ms: f64) -> Duration {
     Duration::from_secs_f64(ms / 1000.0)
 }
 
-/// A response body as `Response.text()` reads it: UTF-8, a leading BOM dropped, bad bytes replaced.
-fn decode(bytes: &[u8]) -> String {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    String::from_utf8_lossy(bytes).into_owned()
+/// A response body as `Response.text()` reads it: UTF-8, a leading BOM dropped, bad bytes
+/// replaced. A body of more bytes than one string may be built from fails with Node's message
+/// as soon as it passes that size, so an endless body never grows without bound.
+pub(crate) async fn body_text(mut res: reqwest::Response) -> std::result::Result<String, String> {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    // The chunks are kept as they came and joined once at the end: a growing buffer would
+    // copy itself at each doubling, which near the limit costs more than the body.
+    let mut chunks = Vec::new();
+    let mut total = 0usize;
+    while let Some(chunk) = res.chunk().await.map_err(|_| "terminated".to_string())? {
+        total += chunk.len();
+        chunks.push(chunk);
+        if total > jsstr::MAX_LENGTH {
+            let head: Vec<u8> = chunks.iter().flat_map(|c| c.iter()).take(BOM.len()).copied().collect();
+            let bom = if head == BOM { BOM.len() } else { 0 };
+            if total - bom > jsstr::MAX_LENGTH {
+                return Err(jsstr::TOO_LONG.into());
+            }
+        }
+    }
+    let mut body = Vec::with_capacity(total);
+    for chunk in chunks {
+        body.extend_from_slice(&chunk);
+    }
+    Ok(decode(body))
+}
+
+/// Body bytes as `Response.text()` decodes them: a leading BOM dropped, bad bytes replaced.
+fn decode(mut body: Vec<u8>) -> String {
+    if body.starts_with(b"\xEF\xBB\xBF") {
+        body.drain(..3);
+    }
+    String::from_utf8(body).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[async_trait]
@@ -368,8 +404,7 @@ impl Tool for HttpTool {
         let exchange = async {
             let res = client.execute(req).await.map_err(|e| fetch_failed(&e))?;
             let status = res.status().as_u16();
-            let bytes = res.bytes().await.map_err(|_| "terminated".to_string())?;
-            Ok::<_, String>((status, decode(&bytes)))
+            Ok::<_, String>((status, body_text(res).await?))
         };
         let cancelled = async {
             match &ctx.cancel {
@@ -579,8 +614,9 @@ mod tests {
 
     #[test]
     fn bodies_decode_like_response_text() {
-        assert_eq!(decode(b"\xEF\xBB\xBFhi"), "hi");
-        assert_eq!(decode(b"a\xFFb"), "a\u{FFFD}b");
+        assert_eq!(decode(b"\xEF\xBB\xBFhi".to_vec()), "hi");
+        assert_eq!(decode(b"a\xFFb".to_vec()), "a\u{FFFD}b");
+        assert_eq!(decode(b"\xEF\xBB".to_vec()), "\u{FFFD}");
     }
 
     impl HttpTool {

@@ -11,6 +11,7 @@ pub mod error;
 pub mod host;
 pub mod http_tool;
 pub mod json;
+pub mod jsstr;
 pub mod mcp;
 pub mod native;
 pub mod net;

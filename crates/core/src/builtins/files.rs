@@ -24,34 +24,19 @@ pub fn read_tool() -> SharedTool {
     )
 }
 
-fn run_read(args: Value, _ctx: ToolContext) -> BoxFut {
+fn run_read(args: Value, ctx: ToolContext) -> BoxFut {
     Box::pin(async move {
         let p = arg_text(&args, "path");
         if p.is_empty() {
             return Ok(ToolResult::error("read: path is required"));
         }
-        let content = match js::read_text(&p).await {
-            Ok(c) => c,
-            Err(e) => return Ok(ToolResult::error(format!("read: {e}"))),
-        };
-        if arg(&args, "offset").is_none() && arg(&args, "limit").is_none() {
-            return Ok(ToolResult::ok(content));
+        let window = (arg(&args, "offset").is_some() || arg(&args, "limit").is_some())
+            .then(|| js::LineWindow::new(arg_number(&args, "offset"), arg_number(&args, "limit")));
+        match js::read_text_window(&p, window, ctx.cancel).await {
+            Ok(text) => Ok(ToolResult::ok(text)),
+            Err(e) => Ok(ToolResult::error(format!("read: {e}"))),
         }
-        Ok(ToolResult::ok(line_window(&content, arg_number(&args, "offset"), arg_number(&args, "limit"))))
     })
-}
-
-/// Lines `offset..offset+limit` (1-based, clamped) of `content`, joined again with "\n".
-fn line_window(content: &str, offset: Option<f64>, limit: Option<f64>) -> String {
-    let lines: Vec<&str> = content.split('\n').collect();
-    let first = offset.map_or(1.0, |o| o.trunc().max(1.0));
-    let start = (first - 1.0).min(lines.len() as f64) as usize;
-    let count = match limit {
-        Some(l) => l.trunc().max(0.0),
-        None => lines.len() as f64 - (first - 1.0),
-    };
-    let end = (start as f64 + count).clamp(start as f64, lines.len() as f64) as usize;
-    lines[start..end].join("\n")
 }
 
 pub fn write_tool() -> SharedTool {
@@ -139,22 +124,4 @@ fn run_edit(args: Value, _ctx: ToolContext) -> BoxFut {
         let plural = if n == 1 { "" } else { "s" };
         Ok(ok_with(format!("Edited {p} ({n} replacement{plural})"), json!({ "replacements": n })))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn windows_clamp_like_slice() {
-        let c = "a\nb\nc\n";
-        assert_eq!(line_window(c, Some(2.0), Some(1.0)), "b");
-        assert_eq!(line_window(c, Some(2.0), None), "b\nc\n");
-        assert_eq!(line_window(c, Some(0.0), Some(2.0)), "a\nb");
-        assert_eq!(line_window(c, Some(-3.7), Some(1.9)), "a");
-        assert_eq!(line_window(c, Some(2.9), Some(-1.0)), "");
-        assert_eq!(line_window(c, Some(99.0), Some(5.0)), "");
-        assert_eq!(line_window(c, None, Some(1e300)), c);
-        assert_eq!(line_window(c, Some(1e300), None), "");
-    }
 }

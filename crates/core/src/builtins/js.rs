@@ -7,6 +7,10 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
+use crate::jsstr;
+
 /// Whether `String.prototype.trim` strips this character (WhiteSpace and LineTerminator).
 fn js_space(c: char) -> bool {
     matches!(
@@ -194,22 +198,220 @@ pub fn inspect(s: &str) -> String {
 
 // ---- file operations with Node's messages --------------------------------------------------
 
-/// `fs.readFile(p, "utf8")`: the text (invalid UTF-8 replaced), or Node's message.
-pub async fn read_text(p: &str) -> Result<String, String> {
-    check_path(p)?;
-    let bytes = read_bytes(p).await?;
-    Ok(match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
+/// The largest file `fs.readFile` opens: Node's `kIoMaxLength`, 2 GiB - 1.
+pub const IO_MAX_LENGTH: u64 = (1 << 31) - 1;
+
+/// Node's `ERR_FS_FILE_TOO_LARGE`, for a regular file above [`IO_MAX_LENGTH`].
+pub fn file_too_large(size: u64) -> String {
+    format!("File size ({size}) is greater than 2 GiB")
 }
 
-async fn read_bytes(p: &str) -> Result<Vec<u8>, String> {
-    use tokio::io::AsyncReadExt;
-    let mut f = tokio::fs::File::open(p).await.map_err(|e| fs_error(&e, "open", Some(p)))?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf).await.map_err(|e| fs_error(&e, "read", None))?;
-    Ok(buf)
+/// The message of Node's `AbortError` from a file-system call whose signal fired.
+pub const FS_ABORTED: &str = "The operation was aborted";
+
+/// How much is read from a file at a time.
+const READ_CHUNK: usize = 256 * 1024;
+
+/// The lines `read` keeps: those whose 0-based index `i` has `start <= i < end` (the window of
+/// `content.split("\n").slice(start, end)`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LineWindow {
+    start: f64,
+    end: f64,
+}
+
+impl LineWindow {
+    /// The window of the `read` tool's `offset` (1-based, truncated, at least 1) and `limit`
+    /// (truncated, at least 0; absent means every line from the offset on).
+    pub fn new(offset: Option<f64>, limit: Option<f64>) -> Self {
+        let start = offset.map_or(1.0, |o| o.trunc().max(1.0)) - 1.0;
+        let end = limit.map_or(f64::INFINITY, |l| start + l.trunc().max(0.0));
+        LineWindow { start, end }
+    }
+
+    fn holds(&self, line: u64) -> bool {
+        let i = line as f64;
+        i >= self.start && i < self.end
+    }
+}
+
+/// What a file's text is collected into: all of it, or a window of its lines.
+enum Collector {
+    Whole(Rope),
+    Lines { window: LineWindow, line: u64, out: Rope },
+}
+
+impl Collector {
+    fn take(&mut self, text: &str) {
+        match self {
+            Collector::Whole(out) => out.push_str(text),
+            Collector::Lines { window, line, out } => {
+                for (k, segment) in text.split('\n').enumerate() {
+                    if k > 0 {
+                        if window.holds(*line) && window.holds(*line + 1) {
+                            out.push_str("\n");
+                        }
+                        *line += 1;
+                    }
+                    if window.holds(*line) {
+                        out.push_str(segment);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether nothing further can enter the window.
+    fn full(&self) -> bool {
+        match self {
+            Collector::Whole(_) => false,
+            Collector::Lines { window, line, .. } => *line as f64 >= window.end,
+        }
+    }
+
+    fn into_text(self) -> String {
+        match self {
+            Collector::Whole(s) | Collector::Lines { out: s, .. } => s.into_string(),
+        }
+    }
+}
+
+/// The size of a [`Rope`]'s pieces when nothing says how long the text will be.
+const ROPE_PIECE: usize = 1 << 20;
+
+/// Text gathered in pieces, so that gathering never moves what is already there: a growing
+/// `String` copies itself at each doubling, and near the string limit the copies would cost
+/// more memory than the text.
+#[derive(Default)]
+struct Rope {
+    done: Vec<String>,
+    current: String,
+    len: usize,
+}
+
+impl Rope {
+    /// A rope whose first piece holds `n` bytes (the size of the file, when it has one).
+    fn with_capacity(n: usize) -> Self {
+        Rope { current: String::with_capacity(n), ..Default::default() }
+    }
+
+    fn push_str(&mut self, s: &str) {
+        if self.current.capacity() - self.current.len() < s.len() {
+            let next = String::with_capacity(s.len().max(ROPE_PIECE));
+            let done = std::mem::replace(&mut self.current, next);
+            if !done.is_empty() {
+                self.done.push(done);
+            }
+        }
+        self.current.push_str(s);
+        self.len += s.len();
+    }
+
+    fn into_string(mut self) -> String {
+        if self.done.is_empty() {
+            if self.current.capacity() - self.current.len() > ROPE_PIECE / 4 {
+                self.current.shrink_to_fit();
+            }
+            return self.current;
+        }
+        let mut out = String::with_capacity(self.len);
+        // Each piece is let go once copied.
+        for piece in self.done.drain(..) {
+            out.push_str(&piece);
+        }
+        out.push_str(&self.current);
+        out
+    }
+}
+
+/// `fs.readFile(p, "utf8")`: the text (invalid UTF-8 replaced), or Node's message.
+pub async fn read_text(p: &str) -> Result<String, String> {
+    read_text_window(p, None, None).await
+}
+
+/// `fs.readFile(p, "utf8")`, then (with a window) `.split("\n").slice(...).join("\n")`, without
+/// ever holding more than a JavaScript string could: a regular file above 2 GiB is refused
+/// from its size as Node refuses it, and any file whose text passes V8's string limit fails
+/// with V8's message as soon as it does (a device such as `/dev/zero` included). With a
+/// window only its lines are kept. `cancel` ends the read with Node's abort message.
+pub async fn read_text_window(
+    p: &str,
+    window: Option<LineWindow>,
+    cancel: Option<CancellationToken>,
+) -> Result<String, String> {
+    check_path(p)?;
+    // The reading thread stops when the caller cancels or stops waiting (this future is dropped).
+    let stop = cancel.as_ref().map_or_else(CancellationToken::new, CancellationToken::child_token);
+    let _stop_on_drop = stop.clone().drop_guard();
+    if stop.is_cancelled() {
+        return Err(FS_ABORTED.into());
+    }
+    let path = p.to_string();
+    let reading = stop.clone();
+    let job = tokio::task::spawn_blocking(move || read_file(&path, window, &reading));
+    tokio::select! {
+        r = job => r.map_err(|e| e.to_string())?,
+        _ = stop.cancelled() => Err(FS_ABORTED.into()),
+    }
+}
+
+fn read_file(p: &str, window: Option<LineWindow>, stop: &CancellationToken) -> Result<String, String> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = std::fs::File::open(p).map_err(|e| fs_error(&e, "open", Some(p)))?;
+    let meta = f.metadata().map_err(|e| fs_error(&e, "fstat", None))?;
+    // Node trusts the size of a regular file only; anything else (a device, a pipe, a
+    // procfs file that says 0) is read until it ends.
+    let size = if meta.is_file() { meta.len() } else { 0 };
+    if size > IO_MAX_LENGTH {
+        return Err(file_too_large(size));
+    }
+    // A text never has more UTF-16 units than its file has bytes: up to the limit, the size
+    // alone says it fits. Above it, one pass that keeps nothing tells.
+    let mut known_to_fit = size > 0 && size <= jsstr::MAX_LENGTH as u64;
+    if size > jsstr::MAX_LENGTH as u64 {
+        pump(&mut f, stop, |_| true)?;
+        f.seek(SeekFrom::Start(0)).map_err(|e| fs_error(&e, "read", None))?;
+        known_to_fit = true;
+    }
+    let mut collector = match window {
+        None => Collector::Whole(Rope::with_capacity(size as usize)),
+        Some(window) => Collector::Lines { window, line: 0, out: Rope::default() },
+    };
+    pump(&mut f, stop, |text| {
+        collector.take(text);
+        !(known_to_fit && collector.full())
+    })?;
+    Ok(collector.into_text())
+}
+
+/// Read `f` to its end, decoding as it goes, and hand `each` the text of every piece read
+/// until it answers false. Fails with V8's message once the text passes the string limit
+/// (before the piece that passes it is handed over), or with Node's abort message once `stop`
+/// fires.
+fn pump(f: &mut std::fs::File, stop: &CancellationToken, mut each: impl FnMut(&str) -> bool) -> Result<(), String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut text = String::new();
+    let mut decoder = jsstr::Utf8Decoder::new();
+    let mut units = 0usize;
+    loop {
+        if stop.is_cancelled() {
+            return Err(FS_ABORTED.into());
+        }
+        let n = match f.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(fs_error(&e, "read", None)),
+        };
+        text.clear();
+        units += if n == 0 { decoder.finish(&mut text) } else { decoder.push(&buf[..n], &mut text) };
+        if units > jsstr::MAX_LENGTH {
+            return Err(jsstr::INVALID_LENGTH.into());
+        }
+        if !each(&text) || n == 0 {
+            return Ok(());
+        }
+    }
 }
 
 /// `fs.writeFile(p, content, "utf8")`.
@@ -235,6 +437,40 @@ pub async fn make_parent_dirs(p: &str) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::nodepath::normalize;
+
+    fn window(content: &str, offset: Option<f64>, limit: Option<f64>) -> String {
+        let mut seen = Vec::new();
+        // Fed whole and in every piece size, the window is the same.
+        for piece in 0..=content.len() {
+            let mut c = Collector::Lines { window: LineWindow::new(offset, limit), line: 0, out: Rope::default() };
+            if piece == 0 {
+                c.take(content);
+            } else {
+                for chunk in content.as_bytes().chunks(piece) {
+                    c.take(std::str::from_utf8(chunk).unwrap());
+                }
+            }
+            seen.push(c.into_text());
+        }
+        seen.dedup();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        seen.remove(0)
+    }
+
+    #[test]
+    fn line_windows_clamp_like_slice() {
+        let c = "a\nb\nc\n";
+        assert_eq!(window(c, Some(2.0), Some(1.0)), "b");
+        assert_eq!(window(c, Some(2.0), None), "b\nc\n");
+        assert_eq!(window(c, Some(0.0), Some(2.0)), "a\nb");
+        assert_eq!(window(c, Some(-3.7), Some(1.9)), "a");
+        assert_eq!(window(c, Some(2.9), Some(-1.0)), "");
+        assert_eq!(window(c, Some(99.0), Some(5.0)), "");
+        assert_eq!(window(c, None, Some(1e300)), c);
+        assert_eq!(window(c, Some(1e300), None), "");
+        assert_eq!(window("", None, Some(1.0)), "");
+        assert_eq!(window("\n\n", Some(2.0), Some(2.0)), "\n");
+    }
 
     #[test]
     fn trim_follows_javascript() {

@@ -142,6 +142,11 @@ impl Tool for Builtin {
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         let args = if args.is_null() { Value::Object(Map::new()) } else { args };
         Ok(match (self.run)(args, ctx).await {
+            // An output no JavaScript string can hold fails as the reference's string
+            // building would.
+            Ok(r) if !crate::jsstr::fits(&r.output) => {
+                ToolResult::error(format!("{}: {}", self.name, crate::jsstr::INVALID_LENGTH))
+            }
             Ok(r) => r,
             Err(message) => ToolResult::error(format!("{}: {message}", self.name)),
         })

@@ -17,6 +17,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 use super::{arg_number, arg_text, arg_text_if_truthy, js, number_value, ok_with, BoxFut, Builtin};
+use crate::jsstr;
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
 
@@ -75,7 +76,7 @@ fn run_grep(args: Value, _ctx: ToolContext) -> BoxFut {
         let limit = arg_number(&args, "limit").unwrap_or(100.0);
         let matches = tokio::task::spawn_blocking(move || grep(&matcher, &root, include.as_deref(), limit))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())??;
         let count = matches.len();
         Ok(ok_with(matches.join("\n"), json!({ "count": count })))
     })
@@ -220,7 +221,15 @@ fn glob(pattern: &str, root: &str, limit: f64) -> Vec<String> {
 
 // ---- grep --------------------------------------------------------------------------------
 
-fn grep(matcher: &RegexMatcher, root: &str, include: Option<&str>, limit: f64) -> Vec<String> {
+/// The longest line grep holds while searching a file, in bytes: a file with a longer line
+/// (procfs files such as `/proc/self/pagemap` are mostly one endless line of NULs) is skipped.
+pub(crate) const GREP_LINE_LIMIT: usize = 16 * 1024 * 1024;
+
+/// What a search gives back: the matches, or V8's message when they would not fit in one
+/// string.
+type Found = Result<Vec<String>, String>;
+
+fn grep(matcher: &RegexMatcher, root: &str, include: Option<&str>, limit: f64) -> Found {
     let filter = include.map(Glob::new);
     let matches_empty_line = matcher.is_match(b"").unwrap_or(false);
     let files: Vec<(Walked, String)> = walk_files(root)
@@ -235,17 +244,23 @@ fn grep(matcher: &RegexMatcher, root: &str, include: Option<&str>, limit: f64) -
     // and the search stops at the first chunk that reaches the limit.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let mut out: Vec<String> = Vec::new();
+    // The UTF-16 length of `out.join("\n")`.
+    let mut units = 0usize;
     for chunk in files.chunks(256 * threads) {
         if out.len() as f64 >= limit {
             break;
         }
         let per = chunk.len().div_ceil(threads);
-        let found: Vec<Vec<Vec<String>>> = std::thread::scope(|scope| {
+        let found: Vec<Vec<Found>> = std::thread::scope(|scope| {
             let workers: Vec<_> = chunk
                 .chunks(per.max(1))
                 .map(|part| {
                     scope.spawn(move || {
-                        let mut searcher = SearcherBuilder::new().line_number(true).bom_sniffing(false).build();
+                        let mut searcher = SearcherBuilder::new()
+                            .line_number(true)
+                            .bom_sniffing(false)
+                            .heap_limit(Some(GREP_LINE_LIMIT))
+                            .build();
                         part.iter()
                             .map(|(f, rel)| {
                                 search_file(&mut searcher, matcher, root, f, rel, matches_empty_line, limit)
@@ -257,18 +272,27 @@ fn grep(matcher: &RegexMatcher, root: &str, include: Option<&str>, limit: f64) -
             workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
         });
         for lines in found.into_iter().flatten() {
-            for line in lines {
+            if out.len() as f64 >= limit {
+                return Ok(out);
+            }
+            for line in lines? {
                 if out.len() as f64 >= limit {
-                    return out;
+                    return Ok(out);
+                }
+                units += usize::from(!out.is_empty()) + jsstr::utf16_len(&line);
+                if units > jsstr::MAX_LENGTH {
+                    return Err(jsstr::INVALID_LENGTH.into());
                 }
                 out.push(line);
             }
         }
     }
-    out
+    Ok(out)
 }
 
-/// One file's `file:line:text` matches (at most `limit` of them).
+/// One file's `file:line:text` matches (at most `limit` of them). A file `fs.readFile` would
+/// refuse (above 2 GiB, or whose text passes the string limit) is skipped as the reference's
+/// failed read skips it; the text is streamed, never held whole.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
@@ -277,35 +301,108 @@ fn search_file(
     rel: &str,
     matches_empty_line: bool,
     limit: f64,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    let Ok(bytes) = std::fs::read(&f.path) else { return out };
-    let text = match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
-    let file = js::join(root, rel);
-    let mut sink = Collect { file: &file, out: &mut out, limit };
-    if searcher.search_slice(matcher, text.as_bytes(), &mut sink).is_err() {
-        return Vec::new();
+) -> Found {
+    let Ok(file) = std::fs::File::open(&f.path) else { return Ok(Vec::new()) };
+    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > js::IO_MAX_LENGTH) {
+        return Ok(Vec::new());
     }
+    let mut text = TextReader::new(file);
+    let file = js::join(root, rel);
+    let mut sink = Collect { file: &file, out: Vec::new(), units: 0, overflow: false, limit };
+    let searched = searcher.search_reader(matcher, &mut text, &mut sink);
+    if sink.overflow {
+        return Err(jsstr::INVALID_LENGTH.into());
+    }
+    if searched.is_err() {
+        return Ok(Vec::new());
+    }
+    let mut out = sink.out;
     // Splitting on "\n" leaves an empty last line after a final newline (or in an empty
     // file); a pattern that matches the empty string matches it too.
-    if matches_empty_line && (text.is_empty() || text.ends_with('\n')) && (out.len() as f64) < limit {
-        let line = bytecount(text.as_bytes(), b'\n') + 1;
-        out.push(format!("{file}:{line}:"));
+    if matches_empty_line && text.ends_a_line() && (out.len() as f64) < limit {
+        out.push(format!("{file}:{}:", text.newlines + 1));
     }
-    out
+    Ok(out)
 }
 
-fn bytecount(hay: &[u8], needle: u8) -> usize {
-    hay.iter().filter(|&&b| b == needle).count()
+/// A file's bytes as the text `fs.readFile(file, "utf8")` makes of them (invalid sequences
+/// replaced), a piece at a time; an error once the text passes the string limit.
+struct TextReader {
+    file: std::fs::File,
+    raw: Vec<u8>,
+    decoder: jsstr::Utf8Decoder,
+    text: String,
+    pos: usize,
+    units: usize,
+    newlines: u64,
+    last: Option<u8>,
+    done: bool,
 }
 
-/// Collects `file:line:text` for each matching line, up to the limit.
+impl TextReader {
+    fn new(file: std::fs::File) -> Self {
+        TextReader {
+            file,
+            raw: vec![0; 64 * 1024],
+            decoder: jsstr::Utf8Decoder::new(),
+            text: String::new(),
+            pos: 0,
+            units: 0,
+            newlines: 0,
+            last: None,
+            done: false,
+        }
+    }
+
+    /// Whether the text read so far is empty or ends with a line feed.
+    fn ends_a_line(&self) -> bool {
+        matches!(self.last, None | Some(b'\n'))
+    }
+}
+
+impl io::Read for TextReader {
+    fn read(&mut self, into: &mut [u8]) -> io::Result<usize> {
+        while self.pos == self.text.len() {
+            if self.done {
+                return Ok(0);
+            }
+            self.text.clear();
+            self.pos = 0;
+            let n = loop {
+                match self.file.read(&mut self.raw) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    r => break r?,
+                }
+            };
+            self.units += if n == 0 {
+                self.done = true;
+                self.decoder.finish(&mut self.text)
+            } else {
+                self.decoder.push(&self.raw[..n], &mut self.text)
+            };
+            if self.units > jsstr::MAX_LENGTH {
+                return Err(io::Error::other(jsstr::INVALID_LENGTH));
+            }
+            self.newlines += self.text.matches('\n').count() as u64;
+            if let Some(&b) = self.text.as_bytes().last() {
+                self.last = Some(b);
+            }
+        }
+        let rest = &self.text.as_bytes()[self.pos..];
+        let n = rest.len().min(into.len());
+        into[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Collects `file:line:text` for each matching line, up to the limit, or until they could no
+/// longer be joined into one string.
 struct Collect<'a> {
     file: &'a str,
-    out: &'a mut Vec<String>,
+    out: Vec<String>,
+    units: usize,
+    overflow: bool,
     limit: f64,
 }
 
@@ -316,7 +413,13 @@ impl Sink for Collect<'_> {
         let bytes = m.bytes();
         let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let n = m.line_number().unwrap_or(0);
-        self.out.push(format!("{}:{n}:{}", self.file, String::from_utf8_lossy(line)));
+        let found = format!("{}:{n}:{}", self.file, String::from_utf8_lossy(line));
+        self.units += usize::from(!self.out.is_empty()) + jsstr::utf16_len(&found);
+        if self.units > jsstr::MAX_LENGTH {
+            self.overflow = true;
+            return Ok(false);
+        }
+        self.out.push(found);
         Ok((self.out.len() as f64) < self.limit)
     }
 }

@@ -86,7 +86,8 @@ fn run(args: Value, ctx: ToolContext) -> BoxFut {
     })
 }
 
-/// GET the URL: its status and its body decoded as UTF-8 (a leading BOM dropped).
+/// GET the URL: its status and its body decoded as UTF-8 (a leading BOM dropped), failing
+/// once the body passes what one string can be built from.
 async fn fetch(url: &str) -> Result<(u16, String), String> {
     let parsed = reqwest::Url::parse(url).map_err(|_| format!("Failed to parse URL from {url}"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -102,9 +103,7 @@ async fn fetch(url: &str) -> Result<(u16, String), String> {
         .await
         .map_err(|_| FETCH_FAILED.to_string())?;
     let status = res.status().as_u16();
-    let bytes = res.bytes().await.map_err(|_| "terminated".to_string())?;
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    Ok((status, String::from_utf8_lossy(bytes).into_owned()))
+    Ok((status, crate::http_tool::body_text(res).await?))
 }
 
 struct Strippers {
