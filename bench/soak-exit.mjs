@@ -24,7 +24,7 @@ const ENTRY = path.join(ROOT, "index.js")
 const MCP = path.join(ROOT, "crates", "core", "tests", "fixtures", "mcp_server.mjs")
 const COUNT = Number(process.argv[2] ?? process.env.SOAK_COUNT ?? 1000)
 const PARALLEL = Number(process.env.SOAK_PARALLEL ?? 2)
-const MODES = ["exit", "exit-in-tool", "worker"]
+const MODES = (process.env.SOAK_MODES ?? "exit,exit-in-tool,worker").split(",")
 
 // The lanes, as CommonJS source that runs on the main thread or in a worker.
 const LANES = `
@@ -75,12 +75,36 @@ async function lanes(onTool) {
 }
 `
 
+// The control: the same shape of work in plain Node (node:http endpoint, fetch, timers, a child
+// process), with no addon loaded. Node itself can die when a worker is terminated mid-read
+// (nodejs/node#38418 and kin); the control tells those deaths from ours.
+const FLOOR_LANES = `
+const http = require("node:http")
+const { execFile } = require("node:child_process")
+const cfg = JSON.parse(process.env.SOAK_CFG)
+const pause = (ms) => new Promise((r) => setTimeout(r, ms))
+const rnd = (n) => Math.floor(Math.random() * n)
+async function lanes(onTool) {
+  const server = http.createServer((req, res) => { req.resume(); req.on("end", () => { res.writeHead(200, { "content-type": "application/json" }); res.end('{"choices":[{"message":{"content":"done"}}]}') }) })
+  await new Promise((r) => server.listen(0, "127.0.0.1", r))
+  server.unref()
+  const url = "http://127.0.0.1:" + server.address().port + "/v1/chat/completions"
+  const forever = async (fn) => { for (;;) await fn() }
+  return Promise.all([
+    forever(async () => { await (await fetch(url, { method: "POST", body: "{}" })).json(); onTool(); await pause(rnd(15)); await (await fetch(url, { method: "POST", body: "{}" })).json() }),
+    forever(async () => { const r = await fetch(url, { method: "POST", body: "{}" }); for await (const c of r.body) if (rnd(40) === 0) break }),
+    forever(() => new Promise((r) => execFile("/bin/sh", ["-c", "sleep 0.0" + rnd(3) + "; echo hi"], () => r()))),
+  ])
+}
+`
+const FLOOR = process.env.SOAK_FLOOR === "1"
+
 const CHILD = `
 const { Worker, isMainThread, parentPort } = require("node:worker_threads")
-${LANES}
+${FLOOR ? FLOOR_LANES : LANES}
 const exitNow = () => process.exit(cfg.code)
 if (cfg.mode === "worker") {
-  const w = new Worker(${JSON.stringify(LANES)} + "\\nlanes(() => {}).catch(() => {})", { eval: true, env: process.env, execArgv: [] })
+  const w = new Worker(${JSON.stringify(FLOOR ? FLOOR_LANES : LANES)} + "\\nlanes(() => {}).catch(() => {})", { eval: true, env: process.env, execArgv: [] })
   setTimeout(() => { w.terminate().finally(() => setTimeout(exitNow, rnd(20))) }, cfg.delay)
 } else if (cfg.mode === "exit-in-tool") {
   let calls = 0
@@ -107,7 +131,7 @@ function alive(tag) {
 
 function one(i) {
   const mode = MODES[i % MODES.length]
-  const cfg = { mode, code: 3 + (i % 100), delay: 20 + Math.floor(Math.random() * 400), calls: 1 + Math.floor(Math.random() * 12), mcp: i % 2 === 0, tag: `tn-soak-${process.pid}-${i}` }
+  const cfg = { mode, code: 3 + (i % 100), delay: 20 + Math.floor(Math.random() * 400), calls: 1 + Math.floor(Math.random() * 12), mcp: !FLOOR && i % 2 === 0, tag: `tn-soak-${process.pid}-${i}` }
   return new Promise((resolve) => {
     const started = Date.now()
     const child = spawn(process.execPath, ["-e", CHILD], { env: { ...process.env, SOAK_CFG: JSON.stringify(cfg) }, stdio: ["ignore", "ignore", "pipe"] })
@@ -145,6 +169,7 @@ await Promise.all(Array.from({ length: PARALLEL }, lane))
 const count = (f) => results.filter(f).length
 const summary = {
   when: new Date().toISOString(),
+  control: FLOOR ? "plain Node, no addon" : "toolnexus",
   node: process.version,
   children: results.length,
   byMode: Object.fromEntries(MODES.map((m) => [m, count((r) => r.mode === m)])),
@@ -159,4 +184,4 @@ const summary = {
   medianChildMs: results.map((r) => r.ms).sort((a, b) => a - b)[Math.floor(results.length / 2)],
 }
 console.log(summary)
-writeFileSync(path.join(BENCH, "soak-exit.json"), JSON.stringify({ summary, failures: results.filter((r) => r.code !== r.asked || r.signal || r.orphans) }, null, 2) + "\n")
+writeFileSync(path.join(BENCH, FLOOR ? "soak-exit-floor.json" : "soak-exit.json"), JSON.stringify({ summary, failures: results.filter((r) => r.code !== r.asked || r.signal || r.orphans) }, null, 2) + "\n")
