@@ -561,7 +561,13 @@ async fn list_mcp_tools_is_unfiltered_and_disconnects() {
         "off": {"url": "http://x", "disabled": true},
     });
     let inv = mcp::list_mcp_tools(&cfg, None).await.unwrap();
-    assert_eq!(tagged(&tag), Vec::<u64>::new(), "listing left a process running");
+    // The group is signalled before the listing returns; a loaded machine may take a moment to
+    // carry the deaths out.
+    assert_eq!(
+        none_tagged_within(&tag, Duration::from_secs(3)).await,
+        Vec::<u64>::new(),
+        "listing left a process running"
+    );
     assert_eq!(
         inv.status,
         [("srv".into(), McpStatus::Connected), ("bad".into(), McpStatus::Failed), ("off".into(), McpStatus::Disabled)]
