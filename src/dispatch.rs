@@ -48,6 +48,8 @@ struct Raw<T>(T);
 // that owns the environment (deferreds, references), or through napi's thread-safe entry point
 // (the threadsafe function, guarded by `Shared::tsfn`).
 unsafe impl<T> Send for Raw<T> {}
+// SAFETY: as for `Send`: a shared `Raw` only hands out a copy of the pointer, which is used on
+// the environment's thread alone.
 unsafe impl<T> Sync for Raw<T> {}
 
 enum Msg {
@@ -360,6 +362,8 @@ unsafe fn settle_now(
     hold: Option<Arc<Hold>>,
 ) {
     let outcome = settle(env);
+    // SAFETY: the caller runs this on the environment's thread inside a scope (the dispatcher's
+    // callback or a drain), with `deferred` created there and settled exactly once.
     unsafe {
         match outcome {
             Ok(value) => {
@@ -415,6 +419,8 @@ unsafe fn call_now(
         // Without the local state the sender was dropped with the closure: the caller sees an error.
         return;
     };
+    // SAFETY: on the environment's thread (the caller's contract), with `func` just read from
+    // a live reference of this environment.
     let result = unsafe { invoke(env, func, &arg, id) };
     let answer = match result {
         Invoked::Later => {
@@ -438,6 +444,8 @@ enum Invoked {
 }
 
 unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &str, id: u32) -> Invoked {
+    // SAFETY: the caller is on the environment's thread inside a scope where JavaScript may be
+    // called; every out-pointer below is a local of this frame.
     unsafe {
         let mut args = [ptr::null_mut(); 2];
         if sys::napi_create_string_utf8(env, arg.as_ptr().cast(), arg.len() as isize, &mut args[0])
@@ -727,6 +735,7 @@ impl FromNapiValue for JsFn {
             return Err(Error::new(Status::InvalidArg, "expected a function".to_string()));
         }
         let mut r = ptr::null_mut();
+        // SAFETY: as above; `value` is the live function napi-rs handed over.
         unsafe { check(sys::napi_create_reference(env, value, 1, &mut r), "holding a callback")? };
         with_local(env, |l| {
             let f = match l.free.pop() {

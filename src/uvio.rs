@@ -114,10 +114,12 @@ struct Handle {
 
 /// `uv_handle_t.data` is the first field of every handle (`UV_HANDLE_FIELDS`).
 unsafe fn set_data(handle: *mut c_void, data: *mut c_void) {
+    // SAFETY: the caller passes a live, initialised libuv handle, whose first field is `data`.
     unsafe { *(handle as *mut *mut c_void) = data };
 }
 
 unsafe fn get_data(handle: *mut c_void) -> *mut c_void {
+    // SAFETY: as in `set_data`.
     unsafe { *(handle as *mut *mut c_void) }
 }
 
@@ -363,6 +365,7 @@ struct LoopPtr(*mut c_void);
 // SAFETY: the loop pointer is only used on the environment's thread (`UvSocket::new` is
 // reached only after `home.here()` was checked).
 unsafe impl Send for LoopPtr {}
+// SAFETY: as for `Send`: shared references only copy the pointer out.
 unsafe impl Sync for LoopPtr {}
 
 impl UvConnect {
