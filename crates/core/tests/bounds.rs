@@ -9,13 +9,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 use toolnexus_core::builtins::create_builtin_tools;
 use toolnexus_core::http_tool::{http_tool, HttpToolOptions};
 use toolnexus_core::jsstr::{MAX_LENGTH, TOO_LONG};
 use toolnexus_core::{ToolContext, ToolResult};
+
+#[path = "util/serve.rs"]
+mod serve;
+use serve::serve;
 
 async fn call_ctx(name: &str, args: Value, ctx: ToolContext) -> ToolResult {
     let tool = create_builtin_tools().into_iter().find(|t| t.name() == name).expect("a built-in of that name");
@@ -222,29 +225,15 @@ async fn grep_over_proc_self_ends_and_finds_what_is_there() {
 /// An HTTP/1.1 server on 127.0.0.1 whose every answer is 200 with a body that never ends
 /// (no length, closed never): it stops writing when the client goes away.
 async fn endless_server() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut sock, _)) = listener.accept().await else { return };
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let mut req = Vec::new();
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match sock.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n";
-                if sock.write_all(head).await.is_err() {
-                    return;
-                }
-                let chunk = vec![b'a'; 1 << 20];
-                while sock.write_all(&chunk).await.is_ok() {}
-            });
+    let addr = serve(|mut sock, _head| async move {
+        let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n";
+        if sock.write_all(head).await.is_err() {
+            return;
         }
-    });
+        let chunk = vec![b'a'; 1 << 20];
+        while sock.write_all(&chunk).await.is_ok() {}
+    })
+    .await;
     format!("http://{addr}/")
 }
 

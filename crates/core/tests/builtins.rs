@@ -7,12 +7,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 use toolnexus_core::builtins::{create_builtin_tools, select, BuiltinsConfig};
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::types::pending_of;
+
+#[path = "util/serve.rs"]
+mod serve;
+use serve::serve;
 use toolnexus_core::{ToolContext, ToolResult};
 
 /// name, description, input schema as JSON text: as the contract pins them.
@@ -840,46 +843,32 @@ async fn apply_patch_grammar_errors() {
 
 /// A one-route-per-path HTTP/1.1 server on 127.0.0.1.
 async fn web_server() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut sock, _)) = listener.accept().await else { return };
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let mut req = Vec::new();
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match sock.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&req).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                let (status, extra, body): (&str, &str, Vec<u8>) = match path.as_str() {
-                    "/html" => (
-                        "200 OK",
-                        "content-type: text/html; charset=iso-8859-1\r\n",
-                        "\u{FEFF}<html><head><style>x{}</style><SCRIPT>a<b</script></head><body><h1>Hi</h1>  \n\n\n\n<p>café &amp;</p>\n</body></html>\n".into(),
-                    ),
-                    "/404" => ("404 Not Found", "", b"nope".to_vec()),
-                    "/redirect" => ("302 Found", "location: /html\r\n", Vec::new()),
-                    "/slow" => {
-                        tokio::time::sleep(Duration::from_millis(1500)).await;
-                        ("200 OK", "", b"late".to_vec())
-                    }
-                    "/bytes" => ("200 OK", "", vec![b'a', 0xFF, b'b']),
-                    "/headers" => ("200 OK", "", head.into_bytes()),
-                    _ => ("200 OK", "", b"plain <b>text</b>".to_vec()),
-                };
-                let resp =
-                    format!("HTTP/1.1 {status}\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n", body.len());
-                let _ = sock.write_all(resp.as_bytes()).await;
-                let _ = sock.write_all(&body).await;
-                let _ = sock.shutdown().await;
-            });
-        }
-    });
+    let addr = serve(|mut sock, req| async move {
+        let head = String::from_utf8_lossy(&req).to_string();
+        let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+        let (status, extra, body): (&str, &str, Vec<u8>) = match path.as_str() {
+            "/html" => (
+                "200 OK",
+                "content-type: text/html; charset=iso-8859-1\r\n",
+                "\u{FEFF}<html><head><style>x{}</style><SCRIPT>a<b</script></head><body><h1>Hi</h1>  \n\n\n\n<p>café &amp;</p>\n</body></html>\n".into(),
+            ),
+            "/404" => ("404 Not Found", "", b"nope".to_vec()),
+            "/redirect" => ("302 Found", "location: /html\r\n", Vec::new()),
+            "/slow" => {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                ("200 OK", "", b"late".to_vec())
+            }
+            "/bytes" => ("200 OK", "", vec![b'a', 0xFF, b'b']),
+            "/headers" => ("200 OK", "", head.into_bytes()),
+            _ => ("200 OK", "", b"plain <b>text</b>".to_vec()),
+        };
+        let resp =
+            format!("HTTP/1.1 {status}\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n", body.len());
+        let _ = sock.write_all(resp.as_bytes()).await;
+        let _ = sock.write_all(&body).await;
+        let _ = sock.shutdown().await;
+    })
+    .await;
     format!("http://{addr}")
 }
 
