@@ -48,9 +48,16 @@ pub fn to_napi(e: Error) -> napi::Error {
             Ok(js) => js.0,
             Err(other) => napi::Error::from_reason(other.to_string()),
         },
-        other => napi::Error::from_reason(other.to_string()),
+        other => match other.js_shape() {
+            // Rebuilt as that class, with its cause, by `index.js` (`revive`).
+            Some(shape) => napi::Error::from_reason(format!("{SHAPED}{shape}")),
+            None => napi::Error::from_reason(other.to_string()),
+        },
     }
 }
+
+/// Marks an error message that carries `{ name, message, cause? }` for `index.js` to rebuild.
+pub const SHAPED: &str = "\u{1}toolnexus:error:";
 
 /// A hook, `waitFor`, or any other value-in, value-out callback.
 pub struct JsCallback(pub JsonFn);

@@ -5,12 +5,13 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::client::h1::H1Transport;
+use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
 use toolnexus_core::client::single::{self, TranslateRequest};
 use toolnexus_core::client::{
     Abort, Client, ClientOptions, ConversationStore, Hooks, InMemoryStore, RunOptions, SharedCallback, Style, Transport,
 };
+use toolnexus_core::fetch::Fetcher;
 
 use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
 use crate::toolkit::NativeToolkit;
@@ -33,6 +34,38 @@ pub struct ClientCallbacks {
     pub store_save: Option<JsonFn>,
     /// An in-process model: no wire, `generate` answers every request.
     pub generate: Option<JsonFn>,
+}
+
+thread_local! {
+    /// This environment's fetcher: one connection pool per origin for every client made here,
+    /// as Node's global dispatcher is one per environment. The environment's cleanup hook
+    /// drops it; the thread's own end never does (by then its handles are gone).
+    static FETCHER: std::cell::RefCell<std::mem::ManuallyDrop<Option<Fetcher>>> =
+        const { std::cell::RefCell::new(std::mem::ManuallyDrop::new(None)) };
+}
+
+unsafe extern "C" fn drop_fetcher(_arg: *mut std::ffi::c_void) {
+    let old = FETCHER.try_with(|f| f.borrow_mut().take());
+    drop(old);
+}
+
+/// The environment's fetcher over sockets its event loop watches; `None` where libuv cannot
+/// be reached (the client then uses the core's own, on its runtime).
+fn env_fetcher(env: &Env) -> Option<Fetcher> {
+    if let Some(f) = FETCHER.try_with(|f| (**f.borrow()).clone()).ok().flatten() {
+        return Some(f);
+    }
+    let connect = crate::uvio::UvConnect::new(env)?;
+    // Node's fetch decodes zstd from Node 24 on.
+    let zstd = env.get_node_version().map(|v| v.major >= 24).unwrap_or(false);
+    let options = toolnexus_core::fetch::Options { zstd, ..Default::default() };
+    let fetcher = Fetcher::with_options(connect, options);
+    // SAFETY: on the environment's thread, with a hook that only touches this thread's slot.
+    let status = unsafe { napi::sys::napi_add_env_cleanup_hook(env.raw(), Some(drop_fetcher), std::ptr::null_mut()) };
+    if status == napi::sys::Status::napi_ok {
+        let _ = FETCHER.try_with(|f| **f.borrow_mut() = Some(fetcher.clone()));
+    }
+    Some(fetcher)
 }
 
 fn cb(f: Option<JsonFn>) -> Option<SharedCallback> {
@@ -201,9 +234,7 @@ impl NativeClient {
             (None, Some(f)) => Some(Arc::new(JsTransport::new(f)) as Arc<dyn Transport>),
             // Built-in HTTP over sockets the event loop watches; without libuv, the core's own
             // client on its runtime.
-            (None, None) => {
-                crate::uvio::UvConnect::new(env).map(|c| Arc::new(H1Transport::new(c)) as Arc<dyn Transport>)
-            }
+            (None, None) => env_fetcher(env).map(|f| Arc::new(FetchTransport::new(f)) as Arc<dyn Transport>),
         };
         let store: Arc<dyn ConversationStore> = match (store, callbacks.store_get, callbacks.store_save) {
             (_, Some(get), Some(save)) => Arc::new(JsStore { get, save }),

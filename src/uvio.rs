@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CStr};
 use std::io::{self, Read, Write};
 use std::mem::ManuallyDrop;
-use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::pin::Pin;
 use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
@@ -18,7 +18,7 @@ use std::task::{Context, Poll, Waker};
 use async_trait::async_trait;
 use napi::{sys, Env};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use toolnexus_core::client::h1::{BoxIo, Connect};
+use toolnexus_core::fetch::{BoxIo, Connect, Io};
 
 use crate::dispatch::Home;
 
@@ -332,6 +332,26 @@ impl UvSocket {
     }
 }
 
+impl Io for UvSocket {
+    /// Idle in the pool: nobody waits on it, so its handle stops and keeps the loop free.
+    fn park(&mut self) {
+        if !self.home.here() {
+            return;
+        }
+        let watch = self.watch();
+        watch.read.borrow_mut().take();
+        watch.write.borrow_mut().take();
+        let events = watch.events.get();
+        if events != 0 && events != CLOSING {
+            if let Some(uv) = uv() {
+                // SAFETY: a live handle, on its loop's thread (checked above).
+                unsafe { (uv.poll_stop)(self.handle.raw) };
+                watch.events.set(0);
+            }
+        }
+    }
+}
+
 impl AsyncRead for UvSocket {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let n = std::task::ready!(self.attempt(cx, UV_READABLE, || (&*self.stream).read(buf.initialize_unfilled())))?;
@@ -411,26 +431,17 @@ impl UvConnect {
 
 #[async_trait]
 impl Connect for UvConnect {
-    async fn connect(&self, host: &str, port: u16) -> io::Result<BoxIo> {
+    async fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        // Name resolution blocks, so it runs on the runtime's blocking pool; the process
+        // stays alive meanwhile, as it does for Node's own lookups.
+        let _hold = crate::dispatch::KeepAlive::here();
+        toolnexus_core::fetch::connect::lookup(host, port).await
+    }
+
+    async fn connect(&self, addr: SocketAddr) -> io::Result<BoxIo> {
         if !self.home.here() {
             return Err(off_thread());
         }
-        let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
-            Ok(ip) => vec![SocketAddr::new(ip, port)],
-            // Name resolution blocks, so it runs on the runtime's blocking pool; the process
-            // stays alive meanwhile, as it does for Node's own lookups.
-            Err(_) => {
-                let _hold = crate::dispatch::KeepAlive::here();
-                tokio::net::lookup_host((host, port)).await?.collect()
-            }
-        };
-        let mut last = io::Error::new(io::ErrorKind::NotFound, format!("no address found for {host}"));
-        for addr in addrs {
-            match self.connect_to(addr).await {
-                Ok(sock) => return Ok(Box::new(sock)),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        Ok(Box::new(self.connect_to(addr).await?))
     }
 }

@@ -24,6 +24,17 @@ pub enum Error {
     /// The request never produced a response (connection refused, reset, DNS...).
     #[error("{0}")]
     Transport(String),
+    /// The built-in transport got no usable response: Node's `TypeError: fetch failed` (or
+    /// `terminated`), with its `cause`.
+    #[error("{0}")]
+    Fetch(crate::fetch::FetchError),
+    /// A 2xx reply that is not JSON: a `SyntaxError` in JavaScript, as `res.json()` throws.
+    #[error("{0}")]
+    NotJson(String),
+    /// A reply without the shape the wire style promises: a `TypeError` in JavaScript, as
+    /// reading a property of `undefined` throws.
+    #[error("{0}")]
+    BadShape(String),
     /// The endpoint answered 2xx but the body is not what the wire style promises.
     #[error("{0}")]
     InvalidResponse(String),
@@ -62,5 +73,28 @@ impl fmt::Display for Message {
 }
 
 impl std::error::Error for Message {}
+
+impl Error {
+    /// The JavaScript class this error is thrown as (`Error` when nothing more specific).
+    pub fn js_class(&self) -> &'static str {
+        match self {
+            Error::Fetch(_) | Error::BadShape(_) => "TypeError",
+            Error::NotJson(_) => "SyntaxError",
+            _ => "Error",
+        }
+    }
+
+    /// `{ name, message, cause? }` for an error whose class or cause JavaScript must see;
+    /// `None` for a plain `Error` with a message.
+    pub fn js_shape(&self) -> Option<serde_json::Value> {
+        match self {
+            Error::Fetch(f) => Some(f.to_value()),
+            Error::NotJson(m) | Error::BadShape(m) => {
+                Some(serde_json::json!({ "name": self.js_class(), "message": m }))
+            }
+            _ => None,
+        }
+    }
+}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -303,23 +303,11 @@ fn status_meta(status: u16) -> Value {
     Value::Object(m)
 }
 
-/// The transport failure text: `fetch failed` and the cause, without the URL (it may carry
-/// argument values).
-fn fetch_failed(e: &reqwest::Error) -> String {
-    let mut cause = String::new();
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        if !cause.is_empty() {
-            cause.push_str(": ");
-        }
-        cause.push_str(&s.to_string());
-        src = s.source();
-    }
-    if cause.is_empty() {
-        "fetch failed".into()
-    } else {
-        format!("fetch failed ({cause})")
-    }
+/// The transport failure text, as the reference reports `fetch`'s rejection: its message,
+/// `fetch failed` (the cause is not part of it, and the URL, which may carry argument
+/// values, never is).
+fn fetch_failed(_e: &reqwest::Error) -> String {
+    "fetch failed".into()
 }
 
 /// A header value as `fetch` takes it: HTTP whitespace trimmed, each character one byte

@@ -8,6 +8,7 @@ pub mod adapters;
 pub mod builtins;
 pub mod client;
 pub mod error;
+pub mod fetch;
 pub mod host;
 pub mod http_tool;
 pub mod json;

@@ -1,5 +1,5 @@
 //! Where every HTTP client gets its TLS: rustls, with ring as the one crypto provider, for the
-//! LLM transport (`client::h1`) and the reqwest clients alike.
+//! LLM transport (`fetch`) and the reqwest clients alike.
 //!
 //! reqwest is built with `rustls-no-provider`, so it takes the process's default rustls
 //! provider and has none of its own; everything here makes sure ring is installed first.
@@ -50,7 +50,7 @@ pub(crate) fn add_pem_roots(roots: &mut rustls::RootCertStore, path: &std::path:
 }
 
 /// A reqwest client builder over [`tls_config`], for the HTTP tools, webfetch and the legacy
-/// MCP SSE transport. (The LLM transport is `client::h1` over the same configuration.)
+/// MCP SSE transport. (The LLM transport, `fetch`, uses the same configuration.)
 pub fn client_builder() -> reqwest::ClientBuilder {
     match tls_config() {
         Some(config) => reqwest::Client::builder().tls_backend_preconfigured((*config).clone()),

@@ -91,7 +91,8 @@ async fn an_invalid_json_body_is_an_invalid_response() {
 
     let e = client.run("q", &tk, RunOptions::default()).await.unwrap_err();
 
-    assert!(matches!(e, Error::InvalidResponse(_)), "{e:?}");
+    assert!(matches!(e, Error::NotJson(_)), "{e:?}");
+    assert_eq!(e.js_class(), "SyntaxError");
     assert_eq!(server.count(), 1);
 }
 
@@ -101,7 +102,8 @@ async fn a_json_body_without_a_message_is_an_invalid_response() {
     let tk = toolkit(vec![]).await;
     let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
     let e = client.run("q", &tk, RunOptions::default()).await.unwrap_err();
-    assert!(matches!(e, Error::InvalidResponse(_)), "{e:?}");
+    assert!(matches!(e, Error::BadShape(_)), "{e:?}");
+    assert_eq!(e.js_class(), "TypeError");
 }
 
 #[tokio::test]
@@ -118,8 +120,10 @@ async fn an_unreachable_endpoint_fails_after_the_retries() {
         .expect("a refused connection must not hang")
         .unwrap_err();
 
-    assert!(matches!(e, Error::Transport(_)), "{e:?}");
-    assert!(e.to_string().starts_with("fetch failed"), "{e}");
+    let Error::Fetch(f) = &e else { panic!("{e:?}") };
+    assert_eq!(e.to_string(), "fetch failed");
+    assert_eq!(e.js_class(), "TypeError");
+    assert_eq!(f.cause.as_ref().and_then(|c| c.code()), Some("ECONNREFUSED"));
 }
 
 #[tokio::test]
@@ -133,7 +137,8 @@ async fn a_dropped_connection_is_retried_then_fails() {
         .expect("a dropped connection must not hang")
         .unwrap_err();
 
-    assert!(matches!(e, Error::Transport(_)), "{e:?}");
+    let Error::Fetch(f) = &e else { panic!("{e:?}") };
+    assert_eq!(f.cause.as_ref().and_then(|c| c.code()), Some("UND_ERR_SOCKET"));
     assert_eq!(server.count(), 3, "a network failure is retried like a 5xx");
 }
 
@@ -250,11 +255,11 @@ async fn a_deadline_that_is_not_reached_changes_nothing() {
 
 #[tokio::test]
 async fn one_transport_alternating_between_endpoints_reaches_each_in_turn() {
-    use toolnexus_core::client::h1::{H1Transport, TokioConnect};
+    use toolnexus_core::client::http::FetchTransport;
     use toolnexus_core::client::transport::{HttpRequest, Transport};
     let a = MockLlm::script(vec![Reply::json(oa_text("from a")), Reply::json(oa_text("a again"))]).await;
     let b = MockLlm::script(vec![Reply::json(oa_text("from b"))]).await;
-    let t = H1Transport::new(TokioConnect);
+    let t = FetchTransport::new(toolnexus_core::fetch::Fetcher::new(toolnexus_core::fetch::TokioConnect));
     let post = |url: String| HttpRequest { url, headers: vec![], body: "{}".into() };
     let mut seen = vec![];
     for url in [a.url(), b.url(), a.url()] {
@@ -271,13 +276,13 @@ async fn one_transport_alternating_between_endpoints_reaches_each_in_turn() {
 
 #[tokio::test]
 async fn an_unparseable_endpoint_fails_as_a_fetch_failure() {
-    use toolnexus_core::client::h1::{H1Transport, TokioConnect};
+    use toolnexus_core::client::http::FetchTransport;
     use toolnexus_core::client::transport::{HttpRequest, Transport};
-    let t = H1Transport::new(TokioConnect);
+    let t = FetchTransport::shared();
     for _ in 0..2 {
         let e =
             t.post(HttpRequest { url: "not a url/chat".into(), headers: vec![], body: "{}".into() }).await.unwrap_err();
-        assert!(matches!(e, Error::Transport(_)), "{e:?}");
-        assert!(e.to_string().starts_with("fetch failed (builder error"), "{e}");
+        assert!(matches!(e, Error::Fetch(_)), "{e:?}");
+        assert_eq!(e.to_string(), "Failed to parse URL from not a url/chat");
     }
 }

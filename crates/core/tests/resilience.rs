@@ -191,16 +191,18 @@ async fn on_error_sees_a_refused_connection_as_a_retryable_error() {
 
     let e = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default())).await.unwrap().unwrap_err();
 
-    assert!(matches!(e, Error::Transport(_)), "{e:?}");
+    assert!(matches!(e, Error::Fetch(_)), "{e:?}");
     let all = infos.all();
     assert_eq!(all.len(), 2, "{all:?}");
     for (i, info) in all.iter().enumerate() {
         assert_eq!(keys(info), ["error", "attempt", "retryable"]);
         assert_eq!(info["attempt"], i);
         assert_eq!(info["retryable"], true);
-        let msg = info["error"].as_str().expect("the error as text");
-        assert!(msg.starts_with("fetch failed"), "{msg}");
-        assert_eq!(msg, e.to_string(), "the info names the very error the run fails with");
+        // The error's shape, for the host to rebuild as Node's `TypeError: fetch failed`.
+        assert_eq!(info["error"]["name"], "TypeError");
+        assert_eq!(info["error"]["message"], "fetch failed");
+        assert_eq!(info["error"]["cause"]["fields"]["code"], "ECONNREFUSED");
+        assert_eq!(Some(info["error"].clone()), e.js_shape(), "the info is the very error the run fails with");
     }
 }
 
@@ -214,7 +216,7 @@ async fn on_error_fail_on_a_network_error_fails_at_once() {
 
     let e = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default())).await.unwrap().unwrap_err();
 
-    assert!(matches!(e, Error::Transport(_)), "{e:?}");
+    assert!(matches!(e, Error::Fetch(_)), "{e:?}");
     assert_eq!(server.count(), 1);
     assert_eq!(infos.len(), 1);
     assert_eq!(infos.all()[0]["retryable"], true);

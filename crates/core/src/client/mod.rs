@@ -1,7 +1,7 @@
 //! The unified LLM client (SPEC §8) and its tool-calling loop with suspension (§10).
 
-pub mod h1;
 pub mod hooks;
+pub mod http;
 pub mod inprocess;
 pub mod metrics;
 pub mod single;
@@ -279,7 +279,7 @@ impl Client {
         // request, a missing model is left out of the body.
         let transport: Arc<dyn Transport> = match &opts.transport {
             Some(t) => t.clone(),
-            None => Arc::new(h1::H1Transport::new(h1::TokioConnect)),
+            None => Arc::new(http::FetchTransport::shared()),
         };
         Ok(Client { opts, transport, registry: Registry::default(), store })
     }
@@ -807,9 +807,8 @@ impl Client {
             if !res.ok() {
                 return Err(Error::Http { status: res.status, body: res.body });
             }
-            serde_json::from_str::<Value>(&res.body).map_err(|e| {
-                Error::InvalidResponse(format!("LLM response is not valid JSON ({e}): {}", snippet(&res.body)))
-            })
+            serde_json::from_str::<Value>(&res.body)
+                .map_err(|e| Error::NotJson(format!("LLM response is not valid JSON ({e}): {}", snippet(&res.body))))
         }
         .await;
         match outcome {
@@ -913,8 +912,8 @@ impl Client {
                     crate::host::sleep(Duration::from_secs_f64(wait / 1000.0)).await;
                 }
                 Err(e) => {
-                    let info =
-                        obj([("error", e.to_string().into()), ("attempt", attempt.into()), ("retryable", true.into())]);
+                    let error = e.js_shape().unwrap_or_else(|| e.to_string().into());
+                    let info = obj([("error", error), ("attempt", attempt.into()), ("retryable", true.into())]);
                     if !self.should_retry(info, true).await? || attempt >= retries {
                         return Err(e);
                     }

@@ -113,9 +113,7 @@ pub(super) fn read_reply(style: Style, data: &Value) -> Result<(Value, Vec<Call>
                 .and_then(|c| c.get(0))
                 .and_then(|c| c.get("message"))
                 .filter(|m| m.is_object())
-                .ok_or_else(|| {
-                    Error::InvalidResponse(format!("LLM response has no choices[0].message: {}", short(data)))
-                })?;
+                .ok_or_else(|| Error::BadShape(format!("LLM response has no choices[0].message: {}", short(data))))?;
             let calls = msg
                 .get("tool_calls")
                 .and_then(Value::as_array)

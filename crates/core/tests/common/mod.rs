@@ -13,8 +13,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
-use toolnexus_core::client::h1::{H1Transport, TokioConnect};
+use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::{ClientOptions, HttpRequest, HttpResponse, Style, Transport};
+use toolnexus_core::fetch::{Fetcher, TokioConnect};
 use toolnexus_core::native::{FnTool, RunOutput};
 use toolnexus_core::tool::{SharedTool, ToolContext};
 use toolnexus_core::{Toolkit, ToolkitOptions};
@@ -680,13 +681,16 @@ pub fn zero_ms(mut v: Value) -> Value {
 /// A transport that records each request exactly as the client assembled it, then sends
 /// it over the real HTTP transport.
 pub struct RecordingTransport {
-    inner: H1Transport,
+    inner: FetchTransport,
     pub seen: Mutex<Vec<HttpRequest>>,
 }
 
 impl RecordingTransport {
     pub fn new() -> Arc<RecordingTransport> {
-        Arc::new(RecordingTransport { inner: H1Transport::new(TokioConnect), seen: Mutex::new(vec![]) })
+        Arc::new(RecordingTransport {
+            inner: FetchTransport::new(Fetcher::new(TokioConnect)),
+            seen: Mutex::new(vec![]),
+        })
     }
 
     pub fn requests(&self) -> Vec<HttpRequest> {
