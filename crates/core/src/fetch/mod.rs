@@ -77,11 +77,17 @@ impl Response {
 
     /// The whole body, decoded.
     pub async fn bytes(mut self) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
+        // Room for the whole body at once when its length is known and nothing decodes it,
+        // so a large reply is never copied while it grows.
+        let known = match (self.header("content-length"), self.body.decoder.is_some()) {
+            (Some(n), false) => n.trim().parse::<usize>().ok(),
+            _ => None,
+        };
+        let mut out = Vec::with_capacity(known.unwrap_or(0).min(1 << 31));
         while let Some(piece) = futures::StreamExt::next(&mut self.body).await {
             let piece = piece?;
-            if out.is_empty() {
-                out = piece.to_vec();
+            if out.capacity() == 0 {
+                out = Vec::from(piece);
             } else {
                 out.extend_from_slice(&piece);
             }
