@@ -5,7 +5,6 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::client::h1::H1Transport;
 use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
 use toolnexus_core::client::single::{self, TranslateRequest};
 use toolnexus_core::client::{
@@ -119,6 +118,21 @@ fn opt_string(o: &Value, key: &str) -> Option<String> {
 
 /// A number option, read leniently as the reference's comparisons read it: a number or a
 /// numeric string counts, anything else leaves the default.
+/// The built-in HTTP transport: on Unix, over sockets the environment's event loop watches
+/// (`uvio`), when libuv can be reached. `None` (elsewhere, or without libuv) leaves the core's
+/// own client, on its runtime.
+#[cfg(unix)]
+fn event_loop_transport(env: &Env) -> Option<Arc<dyn Transport>> {
+    use toolnexus_core::client::h1::H1Transport;
+    crate::uvio::UvConnect::new(env).map(|c| Arc::new(H1Transport::new(c)) as Arc<dyn Transport>)
+}
+
+/// No event-loop sockets off Unix: the core's own client, on its runtime.
+#[cfg(not(unix))]
+fn event_loop_transport(_env: &Env) -> Option<Arc<dyn Transport>> {
+    None
+}
+
 fn opt_number(o: &Value, key: &str) -> Option<f64> {
     match o.get(key)? {
         Value::Number(n) => n.as_f64(),
@@ -199,11 +213,7 @@ impl NativeClient {
                 Some(Arc::new(InProcessTransport { generate: Arc::new(JsCallback(g)) }) as Arc<dyn Transport>)
             }
             (None, Some(f)) => Some(Arc::new(JsTransport::new(f)) as Arc<dyn Transport>),
-            // Built-in HTTP over sockets the event loop watches; without libuv, the core's own
-            // client on its runtime.
-            (None, None) => {
-                crate::uvio::UvConnect::new(env).map(|c| Arc::new(H1Transport::new(c)) as Arc<dyn Transport>)
-            }
+            (None, None) => event_loop_transport(env),
         };
         let store: Arc<dyn ConversationStore> = match (store, callbacks.store_get, callbacks.store_save) {
             (_, Some(get), Some(save)) => Arc::new(JsStore { get, save }),

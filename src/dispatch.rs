@@ -90,6 +90,7 @@ enum Msg {
         task: u32,
     },
     /// Work that must happen on the JS thread (closing a socket handle).
+    #[cfg_attr(not(unix), allow(dead_code))] // sent only by `uvio`, which is Unix only
     Run(Box<dyn FnOnce() + Send>),
 }
 
@@ -131,6 +132,7 @@ struct Local {
     tasks: Vec<Slot>,
     free_tasks: Vec<u32>,
     /// For callback scopes opened around drains that libuv starts (socket readiness).
+    #[cfg_attr(not(unix), allow(dead_code))] // read only by `drain_from_loop`
     async_context: sys::napi_async_context,
     /// Where this environment's warnings go (`console.warn`, see `set_warn`).
     warn: Option<toolnexus_core::warn::Sink>,
@@ -861,6 +863,7 @@ fn drain(env: sys::napi_env) {
 
 /// A drain started by libuv (a socket became ready): inside a handle scope and a callback
 /// scope, so Promise reactions and `process.nextTick` callbacks run when it ends.
+#[cfg_attr(not(unix), allow(dead_code))] // called only by `uvio`, which is Unix only
 pub(crate) fn drain_from_loop(env: sys::napi_env) {
     let Ok(context) = with_local(env, |l| l.async_context) else { return };
     // SAFETY: called by libuv on the environment's thread, outside any other scope.
@@ -929,13 +932,15 @@ where
 }
 
 /// An environment's thread, as seen from anywhere: whether the caller is on it, and a way to
-/// run something there.
+/// run something there. (Used only by `uvio`, which is Unix only.)
+#[cfg_attr(not(unix), allow(dead_code))]
 #[derive(Clone)]
 pub struct Home {
     shared: Arc<Shared>,
     env: Raw<sys::napi_env>,
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 impl Home {
     /// The calling environment's home.
     pub fn of(env: &Env) -> Result<Home> {
