@@ -49,8 +49,9 @@ pub(crate) fn add_pem_roots(roots: &mut rustls::RootCertStore, path: &std::path:
     added
 }
 
-/// A reqwest client builder over [`tls_config`], for the HTTP tools, webfetch and the legacy
-/// MCP SSE transport. (The LLM transport is `client::h1` over the same configuration.)
+/// A reqwest client builder over [`tls_config`], for the HTTP tools, webfetch and both MCP
+/// HTTP transports (streamable HTTP and legacy SSE). (The LLM transport is `client::h1` over
+/// the same configuration.)
 pub fn client_builder() -> reqwest::ClientBuilder {
     match tls_config() {
         Some(config) => reqwest::Client::builder().tls_backend_preconfigured((*config).clone()),
@@ -63,13 +64,6 @@ pub fn client_builder() -> reqwest::ClientBuilder {
 /// webfetch).
 pub(crate) fn fetch_like_builder() -> reqwest::ClientBuilder {
     client_builder().no_proxy().redirect(reqwest::redirect::Policy::limited(20)).user_agent("node")
-}
-
-/// A client builder that verifies certificates against the platform's roots (on Linux, the
-/// system store read by rustls-platform-verifier), as the streamable-HTTP MCP client has.
-pub(crate) fn platform_client_builder() -> reqwest::ClientBuilder {
-    install_crypto_provider();
-    reqwest::Client::builder()
 }
 
 #[cfg(test)]
@@ -95,10 +89,6 @@ mod tests {
     fn clients_build_over_ring() {
         // Every bundled root parses (a bad one would fail the build).
         assert!(client_builder().build().is_ok());
-        // The platform verifier needs a system store; this one is there on a box with ca-certificates.
-        if std::path::Path::new("/etc/ssl/certs/ca-certificates.crt").exists() {
-            assert!(platform_client_builder().build().is_ok());
-        }
         let installed = rustls::crypto::CryptoProvider::get_default().map(|p| suites(p));
         assert_eq!(installed, Some(suites(&rustls::crypto::ring::default_provider())));
     }
