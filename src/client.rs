@@ -5,12 +5,14 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
+#[cfg(unix)]
 use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
 use toolnexus_core::client::single::{self, TranslateRequest};
 use toolnexus_core::client::{
     Abort, Client, ClientOptions, ConversationStore, Hooks, InMemoryStore, RunOptions, SharedCallback, Style, Transport,
 };
+#[cfg(unix)]
 use toolnexus_core::fetch::Fetcher;
 
 use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
@@ -36,6 +38,7 @@ pub struct ClientCallbacks {
     pub generate: Option<JsonFn>,
 }
 
+#[cfg(unix)]
 thread_local! {
     /// This environment's fetcher: one connection pool per origin for every client made here,
     /// as Node's global dispatcher is one per environment. The environment's cleanup hook
@@ -44,11 +47,13 @@ thread_local! {
         const { std::cell::RefCell::new(std::mem::ManuallyDrop::new(None)) };
 }
 
+#[cfg(unix)]
 unsafe extern "C" fn drop_fetcher(_arg: *mut std::ffi::c_void) {
     let old = FETCHER.try_with(|f| f.borrow_mut().take());
     drop(old);
 }
 
+#[cfg(unix)]
 /// The environment's fetcher over sockets its event loop watches; `None` where libuv cannot
 /// be reached (the client then uses the core's own, on its runtime).
 fn env_fetcher(env: &Env) -> Option<Fetcher> {
@@ -152,6 +157,20 @@ fn opt_string(o: &Value, key: &str) -> Option<String> {
 
 /// A number option, read leniently as the reference's comparisons read it: a number or a
 /// numeric string counts, anything else leaves the default.
+/// The built-in HTTP transport: on Unix, over sockets the environment's event loop watches
+/// (`uvio`), when libuv can be reached. `None` (elsewhere, or without libuv) leaves the core's
+/// own client, on its runtime.
+#[cfg(unix)]
+fn event_loop_transport(env: &Env) -> Option<Arc<dyn Transport>> {
+    env_fetcher(env).map(|f| Arc::new(FetchTransport::new(f)) as Arc<dyn Transport>)
+}
+
+/// No event-loop sockets off Unix: the core's own client, on its runtime.
+#[cfg(not(unix))]
+fn event_loop_transport(_env: &Env) -> Option<Arc<dyn Transport>> {
+    None
+}
+
 fn opt_number(o: &Value, key: &str) -> Option<f64> {
     match o.get(key)? {
         Value::Number(n) => n.as_f64(),
@@ -232,9 +251,7 @@ impl NativeClient {
                 Some(Arc::new(InProcessTransport { generate: Arc::new(JsCallback(g)) }) as Arc<dyn Transport>)
             }
             (None, Some(f)) => Some(Arc::new(JsTransport::new(f)) as Arc<dyn Transport>),
-            // Built-in HTTP over sockets the event loop watches; without libuv, the core's own
-            // client on its runtime.
-            (None, None) => env_fetcher(env).map(|f| Arc::new(FetchTransport::new(f)) as Arc<dyn Transport>),
+            (None, None) => event_loop_transport(env),
         };
         let store: Arc<dyn ConversationStore> = match (store, callbacks.store_get, callbacks.store_save) {
             (_, Some(get), Some(save)) => Arc::new(JsStore { get, save }),

@@ -41,16 +41,32 @@ pub type Reply = Result<String>;
 
 type Settler = Box<dyn FnOnce(sys::napi_env) -> Result<sys::napi_value> + Send>;
 
-/// A raw handle that is only ever dereferenced on its environment's thread.
+/// A raw napi handle carried across threads. It is `Send`/`Sync` only for the three napi
+/// pointer types below, each for its own reason; any other `Raw<T>` stays as thread-bound as
+/// its `T`.
 #[derive(Clone, Copy)]
 struct Raw<T>(T);
-// SAFETY: the pointers inside are passed between threads but only used by napi on the thread
-// that owns the environment (deferreds, references), or through napi's thread-safe entry point
-// (the threadsafe function, guarded by `Shared::tsfn`).
-unsafe impl<T> Send for Raw<T> {}
-// SAFETY: as for `Send`: a shared `Raw` only hands out a copy of the pointer, which is used on
-// the environment's thread alone.
-unsafe impl<T> Sync for Raw<T> {}
+
+// SAFETY: an environment pointer travels with `KeepAlive` and `Home`, but napi is called with
+// it only on the environment's own thread: `KeepAlive::drop` checks `is_home` first and posts
+// `Msg::Unkeep` otherwise, and `Home::env` is documented (and used by `uvio`) for that thread
+// alone. Off that thread it is only copied and compared.
+unsafe impl Send for Raw<sys::napi_env> {}
+// SAFETY: as for `Send`: a shared reference only copies the pointer out.
+unsafe impl Sync for Raw<sys::napi_env> {}
+
+// SAFETY: a deferred is created on the environment's thread and settled there alone: off it,
+// it only rides inside `Msg::Settle` through the threadsafe function to that thread (or is
+// settled in `local_promise`'s future, which only `drain` polls, on that thread).
+// (Not `Sync`: nothing shares one; it is moved to its thread and settled once.)
+unsafe impl Send for Raw<sys::napi_deferred> {}
+
+// SAFETY: `napi_call_threadsafe_function` is napi's entry point for any thread; the handle is
+// read under `Shared::tsfn`'s read lock, and the finalizer that invalidates it takes the write
+// lock and clears it first, so no thread calls through a released handle.
+unsafe impl Send for Raw<sys::napi_threadsafe_function> {}
+// SAFETY: as for `Send`: shared references only copy the handle out, under the lock.
+unsafe impl Sync for Raw<sys::napi_threadsafe_function> {}
 
 enum Msg {
     Settle {
@@ -74,6 +90,7 @@ enum Msg {
         task: u32,
     },
     /// Work that must happen on the JS thread (closing a socket handle).
+    #[cfg_attr(not(unix), allow(dead_code))] // sent only by `uvio`, which is Unix only
     Run(Box<dyn FnOnce() + Send>),
 }
 
@@ -115,6 +132,7 @@ struct Local {
     tasks: Vec<Slot>,
     free_tasks: Vec<u32>,
     /// For callback scopes opened around drains that libuv starts (socket readiness).
+    #[cfg_attr(not(unix), allow(dead_code))] // read only by `drain_from_loop`
     async_context: sys::napi_async_context,
     /// Where this environment's warnings go (`console.warn`, see `set_warn`).
     warn: Option<toolnexus_core::warn::Sink>,
@@ -845,6 +863,7 @@ fn drain(env: sys::napi_env) {
 
 /// A drain started by libuv (a socket became ready): inside a handle scope and a callback
 /// scope, so Promise reactions and `process.nextTick` callbacks run when it ends.
+#[cfg_attr(not(unix), allow(dead_code))] // called only by `uvio`, which is Unix only
 pub(crate) fn drain_from_loop(env: sys::napi_env) {
     let Ok(context) = with_local(env, |l| l.async_context) else { return };
     // SAFETY: called by libuv on the environment's thread, outside any other scope.
@@ -913,13 +932,15 @@ where
 }
 
 /// An environment's thread, as seen from anywhere: whether the caller is on it, and a way to
-/// run something there.
+/// run something there. (Used only by `uvio`, which is Unix only.)
+#[cfg_attr(not(unix), allow(dead_code))]
 #[derive(Clone)]
 pub struct Home {
     shared: Arc<Shared>,
     env: Raw<sys::napi_env>,
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 impl Home {
     /// The calling environment's home.
     pub fn of(env: &Env) -> Result<Home> {

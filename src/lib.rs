@@ -11,6 +11,7 @@ mod pin;
 mod skills;
 mod toolkit;
 mod translate;
+#[cfg(unix)]
 mod uvio;
 
 use napi::bindgen_prelude::*;

@@ -6,6 +6,8 @@
 
 use std::sync::{Arc, Once, OnceLock};
 
+mod trust;
+
 /// Install ring as the process's rustls provider, once. If another provider was installed
 /// first (a Rust program embedding the core may have chosen one), that one is kept and used.
 fn install_crypto_provider() {
@@ -18,39 +20,50 @@ fn install_crypto_provider() {
 /// The TLS configuration every client built here shares: the bundled Mozilla roots, as
 /// reqwest 0.12's `rustls-tls` trusted and as Node's own TLS does, plus the certificates in
 /// `NODE_EXTRA_CA_CERTS`, as Node adds them; https works the same with or without a system
-/// certificate store. Built once per process from the roots' ready-made
-/// trust anchors, so building a client parses no certificates. HTTP/1.1 only.
+/// certificate store. Verified by [`trust::NodeTrust`], which also accepts a server presenting
+/// one of those extra certificates itself (a self-signed CA:TRUE one), as Node does. Built once
+/// per process from the roots' ready-made trust anchors, so building a client parses no
+/// certificates. HTTP/1.1 only.
 pub(crate) fn tls_config() -> Option<Arc<rustls::ClientConfig>> {
     install_crypto_provider();
     static TLS: OnceLock<Option<Arc<rustls::ClientConfig>>> = OnceLock::new();
     TLS.get_or_init(|| {
-        let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-        if let Some(path) = std::env::var_os("NODE_EXTRA_CA_CERTS").filter(|p| !p.is_empty()) {
-            add_pem_roots(&mut roots, std::path::Path::new(&path));
-        }
-        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .ok()?;
-        let mut config = builder.with_root_certificates(roots).with_no_client_auth();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Some(Arc::new(config))
+        let extra = std::env::var_os("NODE_EXTRA_CA_CERTS").filter(|p| !p.is_empty());
+        config_trusting(extra.as_deref().map(std::path::Path::new))
     })
     .clone()
 }
 
-/// Trust the certificates of a PEM file too, as Node does with `NODE_EXTRA_CA_CERTS`. A file
-/// that cannot be read, or a certificate in it that does not parse, is skipped: Node itself
-/// has already warned about it at startup. Returns how many were added.
-pub(crate) fn add_pem_roots(roots: &mut rustls::RootCertStore, path: &std::path::Path) -> usize {
-    use rustls::pki_types::pem::PemObject;
-    let Ok(bytes) = std::fs::read(path) else { return 0 };
-    let certs = rustls::pki_types::CertificateDer::pem_slice_iter(&bytes).filter_map(|c| c.ok());
-    let (added, _ignored) = roots.add_parsable_certificates(certs);
-    added
+/// The configuration of [`tls_config`], with the extra certificates of `extra_pem` (if any).
+fn config_trusting(extra_pem: Option<&std::path::Path>) -> Option<Arc<rustls::ClientConfig>> {
+    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    let extra = extra_pem.map(|path| add_pem_roots(&mut roots, path)).unwrap_or_default();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let webpki =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().ok()?;
+    let verifier = Arc::new(trust::NodeTrust::new(webpki, extra));
+    let builder = rustls::ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions().ok()?;
+    let mut config = builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Some(Arc::new(config))
 }
 
-/// A reqwest client builder over [`tls_config`], for the HTTP tools, webfetch and the legacy
-/// MCP SSE transport. (The LLM transport, `fetch`, uses the same configuration.)
+/// Trust the certificates of a PEM file too, as Node does with `NODE_EXTRA_CA_CERTS`. A file
+/// that cannot be read, or a certificate in it that does not parse, is skipped: Node itself
+/// has already warned about it at startup. Returns the certificates added.
+pub(crate) fn add_pem_roots(
+    roots: &mut rustls::RootCertStore,
+    path: &std::path::Path,
+) -> Vec<rustls::pki_types::CertificateDer<'static>> {
+    use rustls::pki_types::pem::PemObject;
+    let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
+    let certs = rustls::pki_types::CertificateDer::pem_slice_iter(&bytes).filter_map(|c| c.ok());
+    certs.filter(|cert| roots.add(cert.clone()).is_ok()).collect()
+}
+
+/// A reqwest client builder over [`tls_config`], for the HTTP tools, webfetch and both MCP
+/// HTTP transports (streamable HTTP and legacy SSE). (The LLM transport, `fetch`, uses the
+/// same configuration.)
 pub fn client_builder() -> reqwest::ClientBuilder {
     match tls_config() {
         Some(config) => reqwest::Client::builder().tls_backend_preconfigured((*config).clone()),
@@ -65,13 +78,6 @@ pub(crate) fn fetch_like_builder() -> reqwest::ClientBuilder {
     client_builder().no_proxy().redirect(reqwest::redirect::Policy::limited(20)).user_agent("node")
 }
 
-/// A client builder that verifies certificates against the platform's roots (on Linux, the
-/// system store read by rustls-platform-verifier), as the streamable-HTTP MCP client has.
-pub(crate) fn platform_client_builder() -> reqwest::ClientBuilder {
-    install_crypto_provider();
-    reqwest::Client::builder()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,10 +90,10 @@ mod tests {
     fn extra_roots_come_from_a_pem_file_and_a_bad_one_adds_nothing() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/support/tls");
         let mut roots = rustls::RootCertStore::empty();
-        assert_eq!(add_pem_roots(&mut roots, &dir.join("ca.crt")), 1);
+        assert_eq!(add_pem_roots(&mut roots, &dir.join("ca.crt")).len(), 1);
         assert_eq!(roots.len(), 1);
-        assert_eq!(add_pem_roots(&mut roots, &dir.join("missing.crt")), 0);
-        assert_eq!(add_pem_roots(&mut roots, &dir.join("README.md")), 0);
+        assert_eq!(add_pem_roots(&mut roots, &dir.join("missing.crt")), vec![]);
+        assert_eq!(add_pem_roots(&mut roots, &dir.join("README.md")), vec![]);
         assert_eq!(roots.len(), 1);
     }
 
@@ -95,10 +101,6 @@ mod tests {
     fn clients_build_over_ring() {
         // Every bundled root parses (a bad one would fail the build).
         assert!(client_builder().build().is_ok());
-        // The platform verifier needs a system store; this one is there on a box with ca-certificates.
-        if std::path::Path::new("/etc/ssl/certs/ca-certificates.crt").exists() {
-            assert!(platform_client_builder().build().is_ok());
-        }
         let installed = rustls::crypto::CryptoProvider::get_default().map(|p| suites(p));
         assert_eq!(installed, Some(suites(&rustls::crypto::ring::default_provider())));
     }

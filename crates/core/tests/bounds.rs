@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 use tokio::io::AsyncWriteExt;
+#[cfg(unix)]
 use tokio_util::sync::CancellationToken;
 use toolnexus_core::builtins::create_builtin_tools;
 use toolnexus_core::http_tool::{http_tool, HttpToolOptions};

@@ -827,6 +827,7 @@ async fn host_with_servers(mode: &str) -> (Host, Vec<u64>) {
 }
 
 /// Every descendant of `pid` (through /proc's parent links).
+#[cfg(target_os = "linux")]
 fn descendants(root: u64) -> Vec<u64> {
     let mut found = vec![root];
     let mut i = 0;
@@ -857,6 +858,8 @@ async fn servers_end_when_their_host_exits_without_closing() {
     }
 }
 
+// Linux: the process tree is read from /proc.
+#[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread")]
 async fn servers_end_when_their_host_is_killed() {
     let (mut host, pids) = host_with_servers("hang").await;

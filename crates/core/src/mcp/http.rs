@@ -44,7 +44,7 @@ impl BoundedHttp {
                 attempt.follow()
             }
         });
-        let inner = crate::net::platform_client_builder()
+        let inner = crate::net::client_builder()
             .pool_max_idle_per_host(0)
             .redirect(policy)
             .build()
