@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
-use tokio::io::AsyncWriteExt;
 #[cfg(unix)]
 use tokio_util::sync::CancellationToken;
 use toolnexus_core::builtins::create_builtin_tools;
@@ -19,7 +18,9 @@ use toolnexus_core::{ToolContext, ToolResult};
 
 #[path = "util/serve.rs"]
 mod serve;
-use serve::serve;
+use bytes::Bytes;
+use hyper::Response;
+use serve::{serve, streamed};
 
 async fn call_ctx(name: &str, args: Value, ctx: ToolContext) -> ToolResult {
     let tool = create_builtin_tools().into_iter().find(|t| t.name() == name).expect("a built-in of that name");
@@ -224,15 +225,12 @@ async fn grep_over_proc_self_ends_and_finds_what_is_there() {
 // ---- endless HTTP bodies -------------------------------------------------------------------
 
 /// An HTTP/1.1 server on 127.0.0.1 whose every answer is 200 with a body that never ends
-/// (no length, closed never): it stops writing when the client goes away.
+/// (chunked, no last chunk ever): it stops writing when the client goes away.
 async fn endless_server() -> String {
-    let addr = serve(|mut sock, _head| async move {
-        let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n";
-        if sock.write_all(head).await.is_err() {
-            return;
-        }
-        let chunk = vec![b'a'; 1 << 20];
-        while sock.write_all(&chunk).await.is_ok() {}
+    let addr = serve(|_| async {
+        let chunk = Bytes::from(vec![b'a'; 1 << 20]);
+        let body = streamed(futures::stream::repeat(chunk));
+        Some(Response::builder().header("content-type", "text/html").header("connection", "close").body(body).unwrap())
     })
     .await;
     format!("http://{addr}/")

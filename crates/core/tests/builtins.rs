@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
-use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 use toolnexus_core::builtins::{create_builtin_tools, select, BuiltinsConfig};
 use toolnexus_core::tool::SharedTool;
@@ -15,7 +14,8 @@ use toolnexus_core::types::pending_of;
 
 #[path = "util/serve.rs"]
 mod serve;
-use serve::serve;
+use hyper::Response;
+use serve::{full, serve};
 use toolnexus_core::{ToolContext, ToolResult};
 
 /// name, description, input schema as JSON text: as the contract pins them.
@@ -843,30 +843,36 @@ async fn apply_patch_grammar_errors() {
 
 /// A one-route-per-path HTTP/1.1 server on 127.0.0.1.
 async fn web_server() -> String {
-    let addr = serve(|mut sock, req| async move {
-        let head = String::from_utf8_lossy(&req).to_string();
-        let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-        let (status, extra, body): (&str, &str, Vec<u8>) = match path.as_str() {
+    let addr = serve(|req| async move {
+        let path = req.uri().path().to_string();
+        let (status, extra, body): (u16, Option<(&str, &str)>, Vec<u8>) = match path.as_str() {
             "/html" => (
-                "200 OK",
-                "content-type: text/html; charset=iso-8859-1\r\n",
+                200,
+                Some(("content-type", "text/html; charset=iso-8859-1")),
                 "\u{FEFF}<html><head><style>x{}</style><SCRIPT>a<b</script></head><body><h1>Hi</h1>  \n\n\n\n<p>café &amp;</p>\n</body></html>\n".into(),
             ),
-            "/404" => ("404 Not Found", "", b"nope".to_vec()),
-            "/redirect" => ("302 Found", "location: /html\r\n", Vec::new()),
+            "/404" => (404, None, b"nope".to_vec()),
+            "/redirect" => (302, Some(("location", "/html")), Vec::new()),
             "/slow" => {
                 tokio::time::sleep(Duration::from_millis(1500)).await;
-                ("200 OK", "", b"late".to_vec())
+                (200, None, b"late".to_vec())
             }
-            "/bytes" => ("200 OK", "", vec![b'a', 0xFF, b'b']),
-            "/headers" => ("200 OK", "", head.into_bytes()),
-            _ => ("200 OK", "", b"plain <b>text</b>".to_vec()),
+            "/bytes" => (200, None, vec![b'a', 0xFF, b'b']),
+            // The request head as it arrived (names as hyper gives them: lower-case).
+            "/headers" => {
+                let mut head = format!("{} {} {:?}\r\n", req.method(), req.uri(), req.version());
+                for (k, v) in req.headers() {
+                    head.push_str(&format!("{k}: {}\r\n", String::from_utf8_lossy(v.as_bytes())));
+                }
+                (200, None, head.into_bytes())
+            }
+            _ => (200, None, b"plain <b>text</b>".to_vec()),
         };
-        let resp =
-            format!("HTTP/1.1 {status}\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n", body.len());
-        let _ = sock.write_all(resp.as_bytes()).await;
-        let _ = sock.write_all(&body).await;
-        let _ = sock.shutdown().await;
+        let mut res = Response::builder().status(status).header("connection", "close");
+        if let Some((k, v)) = extra {
+            res = res.header(k, v);
+        }
+        Some(res.body(full(body)).unwrap())
     })
     .await;
     format!("http://{addr}")

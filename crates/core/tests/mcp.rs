@@ -11,6 +11,10 @@ use toolnexus_core::mcp::{self, LoadOptions, McpSource, McpStatus, McpTool};
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{ToolContext, Toolkit, ToolkitOptions};
 
+#[path = "util/serve.rs"]
+mod serve;
+use serve::{full, serve};
+
 const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mcp_server.mjs");
 
 fn local(flags: &[&str]) -> Value {
@@ -684,24 +688,17 @@ fn secret_url(port: u16, path: &str) -> String {
 
 /// An HTTP endpoint that answers every request with a 500 whose body is plain text.
 async fn failing_http() -> u16 {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut sock, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut buf = [0u8; 8192];
-                let _ = sock.read(&mut buf).await;
-                let body = "boom";
-                let reply = format!(
-                    "HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = sock.write_all(reply.as_bytes()).await;
-            });
-        }
-    });
-    port
+    let addr = serve(|_| async {
+        let res = hyper::Response::builder()
+            .status(500)
+            .header("content-type", "text/plain")
+            .header("connection", "close")
+            .body(full("boom"))
+            .unwrap();
+        Some(res)
+    })
+    .await;
+    addr.port()
 }
 
 fn assert_clean(text: &str) {

@@ -1,5 +1,6 @@
 //! Shared fixtures for the client-loop integration tests: a scripted LLM endpoint served
-//! over real HTTP/1.1 on 127.0.0.1, plus small builders for clients, tools and replies.
+//! over real HTTP/1.1 on 127.0.0.1 (hyper's server side, `util/serve.rs`), plus small
+//! builders for clients, tools and replies.
 //!
 //! Every test binary compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
@@ -8,9 +9,12 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Request, Response, StatusCode};
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
 use toolnexus_core::client::http::FetchTransport;
@@ -19,6 +23,10 @@ use toolnexus_core::fetch::{Fetcher, TokioConnect};
 use toolnexus_core::native::{FnTool, RunOutput};
 use toolnexus_core::tool::{SharedTool, ToolContext};
 use toolnexus_core::{Toolkit, ToolkitOptions};
+
+#[path = "../util/serve.rs"]
+mod serve;
+use serve::{full, serve, streamed, Body};
 
 // ---------------------------------------------------------------------------------------
 // The scripted endpoint
@@ -29,7 +37,8 @@ use toolnexus_core::{Toolkit, ToolkitOptions};
 pub struct Seen {
     pub method: String,
     pub path: String,
-    /// Names lower-cased, in the order they arrived.
+    /// Names lower-cased, in the order they arrived (hyper puts a repeated name's values
+    /// together at its first place; the hyper-based clients under test send them so anyway).
     pub headers: Vec<(String, String)>,
     /// The body text exactly as sent.
     pub raw: String,
@@ -156,7 +165,7 @@ impl MockLlm {
     where
         F: FnMut(&Seen, usize) -> Action + Send + 'static,
     {
-        MockLlm::serve(handler, true).await
+        MockLlm::launch(handler, true).await
     }
 
     /// Like [`MockLlm::start`], but bodies are not parsed (the handler gets `raw` only, `body`
@@ -166,7 +175,7 @@ impl MockLlm {
     where
         F: FnMut(&Seen, usize) -> Action + Send + 'static,
     {
-        MockLlm::serve(handler, false).await
+        MockLlm::launch(handler, false).await
     }
 
     /// Take the actions in order; once they run out every request gets a 418.
@@ -178,12 +187,10 @@ impl MockLlm {
         .await
     }
 
-    async fn serve<F>(handler: F, keep_bodies: bool) -> MockLlm
+    async fn launch<F>(handler: F, keep_bodies: bool) -> MockLlm
     where
         F: FnMut(&Seen, usize) -> Action + Send + 'static,
     {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind the mock endpoint");
-        let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared {
             seen: Mutex::new(vec![]),
             arrived: Notify::new(),
@@ -191,11 +198,7 @@ impl MockLlm {
             keep_bodies,
         });
         let state = shared.clone();
-        tokio::spawn(async move {
-            while let Ok((sock, _)) = listener.accept().await {
-                tokio::spawn(serve_one(sock, state.clone()));
-            }
-        });
+        let addr = serve(move |req| answer(req, state.clone())).await;
         MockLlm { addr, shared }
     }
 
@@ -242,10 +245,22 @@ impl MockLlm {
     }
 }
 
-async fn serve_one(mut sock: TcpStream, shared: Arc<Shared>) {
-    let _ = sock.set_nodelay(true);
-    let Some(seen) = read_request(&mut sock, shared.keep_bodies).await else {
-        return;
+/// Read one request (hyper parses it and undoes any chunked framing), record it, ask the
+/// handler, and carry out its action. `None` drops the connection unanswered.
+async fn answer(req: Request<Incoming>, shared: Arc<Shared>) -> Option<Response<Body>> {
+    let (head, body) = req.into_parts();
+    let body = body.collect().await.ok()?.to_bytes();
+    let raw = String::from_utf8_lossy(&body).into_owned();
+    let seen = Seen {
+        method: head.method.as_str().to_string(),
+        path: head.uri.path_and_query().map_or_else(|| head.uri.to_string(), |p| p.as_str().to_string()),
+        headers: head
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect(),
+        body: if shared.keep_bodies { serde_json::from_str(&raw).unwrap_or(Value::Null) } else { Value::Null },
+        raw,
     };
     let action = {
         let mut seen_list = shared.seen.lock().unwrap();
@@ -253,63 +268,50 @@ async fn serve_one(mut sock: TcpStream, shared: Arc<Shared>) {
         if shared.keep_bodies {
             seen_list.push(seen.clone());
         } else {
-            seen_list.push(Seen {
-                method: seen.method.clone(),
-                path: seen.path.clone(),
-                headers: seen.headers.clone(),
-                raw: String::new(),
-                body: Value::Null,
-            });
+            seen_list.push(Seen { raw: String::new(), body: Value::Null, ..seen.clone() });
         }
         let mut handler = shared.handler.lock().unwrap();
         (handler)(&seen, index)
     };
     shared.arrived.notify_waiters();
     match action {
-        Action::Reply(r) => {
-            let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, reason(r.status));
-            let has_type = r.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
-            if !has_type {
-                head.push_str("Content-Type: application/json\r\n");
-            }
-            for (k, v) in &r.headers {
-                head.push_str(&format!("{k}: {v}\r\n"));
-            }
-            head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", r.body.len()));
-            let _ = sock.write_all(head.as_bytes()).await;
-            let _ = sock.write_all(r.body.as_bytes()).await;
-            let _ = sock.flush().await;
-            let _ = sock.shutdown().await;
-        }
-        Action::Close => drop(sock),
-        Action::Stream(r) => write_stream(&mut sock, r).await,
-        Action::Hang => {
-            // Hold the socket open until the client gives up (or the test's runtime ends).
-            let mut sink = [0u8; 1024];
-            while let Ok(n) = sock.read(&mut sink).await {
-                if n == 0 {
-                    break;
-                }
-            }
+        Action::Reply(r) => Some(response(r.status, "application/json", &r.headers, full(r.body))),
+        Action::Close => None,
+        // Never answer; hyper ends the connection (and drops this future) once the client
+        // closes its end.
+        Action::Hang => std::future::pending().await,
+        Action::Stream(r) => {
+            let (status, headers) = (r.status, r.headers.clone());
+            let mut res = response(status, "text/event-stream", &headers, streamed(sse_pieces(r)));
+            res.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache"));
+            Some(res)
         }
     }
 }
 
-/// Write a chunked response piece by piece, honouring the pause and the gate.
-async fn write_stream(sock: &mut TcpStream, r: SseReply) {
-    let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, reason(r.status));
-    let has_type = r.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
-    if !has_type {
-        head.push_str("Content-Type: text/event-stream\r\n");
+/// A response with `content_type` unless the script names one, the script's headers in
+/// order, and `connection: close` (one request per connection, as a client may count on).
+fn response(status: u16, content_type: &'static str, headers: &[(String, String)], body: Body) -> Response<Body> {
+    let mut res = Response::new(body);
+    *res.status_mut() = StatusCode::from_u16(status).expect("a valid status code");
+    let out = res.headers_mut();
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+        out.insert("content-type", HeaderValue::from_static(content_type));
     }
-    for (k, v) in &r.headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
+    for (k, v) in headers {
+        out.append(
+            HeaderName::from_bytes(k.as_bytes()).expect("a header name"),
+            HeaderValue::from_bytes(v.as_bytes()).expect("a header value"),
+        );
     }
-    head.push_str("Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
-    if sock.write_all(head.as_bytes()).await.is_err() || sock.flush().await.is_err() {
-        return;
-    }
-    for (i, piece) in r.pieces.iter().enumerate() {
+    out.insert("connection", HeaderValue::from_static("close"));
+    res
+}
+
+/// The pieces of a streamed answer, one HTTP chunk each, honouring the gate and the pause.
+fn sse_pieces(r: SseReply) -> impl futures::Stream<Item = Bytes> + Send {
+    futures::stream::unfold((r, 0usize), |(r, i)| async move {
+        let piece = r.pieces.get(i)?.clone();
         if let Some((after, notify)) = &r.gate {
             if i == *after {
                 notify.notified().await;
@@ -318,105 +320,8 @@ async fn write_stream(sock: &mut TcpStream, r: SseReply) {
         if i > 0 && !r.pause.is_zero() {
             tokio::time::sleep(r.pause).await;
         }
-        let chunk = format!("{:x}\r\n{piece}\r\n", piece.len());
-        if sock.write_all(chunk.as_bytes()).await.is_err() || sock.flush().await.is_err() {
-            return;
-        }
-    }
-    let _ = sock.write_all(b"0\r\n\r\n").await;
-    let _ = sock.flush().await;
-    let _ = sock.shutdown().await;
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        418 => "I'm a teapot",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Status",
-    }
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-/// Read one HTTP/1.1 request: head, then a Content-Length or chunked body.
-async fn read_request(sock: &mut TcpStream, parse: bool) -> Option<Seen> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = find(&buf, b"\r\n\r\n") {
-            break i;
-        }
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut rest = buf[head_end + 4..].to_vec();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_string();
-    let path = first.next()?.to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let get = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let body = if get("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
-        let mut out = Vec::new();
-        loop {
-            let line_end = loop {
-                if let Some(i) = find(&rest, b"\r\n") {
-                    break i;
-                }
-                let n = sock.read(&mut chunk).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                rest.extend_from_slice(&chunk[..n]);
-            };
-            let size_text = String::from_utf8_lossy(&rest[..line_end]).into_owned();
-            let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-            rest.drain(..line_end + 2);
-            while rest.len() < size + 2 {
-                let n = sock.read(&mut chunk).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                rest.extend_from_slice(&chunk[..n]);
-            }
-            if size == 0 {
-                break;
-            }
-            out.extend_from_slice(&rest[..size]);
-            rest.drain(..size + 2);
-        }
-        out
-    } else {
-        let len: usize = get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
-        while rest.len() < len {
-            let n = sock.read(&mut chunk).await.ok()?;
-            if n == 0 {
-                return None;
-            }
-            rest.extend_from_slice(&chunk[..n]);
-        }
-        rest.truncate(len);
-        rest
-    };
-    let raw = String::from_utf8_lossy(&body).into_owned();
-    let body = if parse { serde_json::from_str(&raw).unwrap_or(Value::Null) } else { Value::Null };
-    Some(Seen { method, path, headers, raw, body })
+        Some((Bytes::from(piece), (r, i + 1)))
+    })
 }
 
 // ---------------------------------------------------------------------------------------
