@@ -12,8 +12,107 @@ native.setWarn((text) => {
 })
 
 const encode = (value) => {
-  const text = JSON.stringify(value)
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch (e) {
+    if (!tooDeep(e)) throw e
+    text = stringifyDeep(value, false)
+  }
   return text === undefined ? "null" : text
+}
+
+/** JSON.stringify ran out of stack: the value nests deeper than its recursion goes. */
+const tooDeep = (e) => e instanceof RangeError && /call stack/i.test(e.message)
+
+/** Whether `v` has the internal slot `valueOf` (of a wrapper's prototype) checks for. */
+function hasSlot(valueOf, v) {
+  try {
+    valueOf.call(v)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * JSON.stringify(value) without recursion, for values too deep for it: the same text, read the
+ * same way (toJSON, wrapper objects, skipped and nulled members, a TypeError for a cycle or a
+ * BigInt). `lenient` is encodeLenient's replacer: a BigInt as its digits, a cycle left out.
+ */
+function stringifyDeep(value, lenient) {
+  const out = []
+  const frames = []
+  const open = new Set()
+  const resolve = (holder, key) => {
+    let v = holder[key]
+    if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
+      const toJSON = v.toJSON
+      if (typeof toJSON === "function") v = toJSON.call(v, key)
+    }
+    if (lenient) {
+      if (typeof v === "bigint") v = v.toString()
+      else if (typeof v === "object" && v !== null && open.has(v)) return undefined
+    }
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+      const proto = Object.getPrototypeOf(v)
+      if (proto !== Object.prototype && proto !== null) {
+        if (hasSlot(Number.prototype.valueOf, v)) v = Number(v)
+        else if (hasSlot(String.prototype.valueOf, v)) v = String(v)
+        else if (hasSlot(Boolean.prototype.valueOf, v)) v = Boolean.prototype.valueOf.call(v)
+        else if (hasSlot(BigInt.prototype.valueOf, v)) v = BigInt.prototype.valueOf.call(v)
+      }
+    }
+    return v
+  }
+  const scalar = (v) => {
+    switch (typeof v) {
+      case "string":
+        return JSON.stringify(v)
+      case "number":
+        return Number.isFinite(v) ? String(v) : "null"
+      case "boolean":
+        return v ? "true" : "false"
+      case "bigint":
+        throw new TypeError("Do not know how to serialize a BigInt")
+      default:
+        return v === null ? "null" : undefined
+    }
+  }
+  const enter = (v) => {
+    if (open.has(v)) throw new TypeError("Converting circular structure to JSON")
+    open.add(v)
+    const array = Array.isArray(v)
+    frames.push({ v, array, keys: array ? null : Object.keys(v), n: array ? v.length : 0, i: 0, first: true })
+    out.push(array ? "[" : "{")
+  }
+  const top = resolve({ "": value }, "")
+  if (top === null || typeof top !== "object") return scalar(top)
+  enter(top)
+  while (frames.length > 0) {
+    const f = frames[frames.length - 1]
+    if (f.i >= (f.array ? f.n : f.keys.length)) {
+      out.push(f.array ? "]" : "}")
+      open.delete(f.v)
+      frames.pop()
+      continue
+    }
+    const key = f.array ? String(f.i) : f.keys[f.i]
+    f.i++
+    const v = resolve(f.v, key)
+    const nested = v !== null && typeof v === "object"
+    let text = nested ? undefined : scalar(v)
+    if (!nested && text === undefined) {
+      if (!f.array) continue
+      text = "null"
+    }
+    if (!f.first) out.push(",")
+    f.first = false
+    if (!f.array) out.push(JSON.stringify(key), ":")
+    if (nested) enter(v)
+    else out.push(text)
+  }
+  return out.join("")
 }
 const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"
 
@@ -68,15 +167,21 @@ function encodeLenient(value) {
     return encode(value)
   } catch {
     const ancestors = []
-    const text = JSON.stringify(value, function replace(key, v) {
-      if (typeof v === "bigint") return v.toString()
-      if (v === null || typeof v !== "object") return v
-      // `this` is the object holding `key`: drop the ancestors we have walked back out of.
-      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
-      if (ancestors.includes(v)) return undefined
-      ancestors.push(v)
-      return v
-    })
+    let text
+    try {
+      text = JSON.stringify(value, function replace(key, v) {
+        if (typeof v === "bigint") return v.toString()
+        if (v === null || typeof v !== "object") return v
+        // `this` is the object holding `key`: drop the ancestors we have walked back out of.
+        while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
+        if (ancestors.includes(v)) return undefined
+        ancestors.push(v)
+        return v
+      })
+    } catch (e) {
+      if (!tooDeep(e)) throw e
+      text = stringifyDeep(value, true)
+    }
     return text === undefined ? "null" : text
   }
 }

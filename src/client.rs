@@ -14,7 +14,8 @@ use toolnexus_core::client::{
 
 use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
 use crate::toolkit::NativeToolkit;
-use crate::{core_err, parse_json};
+use crate::{core_err, deep, parse_json, with_json};
+use toolnexus_core::json;
 
 /// The JS callbacks a client may carry, each already bridged by `index.js`.
 #[napi(object, object_to_js = false)]
@@ -84,18 +85,18 @@ impl NativeMemoryStore {
     /// The thread as JSON, or null.
     #[napi]
     pub fn get(&self, id: String) -> Option<String> {
-        self.inner.get_now(&id).map(|m| Value::Array(m).to_string())
+        deep(|| self.inner.get_now(&id).map(|m| json::to_string(&Value::Array(m))))
     }
 
     #[napi]
     pub fn save(&self, id: String, messages: String) -> Result<()> {
-        match parse_json(&messages, "save")? {
+        with_json(&messages, "save", |v| match v {
             Value::Array(items) => {
                 self.inner.save_now(&id, items);
                 Ok(())
             }
             _ => Err(bad("save: messages must be an array")),
-        }
+        })
     }
 }
 
@@ -325,19 +326,20 @@ impl NativeClient {
 #[napi(js_name = "toolCallsJson")]
 #[cfg_attr(test, allow(dead_code))]
 pub fn tool_calls_json(result: String) -> Result<String> {
-    let r = parse_json(&result, "toolCallsJSON")?;
-    let calls = r.get("toolCalls").and_then(Value::as_array).cloned().unwrap_or_default();
-    Ok(Value::Array(single::tool_calls_json(&calls)).to_string())
+    with_json(&result, "toolCallsJSON", |r| {
+        let calls = r.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        Ok(json::to_string(&Value::Array(single::tool_calls_json(calls))))
+    })
 }
 
 fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {
     let history = match history {
         None => None,
-        Some(h) => match parse_json(&h, "history")? {
-            Value::Array(items) => Some(items),
-            Value::Null => None,
-            _ => return Err(bad("run: `history` must be an array of messages")),
-        },
+        Some(h) => with_json(&h, "history", |v| match v {
+            Value::Array(items) => Ok(Some(items)),
+            Value::Null => Ok(None),
+            _ => Err(bad("run: `history` must be an array of messages")),
+        })?,
     };
     Ok(RunOptions { history, abort: cancel.map(|c| c.abort.clone()) })
 }

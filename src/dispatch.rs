@@ -636,6 +636,7 @@ where
     let (pending, promise) = open_promise(env.raw(), true)?;
     let hold = pending.hold.clone();
     let sink = with_local(env.raw(), |l| l.warn.clone())?;
+    let work = toolnexus_core::json::DeepStack::new(work);
     let work = toolnexus_core::warn::scope(sink, async move {
         let outcome = work.await;
         pending.settle(Box::new(move |env| match outcome {
@@ -677,7 +678,8 @@ impl JsFn {
     /// The environment, when this is its thread and a drain is under way (so JavaScript may
     /// be called now, inside a scope napi or the drain opened).
     fn callable_here(&self) -> Option<sys::napi_env> {
-        if !DRAINING.try_with(Cell::get).unwrap_or(false) {
+        // On a stack segment grown for deep values, V8 would see a stack it does not know.
+        if !DRAINING.try_with(Cell::get).unwrap_or(false) || toolnexus_core::json::on_grown_stack() {
             return None;
         }
         let (env, shared) = HERE.try_with(Cell::get).ok()?;
@@ -696,7 +698,8 @@ impl JsFn {
         let env = HERE
             .try_with(Cell::get)
             .ok()
-            .filter(|(env, shared)| !env.is_null() && *shared == Arc::as_ptr(&self.shared));
+            .filter(|(env, shared)| !env.is_null() && *shared == Arc::as_ptr(&self.shared))
+            .filter(|_| !toolnexus_core::json::on_grown_stack());
         match env {
             // SAFETY: on the environment's thread, inside one of the scopes listed above.
             Some((env, _)) => unsafe { call_now(env, self.f, arg, None, None) },
@@ -883,6 +886,9 @@ where
             (l.tasks.len() - 1) as u32
         }
     })?;
+    // The work runs (and is dropped) with room for the deepest value seen; settling, which
+    // calls into V8, stays on the thread's own stack.
+    let work = toolnexus_core::json::DeepStack::new(work);
     let fut = async move {
         let outcome = work.await;
         let mut pending = pending;

@@ -807,7 +807,7 @@ impl Client {
             if !res.ok() {
                 return Err(Error::Http { status: res.status, body: res.body });
             }
-            serde_json::from_str::<Value>(&res.body).map_err(|e| {
+            crate::json::parse_reply(&res.body).await.map_err(|e| {
                 Error::InvalidResponse(format!("LLM response is not valid JSON ({e}): {}", snippet(&res.body)))
             })
         }

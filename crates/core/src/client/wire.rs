@@ -91,7 +91,7 @@ pub fn add_usage(acc: &mut Usage, raw: Option<&Value>, style: Style) {
 fn parse_args(v: Option<&Value>) -> Value {
     match v {
         Some(Value::String(s)) if !s.is_empty() => {
-            serde_json::from_str(s).unwrap_or_else(|_| Value::Object(Map::new()))
+            crate::json::parse_str(s).unwrap_or_else(|_| Value::Object(Map::new()))
         }
         _ => Value::Object(Map::new()),
     }
