@@ -114,6 +114,28 @@ function stringifyDeep(value, lenient) {
   }
   return out.join("")
 }
+/**
+ * A value from the core: its JSON text, or `[json, places, ...strings]` when it carries strings
+ * too long to go inside one JSON text (see `json::Pieces` in the core): each place is
+ * `[index, ...path]`, and the string `strings[index]` goes back at that path.
+ */
+function fromCore(crossed) {
+  if (typeof crossed === "string") return JSON.parse(crossed)
+  const root = JSON.parse(crossed[0])
+  let value = root
+  for (const [index, ...path] of JSON.parse(crossed[1])) {
+    const text = crossed[2 + index]
+    if (path.length === 0) {
+      value = text
+      continue
+    }
+    let at = root
+    for (let i = 0; i < path.length - 1; i++) at = at[path[i]]
+    at[path[path.length - 1]] = text
+  }
+  return value
+}
+
 const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"
 
 // The core calls a bridged function as `(json, replyId)`. It answers at once by returning
@@ -143,7 +165,7 @@ const asText = (text) => String(text)
 const lift = (fn) => (json, id) => answer(id, fn(json), asText)
 
 /** Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). */
-const bridge = (fn, self) => (json, id) => answer(id, fn.call(self, JSON.parse(json)), encode)
+const bridge = (fn, self) => (json, id) => answer(id, fn.call(self, fromCore(json)), encode)
 
 /**
  * A callback option as the reference treats it: unset when falsy, called when set. A value
@@ -428,7 +450,7 @@ function toolSpec(t, i) {
     throw new TypeError(`extraTools[${i}] is not a Tool: it needs a string \`name\` and an \`execute\` function`)
   }
   const call = (json, id) => {
-    const { args, ctx } = JSON.parse(json)
+    const { args, ctx } = fromCore(json)
     return answer(id, t.execute(args, ctx), encodeLenient)
   }
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
@@ -663,7 +685,7 @@ class InMemoryConversationStore {
 
   async get(id) {
     const json = memoryStores.get(this).get(String(id))
-    return json == null ? undefined : JSON.parse(json)
+    return json == null ? undefined : fromCore(json)
   }
 
   async save(id, messages) {
@@ -705,7 +727,7 @@ async function withSignal(signal, call) {
   }
 }
 
-const underSignal = async (signal, call) => JSON.parse(await withSignal(signal, call))
+const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
 function toolkitHandle(ctx, where) {
   const handle = handles.get(ctx?.toolkit)
@@ -818,7 +840,7 @@ class Client {
       }
       const onEvent = (json) =>
         new Promise((ack) => {
-          queue.push({ ev: JSON.parse(json), ack })
+          queue.push({ ev: fromCore(json), ack })
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined

@@ -36,7 +36,7 @@ fn host(e: napi::Error) -> Error {
 }
 
 /// Call a bridged function with a JSON argument and parse its JSON answer.
-pub async fn call_json(f: &JsonFn, arg: String) -> Result<Value, Error> {
+pub async fn call_json(f: &JsonFn, arg: impl Into<crate::dispatch::Arg>) -> Result<Value, Error> {
     let text = f.call(arg).await.map_err(host)?;
     let before = json::deepest();
     let out = json::parse_str(&text).map_err(|e| Error::Invalid(format!("a callback answered with invalid JSON: {e}")));
@@ -62,7 +62,7 @@ pub struct JsCallback(pub JsonFn);
 #[async_trait]
 impl Callback for JsCallback {
     async fn call(&self, arg: Value) -> Result<Value, Error> {
-        call_json(&self.0, json::to_string(&arg)).await
+        call_json(&self.0, crate::dispatch::Arg::of(arg)).await
     }
 }
 
@@ -102,7 +102,7 @@ impl Tool for JsTool {
             }
             m.insert("ctx".into(), Value::Object(c));
         }
-        let out = call_json(&self.call, json::to_string(&Value::Object(m))).await?;
+        let out = call_json(&self.call, crate::dispatch::Arg::of(Value::Object(m))).await?;
         Ok(ToolResult::from_value(out))
     }
     fn light(&self) -> bool {
@@ -132,7 +132,7 @@ impl JsTransport {
         // Dropped before the answer (the run was aborted or timed out): abort the user's
         // fetch through the signal it was given.
         let mut abort = AbortOnDrop { f: self.0.clone(), id, armed: true };
-        let out = call_json(&self.0, json::to_string(&arg)).await;
+        let out = call_json(&self.0, crate::dispatch::Arg::of(arg)).await;
         abort.armed = false;
         out
     }
@@ -253,6 +253,6 @@ impl ConversationStore for JsStore {
     }
 
     async fn save(&self, id: &str, messages: Vec<Value>) -> Result<(), Error> {
-        call_json(&self.save, json::to_string(&json!([id, messages]))).await.map(|_| ())
+        call_json(&self.save, crate::dispatch::Arg::of(json!([id, messages]))).await.map(|_| ())
     }
 }

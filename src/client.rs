@@ -13,6 +13,7 @@ use toolnexus_core::client::{
 };
 
 use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
+use crate::dispatch::Crossed;
 use crate::toolkit::NativeToolkit;
 use crate::{core_err, deep, parse_json, with_json};
 use toolnexus_core::json;
@@ -82,10 +83,10 @@ impl NativeMemoryStore {
         NativeMemoryStore { inner: Arc::new(InMemoryStore::default()) }
     }
 
-    /// The thread as JSON, or null.
-    #[napi]
-    pub fn get(&self, id: String) -> Option<String> {
-        deep(|| self.inner.get_now(&id).map(|m| json::to_string(&Value::Array(m))))
+    /// The thread as JSON (in pieces when it holds long strings), or null.
+    #[napi(ts_return_type = "string | string[] | null")]
+    pub fn get(&self, id: String) -> Option<Crossed> {
+        deep(|| self.inner.get_now(&id).map(|m| Crossed::of(Value::Array(m))))
     }
 
     #[napi]
@@ -222,7 +223,7 @@ impl NativeClient {
     }
 
     /// Run the loop; resolves with the RunResult as JSON.
-    #[napi(ts_return_type = "Promise<string>")]
+    #[napi(ts_return_type = "Promise<string | string[]>")]
     pub fn run(
         &self,
         env: &Env,
@@ -236,7 +237,7 @@ impl NativeClient {
         let tk = toolkit.inner.clone();
         crate::dispatch::local_promise(env, async move {
             let r = client.run(&prompt, &tk, ro).await.map_err(core_err)?;
-            Ok(r.to_value().to_string())
+            Ok(Crossed::of(r.into_value()))
         })
     }
 
@@ -256,13 +257,14 @@ impl NativeClient {
         let tk = toolkit.inner.clone();
         crate::dispatch::local_promise(env, async move {
             let sink = JsCallback(on_event);
-            let r = client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map_err(core_err)?;
-            Ok(r.to_value().to_string())
+            // The result already reached JavaScript in the `done` event.
+            client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map_err(core_err)?;
+            Ok("null".to_string())
         })
     }
 
     /// `ask`: memory by `id` through the store, text deltas to `onText` when given.
-    #[napi(ts_return_type = "Promise<string>")]
+    #[napi(ts_return_type = "Promise<string | string[]>")]
     pub fn ask(
         &self,
         env: &Env,
@@ -279,13 +281,13 @@ impl NativeClient {
             let on_text = on_text.map(JsCallback);
             let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::client::Callback);
             let r = client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await.map_err(core_err)?;
-            Ok(r.to_value().to_string())
+            Ok(Crossed::of(r.into_value()))
         })
     }
 
     /// One provider call, OpenAI shapes in and out (§11). `request` is the JSON of the
     /// caller's request minus `toolkit` and `signal`.
-    #[napi(ts_return_type = "Promise<string>")]
+    #[napi(ts_return_type = "Promise<string | string[]>")]
     pub fn translate(
         &self,
         env: &Env,
@@ -317,7 +319,7 @@ impl NativeClient {
         let tk = toolkit.map(|t| t.inner.clone());
         crate::dispatch::local_promise(env, async move {
             let res = client.translate(req, tk.as_deref()).await.map_err(core_err)?;
-            Ok(res.to_value().to_string())
+            Ok(Crossed::of(res.to_value()))
         })
     }
 }
