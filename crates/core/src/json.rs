@@ -302,16 +302,44 @@ pub fn from_value<T: DeserializeOwned>(v: Value) -> serde_json::Result<T> {
 }
 
 /// The JSON text of a value (serde_json's compact form), at any depth.
-pub fn to_string<T: Serialize + ?Sized>(v: &T) -> String {
+pub fn to_string(v: &Value) -> String {
     let mut out = Vec::with_capacity(128);
-    let mut ser = serde_json::Serializer::new(&mut out);
-    let stacked = serde_stacker::Serializer { ser: &mut ser, red_zone: RED_ZONE, stack_size: SEGMENT };
-    // Writing into memory fails only for a map with non-string keys, which no Value has.
-    if v.serialize(stacked).is_err() {
-        return String::new();
-    }
-    // serde_json writes UTF-8 only.
+    write_compact(v, &mut out);
+    // Everything written is JSON text, which is UTF-8.
     String::from_utf8(out).unwrap_or_default()
+}
+
+fn write_compact(v: &Value, out: &mut Vec<u8>) {
+    grow(|| match v {
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_compact(x, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(m) => {
+            out.push(b'{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_scalar(k.as_str(), out);
+                out.push(b':');
+                write_compact(x, out);
+            }
+            out.push(b'}');
+        }
+        scalar => write_scalar(scalar, out),
+    })
+}
+
+/// A scalar or a key, as serde_json writes it: no recursion, and writing into memory cannot fail.
+fn write_scalar<T: Serialize + ?Sized>(v: &T, out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(out, v);
 }
 
 /// How deep `v` nests: 0 for a scalar, 1 for a container of scalars. Walks without recursing.
@@ -611,7 +639,7 @@ impl Splitter {
                     if i > 0 {
                         self.out.push(b',');
                     }
-                    self.scalar(k.as_str());
+                    write_scalar(k.as_str(), &mut self.out);
                     self.out.push(b':');
                     self.path.push(Step::Key(k));
                     self.write(x);
@@ -619,12 +647,7 @@ impl Splitter {
                 }
                 self.out.push(b'}');
             }
-            scalar => self.scalar(&scalar),
+            scalar => write_scalar(&scalar, &mut self.out),
         }
-    }
-
-    fn scalar<T: Serialize + ?Sized>(&mut self, v: &T) {
-        // A scalar or a key: no recursion, and writing into memory cannot fail.
-        let _ = serde_json::to_writer(&mut self.out, v);
     }
 }
