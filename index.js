@@ -12,9 +12,130 @@ native.setWarn((text) => {
 })
 
 const encode = (value) => {
-  const text = JSON.stringify(value)
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch (e) {
+    if (!tooDeep(e)) throw e
+    text = stringifyDeep(value, false)
+  }
   return text === undefined ? "null" : text
 }
+
+/** JSON.stringify ran out of stack: the value nests deeper than its recursion goes. */
+const tooDeep = (e) => e instanceof RangeError && /call stack/i.test(e.message)
+
+/** Whether `v` has the internal slot `valueOf` (of a wrapper's prototype) checks for. */
+function hasSlot(valueOf, v) {
+  try {
+    valueOf.call(v)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * JSON.stringify(value) without recursion, for values too deep for it: the same text, read the
+ * same way (toJSON, wrapper objects, skipped and nulled members, a TypeError for a cycle or a
+ * BigInt). `lenient` is encodeLenient's replacer: a BigInt as its digits, a cycle left out.
+ */
+function stringifyDeep(value, lenient) {
+  const out = []
+  const frames = []
+  const open = new Set()
+  const resolve = (holder, key) => {
+    let v = holder[key]
+    if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
+      const toJSON = v.toJSON
+      if (typeof toJSON === "function") v = toJSON.call(v, key)
+    }
+    if (lenient) {
+      if (typeof v === "bigint") v = v.toString()
+      else if (typeof v === "object" && v !== null && open.has(v)) return undefined
+    }
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+      const proto = Object.getPrototypeOf(v)
+      if (proto !== Object.prototype && proto !== null) {
+        if (hasSlot(Number.prototype.valueOf, v)) v = Number(v)
+        else if (hasSlot(String.prototype.valueOf, v)) v = String(v)
+        else if (hasSlot(Boolean.prototype.valueOf, v)) v = Boolean.prototype.valueOf.call(v)
+        else if (hasSlot(BigInt.prototype.valueOf, v)) v = BigInt.prototype.valueOf.call(v)
+      }
+    }
+    return v
+  }
+  const scalar = (v) => {
+    switch (typeof v) {
+      case "string":
+        return JSON.stringify(v)
+      case "number":
+        return Number.isFinite(v) ? String(v) : "null"
+      case "boolean":
+        return v ? "true" : "false"
+      case "bigint":
+        throw new TypeError("Do not know how to serialize a BigInt")
+      default:
+        return v === null ? "null" : undefined
+    }
+  }
+  const enter = (v) => {
+    if (open.has(v)) throw new TypeError("Converting circular structure to JSON")
+    open.add(v)
+    const array = Array.isArray(v)
+    frames.push({ v, array, keys: array ? null : Object.keys(v), n: array ? v.length : 0, i: 0, first: true })
+    out.push(array ? "[" : "{")
+  }
+  const top = resolve({ "": value }, "")
+  if (top === null || typeof top !== "object") return scalar(top)
+  enter(top)
+  while (frames.length > 0) {
+    const f = frames[frames.length - 1]
+    if (f.i >= (f.array ? f.n : f.keys.length)) {
+      out.push(f.array ? "]" : "}")
+      open.delete(f.v)
+      frames.pop()
+      continue
+    }
+    const key = f.array ? String(f.i) : f.keys[f.i]
+    f.i++
+    const v = resolve(f.v, key)
+    const nested = v !== null && typeof v === "object"
+    let text = nested ? undefined : scalar(v)
+    if (!nested && text === undefined) {
+      if (!f.array) continue
+      text = "null"
+    }
+    if (!f.first) out.push(",")
+    f.first = false
+    if (!f.array) out.push(JSON.stringify(key), ":")
+    if (nested) enter(v)
+    else out.push(text)
+  }
+  return out.join("")
+}
+/**
+ * A value from the core: its JSON text, or `[json, places, ...strings]` when it carries strings
+ * too long to go inside one JSON text (see `json::Pieces` in the core): each place is
+ * `[index, ...path]`, and the string `strings[index]` goes back at that path.
+ */
+function fromCore(crossed) {
+  if (typeof crossed === "string") return JSON.parse(crossed)
+  const root = JSON.parse(crossed[0])
+  let value = root
+  for (const [index, ...path] of JSON.parse(crossed[1])) {
+    const text = crossed[2 + index]
+    if (path.length === 0) {
+      value = text
+      continue
+    }
+    let at = root
+    for (let i = 0; i < path.length - 1; i++) at = at[path[i]]
+    at[path[path.length - 1]] = text
+  }
+  return value
+}
+
 const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"
 
 // The core calls a bridged function as `(json, replyId)`. It answers at once by returning
@@ -44,7 +165,7 @@ const asText = (text) => String(text)
 const lift = (fn) => (json, id) => answer(id, fn(json), asText)
 
 /** Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). */
-const bridge = (fn, self) => (json, id) => answer(id, fn.call(self, JSON.parse(json)), encode)
+const bridge = (fn, self) => (json, id) => answer(id, fn.call(self, fromCore(json)), encode)
 
 /**
  * A callback option as the reference treats it: unset when falsy, called when set. A value
@@ -68,15 +189,21 @@ function encodeLenient(value) {
     return encode(value)
   } catch {
     const ancestors = []
-    const text = JSON.stringify(value, function replace(key, v) {
-      if (typeof v === "bigint") return v.toString()
-      if (v === null || typeof v !== "object") return v
-      // `this` is the object holding `key`: drop the ancestors we have walked back out of.
-      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
-      if (ancestors.includes(v)) return undefined
-      ancestors.push(v)
-      return v
-    })
+    let text
+    try {
+      text = JSON.stringify(value, function replace(key, v) {
+        if (typeof v === "bigint") return v.toString()
+        if (v === null || typeof v !== "object") return v
+        // `this` is the object holding `key`: drop the ancestors we have walked back out of.
+        while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
+        if (ancestors.includes(v)) return undefined
+        ancestors.push(v)
+        return v
+      })
+    } catch (e) {
+      if (!tooDeep(e)) throw e
+      text = stringifyDeep(value, true)
+    }
     return text === undefined ? "null" : text
   }
 }
@@ -323,7 +450,7 @@ function toolSpec(t, i) {
     throw new TypeError(`extraTools[${i}] is not a Tool: it needs a string \`name\` and an \`execute\` function`)
   }
   const call = (json, id) => {
-    const { args, ctx } = JSON.parse(json)
+    const { args, ctx } = fromCore(json)
     return answer(id, t.execute(args, ctx), encodeLenient)
   }
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
@@ -558,7 +685,7 @@ class InMemoryConversationStore {
 
   async get(id) {
     const json = memoryStores.get(this).get(String(id))
-    return json == null ? undefined : JSON.parse(json)
+    return json == null ? undefined : fromCore(json)
   }
 
   async save(id, messages) {
@@ -625,7 +752,7 @@ async function withSignal(signal, call) {
   }
 }
 
-const underSignal = async (signal, call) => JSON.parse(await withSignal(signal, call))
+const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
 function toolkitHandle(ctx, where) {
   const handle = handles.get(ctx?.toolkit)
@@ -738,7 +865,7 @@ class Client {
       }
       const onEvent = (json) =>
         new Promise((ack) => {
-          queue.push({ ev: JSON.parse(json), ack })
+          queue.push({ ev: fromCore(json), ack })
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use toolnexus_core::client::transport::ByteStream;
 use toolnexus_core::client::{Callback, ConversationStore, HttpRequest, HttpResponse, StreamResponse, Transport};
-use toolnexus_core::{Error, HostError, Tool, ToolContext, ToolResult};
+use toolnexus_core::{json, Error, HostError, Tool, ToolContext, ToolResult};
 
 /// A JS `(json, replyId) => string | undefined` (see `dispatch`), callable from any thread.
 /// Holding it never keeps Node alive; errors come back as `Err`, never as a crash.
@@ -36,9 +36,13 @@ fn host(e: napi::Error) -> Error {
 }
 
 /// Call a bridged function with a JSON argument and parse its JSON answer.
-pub async fn call_json(f: &JsonFn, arg: String) -> Result<Value, Error> {
+pub async fn call_json(f: &JsonFn, arg: impl Into<crate::dispatch::Arg>) -> Result<Value, Error> {
     let text = f.call(arg).await.map_err(host)?;
-    serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("a callback answered with invalid JSON: {e}")))
+    let before = json::deepest();
+    let out = json::parse_str(&text).map_err(|e| Error::Invalid(format!("a callback answered with invalid JSON: {e}")));
+    drop(text);
+    json::settle_depth(before).await;
+    out
 }
 
 /// Turn a core error into the error JS sees: a callback's own error comes back as it was thrown.
@@ -65,7 +69,7 @@ pub struct JsCallback(pub JsonFn);
 #[async_trait]
 impl Callback for JsCallback {
     async fn call(&self, arg: Value) -> Result<Value, Error> {
-        call_json(&self.0, arg.to_string()).await
+        call_json(&self.0, crate::dispatch::Arg::of(arg)).await
     }
 }
 
@@ -105,7 +109,7 @@ impl Tool for JsTool {
             }
             m.insert("ctx".into(), Value::Object(c));
         }
-        let out = call_json(&self.call, Value::Object(m).to_string()).await?;
+        let out = call_json(&self.call, crate::dispatch::Arg::of(Value::Object(m))).await?;
         Ok(ToolResult::from_value(out))
     }
     fn light(&self) -> bool {
@@ -135,7 +139,7 @@ impl JsTransport {
         // Dropped before the answer (the run was aborted or timed out): abort the user's
         // fetch through the signal it was given.
         let mut abort = AbortOnDrop { f: self.0.clone(), id, armed: true };
-        let out = call_json(&self.0, arg.to_string()).await;
+        let out = call_json(&self.0, crate::dispatch::Arg::of(arg)).await;
         abort.armed = false;
         out
     }
@@ -256,6 +260,6 @@ impl ConversationStore for JsStore {
     }
 
     async fn save(&self, id: &str, messages: Vec<Value>) -> Result<(), Error> {
-        call_json(&self.save, json!([id, messages]).to_string()).await.map(|_| ())
+        call_json(&self.save, crate::dispatch::Arg::of(json!([id, messages]))).await.map(|_| ())
     }
 }

@@ -16,8 +16,10 @@ use toolnexus_core::client::{
 use toolnexus_core::fetch::Fetcher;
 
 use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
+use crate::dispatch::Crossed;
 use crate::toolkit::NativeToolkit;
-use crate::{core_err, parse_json};
+use crate::{core_err, deep, parse_json, with_json};
+use toolnexus_core::json;
 
 /// The JS callbacks a client may carry, each already bridged by `index.js`.
 #[napi(object, object_to_js = false)]
@@ -119,21 +121,21 @@ impl NativeMemoryStore {
         NativeMemoryStore { inner: Arc::new(InMemoryStore::default()) }
     }
 
-    /// The thread as JSON, or null.
-    #[napi]
-    pub fn get(&self, id: String) -> Option<String> {
-        self.inner.get_now(&id).map(|m| Value::Array(m).to_string())
+    /// The thread as JSON (in pieces when it holds long strings), or null.
+    #[napi(ts_return_type = "string | string[] | null")]
+    pub fn get(&self, id: String) -> Option<Crossed> {
+        deep(|| self.inner.get_now(&id).map(|m| Crossed::of(Value::Array(m))))
     }
 
     #[napi]
     pub fn save(&self, id: String, messages: String) -> Result<()> {
-        match parse_json(&messages, "save")? {
+        with_json(&messages, "save", |v| match v {
             Value::Array(items) => {
                 self.inner.save_now(&id, items);
                 Ok(())
             }
             _ => Err(bad("save: messages must be an array")),
-        }
+        })
     }
 }
 
@@ -269,7 +271,7 @@ impl NativeClient {
     }
 
     /// Run the loop; resolves with the RunResult as JSON.
-    #[napi(ts_return_type = "Promise<string>")]
+    #[napi(ts_return_type = "Promise<string | string[]>")]
     pub fn run(
         &self,
         env: &Env,
@@ -283,7 +285,7 @@ impl NativeClient {
         let tk = toolkit.inner.clone();
         crate::dispatch::local_promise(env, async move {
             let r = client.run(&prompt, &tk, ro).await.map_err(core_err)?;
-            Ok(r.to_value().to_string())
+            Ok(Crossed::of(r.into_value()))
         })
     }
 
@@ -303,13 +305,14 @@ impl NativeClient {
         let tk = toolkit.inner.clone();
         crate::dispatch::local_promise(env, async move {
             let sink = JsCallback(on_event);
-            let r = client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map_err(core_err)?;
-            Ok(r.to_value().to_string())
+            // The result already reached JavaScript in the `done` event.
+            client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map_err(core_err)?;
+            Ok("null".to_string())
         })
     }
 
     /// `ask`: memory by `id` through the store, text deltas to `onText` when given.
-    #[napi(ts_return_type = "Promise<string>")]
+    #[napi(ts_return_type = "Promise<string | string[]>")]
     pub fn ask(
         &self,
         env: &Env,
@@ -326,13 +329,13 @@ impl NativeClient {
             let on_text = on_text.map(JsCallback);
             let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::client::Callback);
             let r = client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await.map_err(core_err)?;
-            Ok(r.to_value().to_string())
+            Ok(Crossed::of(r.into_value()))
         })
     }
 
     /// One provider call, OpenAI shapes in and out (§11). `request` is the JSON of the
     /// caller's request minus `toolkit` and `signal`.
-    #[napi(ts_return_type = "Promise<string>")]
+    #[napi(ts_return_type = "Promise<string | string[]>")]
     pub fn translate(
         &self,
         env: &Env,
@@ -364,7 +367,7 @@ impl NativeClient {
         let tk = toolkit.map(|t| t.inner.clone());
         crate::dispatch::local_promise(env, async move {
             let res = client.translate(req, tk.as_deref()).await.map_err(core_err)?;
-            Ok(res.to_value().to_string())
+            Ok(Crossed::of(res.to_value()))
         })
     }
 }
@@ -373,19 +376,20 @@ impl NativeClient {
 #[napi(js_name = "toolCallsJson")]
 #[cfg_attr(test, allow(dead_code))]
 pub fn tool_calls_json(result: String) -> Result<String> {
-    let r = parse_json(&result, "toolCallsJSON")?;
-    let calls = r.get("toolCalls").and_then(Value::as_array).cloned().unwrap_or_default();
-    Ok(Value::Array(single::tool_calls_json(&calls)).to_string())
+    with_json(&result, "toolCallsJSON", |r| {
+        let calls = r.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        Ok(json::to_string(&Value::Array(single::tool_calls_json(calls))))
+    })
 }
 
 fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {
     let history = match history {
         None => None,
-        Some(h) => match parse_json(&h, "history")? {
-            Value::Array(items) => Some(items),
-            Value::Null => None,
-            _ => return Err(bad("run: `history` must be an array of messages")),
-        },
+        Some(h) => with_json(&h, "history", |v| match v {
+            Value::Array(items) => Ok(Some(items)),
+            Value::Null => Ok(None),
+            _ => Err(bad("run: `history` must be an array of messages")),
+        })?,
     };
     Ok(RunOptions { history, abort: cancel.map(|c| c.abort.clone()) })
 }

@@ -35,6 +35,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, Unknown, ValidateNapiValue};
 use napi::{sys, Env, Error, Result, Status, ValueType};
 use tokio::sync::oneshot;
+use toolnexus_core::json::{self, Pieces};
+use toolnexus_core::jsstr;
 
 /// What a JS callback answered: its JSON text, or what it threw / rejected with.
 pub type Reply = Result<String>;
@@ -76,7 +78,7 @@ enum Msg {
     },
     Call {
         f: u32,
-        arg: String,
+        arg: Arg,
         reply: Option<oneshot::Sender<Reply>>,
         hold: Option<Arc<Hold>>,
     },
@@ -408,7 +410,7 @@ unsafe fn settle_now(
 unsafe fn call_now(
     env: sys::napi_env,
     f: u32,
-    arg: String,
+    arg: Arg,
     reply: Option<oneshot::Sender<Reply>>,
     hold: Option<Arc<Hold>>,
 ) {
@@ -461,15 +463,16 @@ enum Invoked {
     Later,
 }
 
-unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &str, id: u32) -> Invoked {
+unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &Arg, id: u32) -> Invoked {
     // SAFETY: the caller is on the environment's thread inside a scope where JavaScript may be
     // called; every out-pointer below is a local of this frame.
     unsafe {
         let mut args = [ptr::null_mut(); 2];
-        if sys::napi_create_string_utf8(env, arg.as_ptr().cast(), arg.len() as isize, &mut args[0])
-            != sys::Status::napi_ok
-            || sys::napi_create_uint32(env, id, &mut args[1]) != sys::Status::napi_ok
-        {
+        args[0] = match arg_value(env, arg) {
+            Ok(v) => v,
+            Err(e) => return Invoked::Now(Err(e)),
+        };
+        if sys::napi_create_uint32(env, id, &mut args[1]) != sys::Status::napi_ok {
             return Invoked::Now(Err(Error::from_reason("toolnexus: could not pass a value to a callback")));
         }
         let mut recv = ptr::null_mut();
@@ -654,6 +657,7 @@ where
     let (pending, promise) = open_promise(env.raw(), true)?;
     let hold = pending.hold.clone();
     let sink = with_local(env.raw(), |l| l.warn.clone())?;
+    let work = toolnexus_core::json::DeepStack::new(work);
     let work = toolnexus_core::warn::scope(sink, async move {
         let outcome = work.await;
         pending.settle(Box::new(move |env| match outcome {
@@ -676,8 +680,9 @@ pub struct JsFn {
 }
 
 impl JsFn {
-    /// Call with a JSON argument; resolves with the callback's answer.
-    pub async fn call(&self, arg: String) -> Reply {
+    /// Call with a JSON argument (or a value in pieces); resolves with the callback's answer.
+    pub async fn call(&self, arg: impl Into<Arg>) -> Reply {
+        let arg = arg.into();
         let (tx, rx) = oneshot::channel();
         if let Some(env) = self.callable_here() {
             // Polled by this environment's executor: call JavaScript right here.
@@ -695,7 +700,8 @@ impl JsFn {
     /// The environment, when this is its thread and a drain is under way (so JavaScript may
     /// be called now, inside a scope napi or the drain opened).
     fn callable_here(&self) -> Option<sys::napi_env> {
-        if !DRAINING.try_with(Cell::get).unwrap_or(false) {
+        // On a stack segment grown for deep values, V8 would see a stack it does not know.
+        if !DRAINING.try_with(Cell::get).unwrap_or(false) || toolnexus_core::json::on_grown_stack() {
             return None;
         }
         let (env, shared) = HERE.try_with(Cell::get).ok()?;
@@ -704,7 +710,7 @@ impl JsFn {
 
     /// Call without waiting for an answer.
     pub fn notify(&self, arg: String) {
-        let _ = self.shared.post(Msg::Call { f: self.f, arg, reply: None, hold: None });
+        let _ = self.shared.post(Msg::Call { f: self.f, arg: Arg::Text(arg), reply: None, hold: None });
     }
 
     /// Call without waiting for an answer: right away when on the environment's thread (the
@@ -714,10 +720,11 @@ impl JsFn {
         let env = HERE
             .try_with(Cell::get)
             .ok()
-            .filter(|(env, shared)| !env.is_null() && *shared == Arc::as_ptr(&self.shared));
+            .filter(|(env, shared)| !env.is_null() && *shared == Arc::as_ptr(&self.shared))
+            .filter(|_| !toolnexus_core::json::on_grown_stack());
         match env {
             // SAFETY: on the environment's thread, inside one of the scopes listed above.
-            Some((env, _)) => unsafe { call_now(env, self.f, arg, None, None) },
+            Some((env, _)) => unsafe { call_now(env, self.f, Arg::Text(arg), None, None) },
             None => self.notify(arg),
         }
     }
@@ -902,6 +909,9 @@ where
             (l.tasks.len() - 1) as u32
         }
     })?;
+    // The work runs (and is dropped) with room for the deepest value seen; settling, which
+    // calls into V8, stays on the thread's own stack.
+    let work = toolnexus_core::json::DeepStack::new(work);
     let fut = async move {
         let outcome = work.await;
         let mut pending = pending;
@@ -972,4 +982,109 @@ pub fn set_warn(env: &Env, f: JsFn) -> Result<()> {
     with_local(env.raw(), |l| l.warn = Some(sink.clone()))?;
     toolnexus_core::warn::set_thread_sink(Some(sink));
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Values with long strings
+// ---------------------------------------------------------------------------------------
+
+/// Strings longer than this (in bytes) cross as strings of their own (see `json::Pieces`).
+pub const SPLIT_ABOVE: usize = 1 << 20;
+
+/// What a callback is called with: JSON text, or a value in pieces.
+pub enum Arg {
+    Text(String),
+    Pieces(Pieces),
+}
+
+impl From<String> for Arg {
+    fn from(text: String) -> Arg {
+        Arg::Text(text)
+    }
+}
+
+impl Arg {
+    /// A value to hand JavaScript: one JSON text when it has no long string, else in pieces.
+    pub fn of(v: serde_json::Value) -> Arg {
+        let p = json::split_long_strings(v, SPLIT_ABOVE);
+        if p.strings.is_empty() {
+            Arg::Text(p.json)
+        } else {
+            Arg::Pieces(p)
+        }
+    }
+}
+
+/// A value for JavaScript as `index.js` reads it (`fromCore`): its JSON text, or
+/// `[json, places, ...long strings]`. A string longer than JavaScript allows rejects with V8's
+/// own RangeError for it, never a failed conversion.
+pub struct Crossed(pub Arg);
+
+impl Crossed {
+    pub fn of(v: serde_json::Value) -> Crossed {
+        Crossed(Arg::of(v))
+    }
+}
+
+impl ToNapiValue for Crossed {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        // SAFETY: napi-rs converts return values on the environment's thread.
+        unsafe { arg_value(env, &val.0) }
+    }
+}
+
+/// A JavaScript string of `s`; V8's RangeError when it is longer than a string may be.
+unsafe fn js_string(env: sys::napi_env, s: &str) -> Result<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: on the environment's thread (the caller's contract); `s` outlives the calls.
+    let status = unsafe {
+        if s.len() <= jsstr::MAX_LENGTH {
+            sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut out)
+        } else if jsstr::fits(s) {
+            // More UTF-8 bytes than V8 takes at once, but few enough UTF-16 units.
+            let units: Vec<u16> = s.encode_utf16().collect();
+            sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut out)
+        } else {
+            return Err(range_error(env, jsstr::INVALID_LENGTH));
+        }
+    };
+    check(status, "creating a string")?;
+    Ok(out)
+}
+
+/// V8's `RangeError` with `message`, as the value a Promise rejects with or a call fails with.
+unsafe fn range_error(env: sys::napi_env, message: &str) -> Error {
+    let mut msg = ptr::null_mut();
+    let mut err = ptr::null_mut();
+    // SAFETY: on the environment's thread (the caller's contract), with local out-pointers.
+    unsafe {
+        if sys::napi_create_string_utf8(env, message.as_ptr().cast(), message.len() as isize, &mut msg)
+            != sys::Status::napi_ok
+            || sys::napi_create_range_error(env, ptr::null_mut(), msg, &mut err) != sys::Status::napi_ok
+        {
+            return Error::from_reason(message.to_string());
+        }
+        Error::from_unknown_without_coercion(Unknown::from_raw_unchecked(env, err))
+    }
+}
+
+/// `arg` as JavaScript values: a string, or an array of the pieces.
+unsafe fn arg_value(env: sys::napi_env, arg: &Arg) -> Result<sys::napi_value> {
+    // SAFETY: on the environment's thread (the caller's contract), with local out-pointers.
+    unsafe {
+        match arg {
+            Arg::Text(text) => js_string(env, text),
+            Arg::Pieces(p) => {
+                let mut list = ptr::null_mut();
+                check(sys::napi_create_array_with_length(env, p.strings.len() + 2, &mut list), "creating an array")?;
+                let parts =
+                    [p.json.as_str(), p.places.as_str()].into_iter().chain(p.strings.iter().map(String::as_str));
+                for (i, part) in parts.enumerate() {
+                    let v = js_string(env, part)?;
+                    check(sys::napi_set_element(env, list, i as u32, v), "filling an array")?;
+                }
+                Ok(list)
+            }
+        }
+    }
 }

@@ -17,7 +17,7 @@ mod uvio;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::{adapters, types};
+use toolnexus_core::{adapters, json, types};
 
 /// A bridged callback's late answer (see `dispatch`): its JSON text.
 #[napi]
@@ -39,7 +39,19 @@ pub fn reply_error(env: &Env, id: u32, error: Unknown) {
 }
 
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| Error::from_reason(format!("{what}: invalid JSON ({e})")))
+    toolnexus_core::json::parse_str(text).map_err(|e| Error::from_reason(format!("{what}: invalid JSON ({e})")))
+}
+
+/// Parse JSON from JavaScript and hand the value to `f`, which runs (and drops what it holds)
+/// with stack for the deepest value seen so far, this one included.
+pub(crate) fn with_json<R>(text: &str, what: &str, f: impl FnOnce(Value) -> Result<R>) -> Result<R> {
+    let v = parse_json(text, what)?;
+    deep(move || f(v))
+}
+
+/// Work over values that may be deep, with the stack for them (see `json::on_deep_stack`).
+pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
+    toolnexus_core::json::on_deep_stack(f)
 }
 
 pub(crate) fn core_err(e: toolnexus_core::Error) -> Error {
@@ -49,12 +61,14 @@ pub(crate) fn core_err(e: toolnexus_core::Error) -> Error {
 /// `pending(request)`: the request as JSON in, the suspension ToolResult as JSON out.
 #[napi(js_name = "pending")]
 pub fn pending_json(request: String) -> Result<String> {
-    let fields = match parse_json(&request, "pending")? {
-        Value::Object(m) => m,
-        _ => return Err(Error::from_reason("pending: request must be an object")),
-    };
-    let r = types::pending(fields).map_err(core_err)?;
-    Ok(r.to_value().to_string())
+    with_json(&request, "pending", |v| {
+        let fields = match v {
+            Value::Object(m) => m,
+            _ => return Err(Error::from_reason("pending: request must be an object")),
+        };
+        let r = types::pending(fields).map_err(core_err)?;
+        Ok(json::to_string(&r.to_value()))
+    })
 }
 
 #[napi(js_name = "authRequired")]
@@ -70,7 +84,11 @@ pub fn sanitize(value: String) -> String {
 /// `toOpenAI` / `toAnthropic` / `toGemini` over tool declarations given as JSON.
 #[napi(js_name = "adapt")]
 pub fn adapt(style: String, tools: String) -> Result<String> {
-    let list = match parse_json(&tools, "tools")? {
+    with_json(&tools, "tools", |v| adapt_list(&style, v))
+}
+
+fn adapt_list(style: &str, tools: Value) -> Result<String> {
+    let list = match tools {
         Value::Array(items) => items,
         _ => return Err(Error::from_reason("tools must be an array of Tool objects")),
     };
@@ -81,13 +99,13 @@ pub fn adapt(style: String, tools: String) -> Result<String> {
             decl_of(t).ok_or_else(|| Error::from_reason(format!("tools[{i}] is not a Tool (it needs a string `name`)")))
         })
         .collect::<Result<_>>()?;
-    let out = match style.as_str() {
+    let out = match style {
         "openai" => adapters::to_openai(&decls),
         "anthropic" => adapters::to_anthropic(&decls),
         "gemini" => adapters::to_gemini(&decls),
         other => return Err(Error::from_reason(format!("unknown adapter style {other:?}"))),
     };
-    Ok(Value::Array(out).to_string())
+    Ok(json::to_string(&Value::Array(out)))
 }
 
 fn decl_of(t: Value) -> Option<adapters::Decl> {

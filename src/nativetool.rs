@@ -31,12 +31,14 @@ impl NativeTool {
     #[napi]
     pub fn decl(&self) -> String {
         let t = &self.inner;
-        let mut m = Map::with_capacity(4);
-        m.insert("name".into(), Value::String(t.name().into()));
-        m.insert("description".into(), Value::String(t.description().into()));
-        m.insert("inputSchema".into(), t.input_schema().clone());
-        m.insert("source".into(), Value::String(t.source().into()));
-        Value::Object(m).to_string()
+        crate::deep(|| {
+            let mut m = Map::with_capacity(4);
+            m.insert("name".into(), Value::String(t.name().into()));
+            m.insert("description".into(), Value::String(t.description().into()));
+            m.insert("inputSchema".into(), t.input_schema().clone());
+            m.insert("source".into(), Value::String(t.source().into()));
+            toolnexus_core::json::to_string(&Value::Object(m))
+        })
     }
 
     /// Run the tool; resolves with the ToolResult as JSON. `ctx` is the JSON of

@@ -14,7 +14,7 @@ use crate::bridge::{JsCallback, JsTool, JsonFn};
 use crate::client::CancelToken;
 use crate::nativetool::{tool_context, NativeTool};
 use crate::skills::{defs_of, dirs_of};
-use crate::{core_err, parse_json};
+use crate::{core_err, deep, parse_json, with_json};
 
 /// A JS tool as `index.js` hands it over: declaration as JSON plus the bridged call.
 #[napi(object, object_to_js = false)]
@@ -30,18 +30,23 @@ pub(crate) fn js_tools(specs: Vec<JsToolSpec>, first_slot: u32) -> Result<Vec<Sh
         .enumerate()
         .map(|(i, spec)| {
             let slot = first_slot + i as u32;
-            let decl = parse_json(&spec.decl, "tool")?;
-            let text = |k: &str| decl.get(k).and_then(Value::as_str).map(str::to_string);
-            let name = text("name").ok_or_else(|| Error::from_reason(format!("tool #{slot} has no string `name`")))?;
-            let schema = match decl.get("inputSchema") {
-                Some(s @ Value::Object(_)) => s.clone(),
-                _ => toolnexus_core::native::empty_schema(),
-            };
+            let (name, description, schema, source) = with_json(&spec.decl, "tool", |decl| {
+                let Value::Object(mut decl) = decl else { return Ok((None, None, None, None)) };
+                let mut text = |k: &str| match decl.shift_remove(k) {
+                    Some(Value::String(s)) => Some(s),
+                    _ => None,
+                };
+                let (name, description, source) = (text("name"), text("description"), text("source"));
+                // The schema is taken out, not copied: it may be deep (see `with_json`).
+                let schema = decl.shift_remove("inputSchema").filter(Value::is_object);
+                Ok((name, description, schema, source))
+            })?;
+            let name = name.ok_or_else(|| Error::from_reason(format!("tool #{slot} has no string `name`")))?;
             let t = JsTool {
                 name,
-                description: text("description").unwrap_or_default(),
-                input_schema: schema,
-                source: text("source").unwrap_or_else(|| "custom".into()),
+                description: description.unwrap_or_default(),
+                input_schema: schema.unwrap_or_else(toolnexus_core::native::empty_schema),
+                source: source.unwrap_or_else(|| "custom".into()),
                 slot,
                 call: spec.call,
             };
@@ -159,13 +164,13 @@ impl NativeToolkit {
 
     #[napi]
     pub fn adapt(&self, style: String) -> Result<String> {
-        let out = match style.as_str() {
-            "openai" => self.inner.to_openai(),
-            "anthropic" => self.inner.to_anthropic(),
-            "gemini" => self.inner.to_gemini(),
-            other => return Err(Error::from_reason(format!("unknown adapter style {other:?}"))),
-        };
-        Ok(Value::Array(out).to_string())
+        let out = deep(|| match style.as_str() {
+            "openai" => Ok(self.inner.to_openai()),
+            "anthropic" => Ok(self.inner.to_anthropic()),
+            "gemini" => Ok(self.inner.to_gemini()),
+            other => Err(Error::from_reason(format!("unknown adapter style {other:?}"))),
+        })?;
+        Ok(deep(|| toolnexus_core::json::to_string(&Value::Array(out))))
     }
 
     #[napi(js_name = "skillsPrompt")]

@@ -281,7 +281,7 @@ impl HttpTool {
         } else {
             let output = match self.opts.result_mode {
                 ResultMode::StatusText => format!("{status}\n{text}"),
-                ResultMode::Json => match serde_json::from_str::<Value>(&text) {
+                ResultMode::Json => match crate::json::parse_str::<Value>(&text) {
                     Ok(v) => js_stringify(&js_normalize(v)),
                     Err(_) => js_stringify(&Value::String(text)),
                 },

@@ -68,7 +68,7 @@ pub fn content_text(content: &Value) -> String {
 pub fn args_object(args: &Value) -> Value {
     match args {
         Value::Object(_) | Value::Array(_) => args.clone(),
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
+        Value::String(s) => match crate::json::parse_str::<Value>(s) {
             Ok(parsed @ (Value::Object(_) | Value::Array(_))) => js_normalize(parsed),
             _ => Value::Object(Map::new()),
         },

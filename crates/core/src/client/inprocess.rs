@@ -23,7 +23,7 @@ pub struct InProcessTransport {
 #[async_trait]
 impl Transport for InProcessTransport {
     async fn post(&self, req: HttpRequest) -> Result<HttpResponse> {
-        let body: Value = serde_json::from_str(&req.body).unwrap_or_else(|_| Value::Object(Map::new()));
+        let body: Value = crate::json::parse_str(&req.body).unwrap_or_else(|_| Value::Object(Map::new()));
         if body.get("stream").is_some_and(crate::json::truthy) {
             return Err(Error::Invalid(NO_STREAMING.into()));
         }

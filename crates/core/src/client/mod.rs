@@ -807,7 +807,8 @@ impl Client {
             if !res.ok() {
                 return Err(Error::Http { status: res.status, body: res.body });
             }
-            serde_json::from_str::<Value>(&res.body)
+            crate::json::parse_reply(&res.body)
+                .await
                 .map_err(|e| Error::NotJson(format!("LLM response is not valid JSON ({e}): {}", snippet(&res.body))))
         }
         .await;

@@ -39,7 +39,7 @@ pub struct Block {
 /// `JSON.parse(s || "{}")`, `{}` when it fails.
 fn safe_json(s: &str) -> Value {
     let s = if s.is_empty() { "{}" } else { s };
-    serde_json::from_str(s).unwrap_or_else(|_| Value::Object(Map::new()))
+    crate::json::parse_str(s).unwrap_or_else(|_| Value::Object(Map::new()))
 }
 
 impl Assembler {
@@ -53,7 +53,7 @@ impl Assembler {
         if self.style == Style::OpenAI && payload == "[DONE]" {
             return (None, true);
         }
-        let Ok(j) = serde_json::from_str::<Value>(payload) else {
+        let Ok(j) = crate::json::parse_str::<Value>(payload) else {
             return (None, false);
         };
         match self.style {

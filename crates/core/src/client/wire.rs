@@ -91,7 +91,7 @@ pub fn add_usage(acc: &mut Usage, raw: Option<&Value>, style: Style) {
 fn parse_args(v: Option<&Value>) -> Value {
     match v {
         Some(Value::String(s)) if !s.is_empty() => {
-            serde_json::from_str(s).unwrap_or_else(|_| Value::Object(Map::new()))
+            crate::json::parse_str(s).unwrap_or_else(|_| Value::Object(Map::new()))
         }
         _ => Value::Object(Map::new()),
     }
@@ -186,5 +186,42 @@ pub fn anthropic_tool_result(id: Option<&Value>, output: &str, is_error: bool) -
     }
     m.insert("content".into(), output.into());
     m.insert("is_error".into(), is_error.into());
+    Value::Object(m)
+}
+
+impl super::RunResult {
+    /// [`to_value`](super::RunResult::to_value) without copying anything: the transcript, the
+    /// records and the text move into the value.
+    pub fn into_value(self) -> Value {
+        let mut m = Map::with_capacity(10);
+        let count = self.tool_calls.len();
+        m.insert("text".into(), Value::String(self.text));
+        m.insert("messages".into(), Value::Array(self.messages));
+        m.insert("toolCalls".into(), Value::Array(self.tool_calls.into_iter().map(record_value).collect()));
+        m.insert("toolCallCount".into(), Value::from(count));
+        m.insert("turns".into(), Value::from(self.turns));
+        m.insert("usage".into(), self.usage.to_value());
+        m.insert("model".into(), Value::String(self.model));
+        m.insert("status".into(), Value::String(self.status.as_str().into()));
+        if let Some(p) = self.pending {
+            m.insert("pending".into(), Value::Object(p));
+        }
+        if let Some(l) = self.limit {
+            m.insert("limit".into(), Value::String(l));
+        }
+        Value::Object(m)
+    }
+}
+
+/// `ToolCallRecord::to_value`, moving instead of copying.
+fn record_value(r: super::ToolCallRecord) -> Value {
+    let mut m = Map::with_capacity(5);
+    m.insert("name".into(), Value::String(r.name));
+    m.insert("args".into(), r.args);
+    m.insert("output".into(), Value::String(r.result.output));
+    m.insert("isError".into(), Value::Bool(r.result.is_error));
+    if let Some(meta) = r.result.metadata {
+        m.insert("metadata".into(), meta);
+    }
     Value::Object(m)
 }

@@ -51,7 +51,7 @@ fn read_config_file(path: &str) -> Result<Value> {
         Error::Invalid(format!("{what}, open '{shown}'"))
     })?;
     let text = String::from_utf8_lossy(&bytes);
-    serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("{shown}: invalid JSON ({e})")))
+    crate::json::parse_str(&text).map_err(|e| Error::Invalid(format!("{shown}: invalid JSON ({e})")))
 }
 
 /// The servers of a parsed config, in order. Anything that is not an object has none, except

@@ -86,7 +86,7 @@ impl Handler {
         let request = elicitation_to_request(&params)?;
         let answer = wait_for.call(request).await?;
         let result = answer_to_elicit_result(&answer)?;
-        serde_json::from_value(result).map_err(|e| Error::Invalid(format!("invalid elicitation answer: {e}")))
+        crate::json::from_value(result).map_err(|e| Error::Invalid(format!("invalid elicitation answer: {e}")))
     }
 }
 

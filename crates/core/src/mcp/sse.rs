@@ -134,7 +134,7 @@ impl SseTransport {
                 if ev.name != "message" {
                     continue;
                 }
-                if let Ok(msg) = serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&ev.data) {
+                if let Ok(msg) = crate::json::parse_str::<RxJsonRpcMessage<RoleClient>>(&ev.data) {
                     if tx.send(msg).await.is_err() {
                         break;
                     }
