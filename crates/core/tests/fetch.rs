@@ -218,6 +218,16 @@ async fn response_header_names_are_lower_cased_and_many_are_fine() {
 }
 
 #[tokio::test]
+async fn a_folded_header_is_read_as_node_20_reads_it() {
+    // Node 20's parser joins an obs-fold continuation; Node 24's refuses the reply. The lenient
+    // reading is kept on every version: never fail a reply the reference accepted.
+    let reply = |_: usize, _: &Seen| b"HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\nContent-Length: 2\r\n\r\nok".to_vec();
+    let s = serve(reply, never).await;
+    let r = fresh().post(post(&s.url("/"), "{}")).await.unwrap();
+    assert_eq!((r.body.as_str(), r.header("x-a")), ("ok", Some("one two")));
+}
+
+#[tokio::test]
 async fn a_body_starting_with_a_byte_order_mark_reads_as_its_json() {
     let s = serve(|_, _| ok_json("\u{feff}{\"a\":1}"), never).await;
     let r = fresh().post(post(&s.url("/"), "{}")).await.unwrap();
@@ -368,6 +378,34 @@ async fn a_streamed_body_arrives_as_the_server_sends_it() {
     go.send(()).unwrap();
     assert_eq!(body.next().await.unwrap().unwrap(), b"data:2");
     assert!(body.next().await.is_none());
+}
+
+#[tokio::test]
+async fn reading_stops_once_a_body_passes_the_limit_sized_or_not() {
+    let sized = serve(|_, _| ok_json(&"x".repeat(100)), never).await;
+    let chunked = serve(
+        |_, _| {
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n"
+                .iter()
+                .copied()
+                .chain([b'y'; 64])
+                .chain(*b"\r\n40\r\n")
+                .chain([b'y'; 64])
+                .chain(*b"\r\n0\r\n\r\n")
+                .collect()
+        },
+        never,
+    )
+    .await;
+    for url in [sized.url("/"), chunked.url("/")] {
+        let get = || Request { method: http::Method::GET, url: url.clone(), headers: vec![], body: None };
+        let f = Fetcher::new(TokioConnect);
+        assert_eq!(f.fetch(get()).await.unwrap().bytes_up_to(99).await.unwrap(), None, "{url}");
+        assert_eq!(
+            f.fetch(get()).await.unwrap().bytes_up_to(200).await.unwrap().map(|b| b.len()),
+            Some(if url == sized.url("/") { 100 } else { 128 })
+        );
+    }
 }
 
 // ---- content codings ----

@@ -52,7 +52,12 @@ impl Transport for FetchTransport {
     async fn post(&self, req: HttpRequest) -> Result<HttpResponse> {
         let res = self.send(req).await?;
         let (status, headers) = (res.status, res.headers.clone());
-        let bytes = res.bytes().await.map_err(Error::Fetch)?;
+        // `res.text()` cannot make a string of more bytes than V8's limit; stop reading there
+        // with Node's error rather than holding an endless body in memory.
+        let bytes = res.bytes_up_to(crate::jsstr::MAX_LENGTH).await.map_err(Error::Fetch)?;
+        let Some(bytes) = bytes else {
+            return Err(Error::Invalid(crate::jsstr::TOO_LONG.into()));
+        };
         Ok(HttpResponse { status, headers, body: text_of(bytes) })
     }
 

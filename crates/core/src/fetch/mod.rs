@@ -76,23 +76,35 @@ impl Response {
     }
 
     /// The whole body, decoded.
-    pub async fn bytes(mut self) -> Result<Vec<u8>> {
+    pub async fn bytes(self) -> Result<Vec<u8>> {
+        Ok(self.bytes_up_to(usize::MAX).await?.unwrap_or_default())
+    }
+
+    /// The whole body, decoded, or `None` as soon as it passes `limit` bytes (the connection
+    /// is then dropped).
+    pub async fn bytes_up_to(mut self, limit: usize) -> Result<Option<Vec<u8>>> {
         // Room for the whole body at once when its length is known and nothing decodes it,
         // so a large reply is never copied while it grows.
         let known = match (self.header("content-length"), self.body.decoder.is_some()) {
             (Some(n), false) => n.trim().parse::<usize>().ok(),
             _ => None,
         };
-        let mut out = Vec::with_capacity(known.unwrap_or(0).min(1 << 31));
+        if known.is_some_and(|n| n > limit) {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(known.unwrap_or(0));
         while let Some(piece) = futures::StreamExt::next(&mut self.body).await {
             let piece = piece?;
+            if out.len().saturating_add(piece.len()) > limit {
+                return Ok(None);
+            }
             if out.capacity() == 0 {
                 out = Vec::from(piece);
             } else {
                 out.extend_from_slice(&piece);
             }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 }
 
