@@ -207,7 +207,11 @@ async fn via_client(port: u16) -> Result<String, String> {
     o.retries = 0;
     let client = Client::new(o).unwrap();
     let tk = toolkit(vec![]).await;
-    client.run("hi", &tk, RunOptions::default()).await.map(|r| r.text).map_err(|e| e.to_string())
+    client.run("hi", &tk, RunOptions::default()).await.map(|r| r.text).map_err(|e| match e {
+        // fetch's `TypeError: fetch failed`; what went wrong is its cause.
+        toolnexus_core::Error::Fetch(f) => format!("{}: {}", f.message, f.cause.map(|c| c.message).unwrap_or_default()),
+        other => other.to_string(),
+    })
 }
 
 /// A request of the reqwest client the HTTP tools, webfetch and MCP are built from.
