@@ -241,7 +241,7 @@ impl Fetcher {
         if is_bad_port(origin.port) {
             return Err(FetchError::failed(Cause::new("Error", "bad port")));
         }
-        let request = build_request(method, url, &origin, headers, body)?;
+        let request = build_request(method, url, headers, body)?;
         let mut pooled = self.checkout(&origin);
         loop {
             let reused = pooled.is_some();
@@ -574,8 +574,7 @@ fn still_open(io: &mut BoxIo) -> bool {
     let mut cx = Context::from_waker(&waker);
     let mut byte = [0u8; 1];
     let mut rb = ReadBuf::new(&mut byte);
-    let open = matches!(tokio::io::AsyncRead::poll_read(Pin::new(io), &mut cx, &mut rb), Poll::Pending);
-    open
+    matches!(tokio::io::AsyncRead::poll_read(Pin::new(io), &mut cx, &mut rb), Poll::Pending)
 }
 
 fn hyper_cause(e: &hyper::Error) -> Cause {
@@ -690,7 +689,6 @@ fn invalid_header(what: &str, text: &str) -> FetchError {
 fn build_request(
     method: &http::Method,
     url: &url::Url,
-    origin: &Origin,
     headers: &[(String, String)],
     body: Option<Bytes>,
 ) -> Result<http::Request<Full<Bytes>>> {
@@ -708,7 +706,6 @@ fn build_request(
         Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
         None => url.host_str().unwrap_or_default().to_string(),
     };
-    let _ = origin;
     let value = |v: &str| HeaderValue::from_str(v.trim_matches([' ', '\t'])).map_err(|_| invalid_header("value", v));
     map.insert(http::header::HOST, value(&host)?);
     map.insert(http::header::CONNECTION, HeaderValue::from_static("keep-alive"));
