@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use toolnexus_core::client::transport::ByteStream;
-use toolnexus_core::client::{Callback, ConversationStore, HttpRequest, HttpResponse, StreamResponse, Transport};
+use toolnexus_core::body::ByteStream;
+use toolnexus_core::callback::Callback;
+use toolnexus_core::client::{ConversationStore, HttpRequest, HttpResponse, StreamResponse, Transport};
 use toolnexus_core::{json, Error, HostError, Tool, ToolContext, ToolResult};
 
 /// A JS `(json, replyId) => string | undefined` (see `dispatch`), callable from any thread.

@@ -5,17 +5,19 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
+use toolnexus_core::callback::SharedCallback;
 #[cfg(unix)]
 use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
 use toolnexus_core::client::single::{self, TranslateRequest};
 use toolnexus_core::client::{
-    Abort, Client, ClientOptions, ConversationStore, Hooks, InMemoryStore, RunOptions, SharedCallback, Style, Transport,
+    Client, ClientOptions, ConversationStore, Hooks, InMemoryStore, RunOptions, Style, Transport,
 };
 #[cfg(unix)]
 use toolnexus_core::fetch::Fetcher;
 
 use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
+use crate::cancel::CancelToken;
 use crate::dispatch::Crossed;
 use crate::toolkit::NativeToolkit;
 use crate::{core_err, deep, parse_json, with_json};
@@ -77,34 +79,6 @@ fn env_fetcher(env: &Env) -> Option<Fetcher> {
 
 fn cb(f: Option<JsonFn>) -> Option<SharedCallback> {
     f.map(|f| Arc::new(JsCallback(f)) as SharedCallback)
-}
-
-/// A cancellation handle a JS AbortSignal listener fires.
-#[napi]
-pub struct CancelToken {
-    pub(crate) abort: Abort,
-}
-
-#[napi]
-impl CancelToken {
-    #[napi(constructor)]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        CancelToken { abort: Abort::new() }
-    }
-
-    /// Fire, with the message of the signal's reason when it has one.
-    #[napi]
-    pub fn cancel(&self, reason: Option<String>) {
-        self.abort.abort(reason);
-    }
-}
-
-impl CancelToken {
-    /// The core cancellation token this handle fires.
-    pub(crate) fn token(&self) -> tokio_util::sync::CancellationToken {
-        self.abort.token()
-    }
 }
 
 /// The default conversation store, shared by reference between JS and the core.
@@ -327,7 +301,7 @@ impl NativeClient {
         let tk = toolkit.inner.clone();
         crate::dispatch::local_promise(env, async move {
             let on_text = on_text.map(JsCallback);
-            let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::client::Callback);
+            let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
             let r = client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await.map_err(core_err)?;
             Ok(Crossed::of(r.into_value()))
         })

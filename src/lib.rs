@@ -2,6 +2,7 @@
 //! JS callbacks are bridged with weak threadsafe functions (see `bridge`). No logic here.
 
 mod bridge;
+mod cancel;
 mod client;
 mod dispatch;
 mod httptool;
@@ -125,7 +126,7 @@ fn decl_of(t: Value) -> Option<adapters::Decl> {
 /// The schema `defineTool` gives a tool that declares none.
 #[napi(js_name = "emptySchema")]
 pub fn empty_schema() -> String {
-    toolnexus_core::native::empty_schema().to_string()
+    toolnexus_core::fn_tool::empty_schema().to_string()
 }
 
 /// Every Rust allocation of the addon goes through mimalloc: the loop allocates and frees many

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::client::{Abort, SharedCallback};
+use toolnexus_core::callback::SharedCallback;
+use toolnexus_core::cancel::Abort;
 use toolnexus_core::mcp::{self, LoadOptions, McpSource};
 
 use crate::bridge::{JsCallback, JsonFn};
-use crate::client::CancelToken;
+use crate::cancel::CancelToken;
 use crate::nativetool::NativeTool;
 use crate::{core_err, parse_json};
 

@@ -11,7 +11,7 @@ use toolnexus_core::jsstr;
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{ToolContext, ToolResult};
 
-use crate::client::CancelToken;
+use crate::cancel::CancelToken;
 use crate::{core_err, parse_json};
 
 #[napi]

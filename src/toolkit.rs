@@ -5,13 +5,13 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::client::SharedCallback;
+use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::skills::SkillsFilter;
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{Tool, ToolkitOptions};
 
 use crate::bridge::{JsCallback, JsTool, JsonFn};
-use crate::client::CancelToken;
+use crate::cancel::CancelToken;
 use crate::nativetool::{tool_context, NativeTool};
 use crate::skills::{defs_of, dirs_of};
 use crate::{core_err, deep, parse_json, with_json};
@@ -45,7 +45,7 @@ pub(crate) fn js_tools(specs: Vec<JsToolSpec>, first_slot: u32) -> Result<Vec<Sh
             let t = JsTool {
                 name,
                 description: description.unwrap_or_default(),
-                input_schema: schema.unwrap_or_else(toolnexus_core::native::empty_schema),
+                input_schema: schema.unwrap_or_else(toolnexus_core::fn_tool::empty_schema),
                 source: source.unwrap_or_else(|| "custom".into()),
                 slot,
                 call: spec.call,

@@ -11,9 +11,9 @@ use reqwest::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::fn_tool::empty_schema;
 use crate::json::{js_normalize, js_string, js_stringify};
 use crate::jsstr;
-use crate::native::empty_schema;
 use crate::tool::{SharedTool, Tool, ToolContext};
 use crate::types::ToolResult;
 

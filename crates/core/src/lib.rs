@@ -5,21 +5,23 @@
 //! the Node binding implements those seams once, a Rust program can implement them too.
 
 pub mod adapters;
+pub mod body;
 pub mod builtins;
+pub mod callback;
+pub mod cancel;
 pub mod client;
 pub mod error;
 pub mod fetch;
+pub mod fn_tool;
 pub mod host;
 pub mod http_tool;
 pub mod json;
 pub mod jsstr;
 pub mod mcp;
-pub mod native;
 pub mod net;
 pub mod nodepath;
 pub mod redact;
 pub mod skills;
-pub mod sse;
 pub mod tool;
 pub mod toolkit;
 pub mod translate;

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::adapters;
 use crate::builtins::{self, BuiltinsConfig};
-use crate::client::{Abort, SharedCallback};
+use crate::callback::SharedCallback;
+use crate::cancel::Abort;
 use crate::error::Result;
 use crate::mcp::{self, McpSource, McpStatus};
 use crate::skills::{self, LoadSkillsOptions, SkillDef, SkillSource, SkillsFilter};
@@ -112,7 +113,7 @@ impl Toolkit {
             (opts, skill)
         }))
         .await
-        .map_err(|e| crate::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
+        .map_err(|e| crate::error::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
         opts = returned;
         let config_builtins = opts.mcp_config.as_ref().and_then(|c| c.as_object()).and_then(|c| c.get("builtins"));
         let cfg_value = opts.builtins.as_ref().or(opts.config_builtins.as_ref()).or(config_builtins);
@@ -210,12 +211,13 @@ pub fn unknown_tool(name: &str) -> ToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::native::{FnTool, RunOutput};
+    use crate::fn_tool::FnTool;
+    use crate::types::ToolResult;
     use serde_json::json;
     use std::sync::Arc;
 
     fn tool(name: &str, out: &'static str) -> SharedTool {
-        Arc::new(FnTool::new(name, "d", None, move |_, _| async move { RunOutput::Text(out.into()) }))
+        Arc::new(FnTool::new(name, "d", None, move |_, _| async move { ToolResult::ok(out) }))
     }
 
     #[tokio::test]

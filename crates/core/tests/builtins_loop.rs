@@ -5,7 +5,8 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use toolnexus_core::client::{callback, Client, RunOptions, RunStatus, Style};
+use toolnexus_core::callback::callback;
+use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
 use toolnexus_core::{Toolkit, ToolkitOptions};
 
 async fn default_toolkit() -> Toolkit {

@@ -13,8 +13,8 @@ use common::*;
 use serde_json::json;
 use tokio::sync::Barrier;
 use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
-use toolnexus_core::native::RunOutput;
 use toolnexus_core::tool::SharedTool;
+use toolnexus_core::types::ToolResult;
 
 /// Two tools that can only finish together. `slow` also finishes after `fast`, so the
 /// completion order is the reverse of the call order.
@@ -29,7 +29,7 @@ fn barrier_tools(done: Log<&'static str>) -> Vec<SharedTool> {
                 b.wait().await;
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 d.push("slow");
-                RunOutput::Text("slow done".into())
+                ToolResult::ok("slow done")
             }
         }),
         fn_tool("fast", move |_, _| {
@@ -37,7 +37,7 @@ fn barrier_tools(done: Log<&'static str>) -> Vec<SharedTool> {
             async move {
                 b.wait().await;
                 d.push("fast");
-                RunOutput::Text("fast done".into())
+                ToolResult::ok("fast done")
             }
         }),
     ]
@@ -115,7 +115,7 @@ async fn concurrent_suspensions_each_resolve_through_wait_for() {
     .await;
     let mut o = options(&server.url(), Style::OpenAI);
     let (b, a) = (barrier.clone(), asked.clone());
-    o.wait_for = Some(toolnexus_core::client::callback(move |req| {
+    o.wait_for = Some(toolnexus_core::callback::callback(move |req| {
         let (b, a) = (b.clone(), a.clone());
         async move {
             a.push(req["prompt"].as_str().unwrap_or_default().to_string());
@@ -125,11 +125,9 @@ async fn concurrent_suspensions_each_resolve_through_wait_for() {
     }));
     let tk = toolkit(vec![fn_tool("gate", |args, ctx| async move {
         match ctx.answer {
-            Some(ans) => RunOutput::Text(format!("opened {}", ans["data"]["who"].as_str().unwrap_or("?"))),
-            None => RunOutput::Result(
-                toolnexus_core::pending(map(json!({"kind": "approval", "prompt": format!("gate {}", args["n"])})))
-                    .unwrap(),
-            ),
+            Some(ans) => ToolResult::ok(format!("opened {}", ans["data"]["who"].as_str().unwrap_or("?"))),
+            None => toolnexus_core::pending(map(json!({"kind": "approval", "prompt": format!("gate {}", args["n"])})))
+                .unwrap(),
         }
     })])
     .await;

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::json;
-use toolnexus_core::client::{Abort, Client, RunOptions, RunStatus, Style, ABORTED};
+use toolnexus_core::cancel::{Abort, ABORTED};
+use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
+use toolnexus_core::types::ToolResult;
 use toolnexus_core::Error;
 
 const HANG_GUARD: Duration = Duration::from_secs(5);
@@ -208,7 +210,7 @@ async fn a_cancel_while_a_tool_runs_aborts_the_run() {
         async move {
             t.abort(None);
             std::future::pending::<()>().await;
-            toolnexus_core::native::RunOutput::Text("never".into())
+            ToolResult::ok("never")
         }
     })])
     .await;

@@ -5,9 +5,10 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use toolnexus_core::client::{callback, Client, Hooks, RunOptions, RunStatus, SharedCallback, Style};
-use toolnexus_core::native::RunOutput;
+use toolnexus_core::callback::{callback, SharedCallback};
+use toolnexus_core::client::{Client, Hooks, RunOptions, RunStatus, Style};
 use toolnexus_core::tool::SharedTool;
+use toolnexus_core::types::ToolResult;
 use toolnexus_core::{pending, Error};
 
 /// A hook that logs every event and answers `answer(event)`.
@@ -32,7 +33,7 @@ fn recording_tool(name: &str, out: &'static str, args_log: Log<Value>) -> Shared
         let log = args_log.clone();
         async move {
             log.push(args);
-            RunOutput::Text(out.into())
+            ToolResult::ok(out)
         }
     })
 }
@@ -200,8 +201,8 @@ async fn after_tool_skips_the_suspension_but_sees_the_resolved_result() {
     let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "login", "{}")]))]).await;
     let login = fn_tool("login", |_, ctx| async move {
         match ctx.answer {
-            Some(_) => RunOutput::Text("welcome".into()),
-            None => RunOutput::Result(pending(map(json!({"kind": "authorization", "prompt": "Log in"}))).unwrap()),
+            Some(_) => ToolResult::ok("welcome"),
+            None => pending(map(json!({"kind": "authorization", "prompt": "Log in"}))).unwrap(),
         }
     });
     let tk = toolkit(vec![login]).await;

@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use common::*;
 use serde_json::{json, Value};
+use toolnexus_core::callback::callback;
 use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL, NO_STREAMING};
-use toolnexus_core::client::{callback, Client, ClientOptions, RunOptions, RunStatus, Style};
+use toolnexus_core::client::{Client, ClientOptions, RunOptions, RunStatus, Style};
+use toolnexus_core::types::ToolResult;
 use toolnexus_core::Error;
 
 /// Client options as the in-process constructor builds them: the sentinel URL, the
@@ -98,7 +100,7 @@ async fn tool_calls_get_default_ids_and_encoded_arguments() {
             async move {
                 seen.push(args.clone());
                 let sum = args["a"].as_i64().unwrap() + args["b"].as_i64().unwrap();
-                toolnexus_core::native::RunOutput::Text(sum.to_string())
+                ToolResult::ok(sum.to_string())
             }
         }),
         echo_tool("echo"),

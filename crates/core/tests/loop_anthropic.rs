@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
-use toolnexus_core::native::RunOutput;
+use toolnexus_core::types::ToolResult;
 
 #[tokio::test]
 async fn a_tool_turn_then_a_text_turn_on_the_wire() {
@@ -24,8 +24,8 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire() {
     ])
     .await;
     let tk = toolkit(vec![
-        fn_tool("lookup", |args: Value, _| async move { RunOutput::Text(format!("result for {}", args["q"])) }),
-        fn_tool("broken", |_, _| async move { RunOutput::Thrown("boom".into()) }),
+        fn_tool("lookup", |args: Value, _| async move { ToolResult::ok(format!("result for {}", args["q"])) }),
+        fn_tool("broken", |_, _| async move { ToolResult::error("boom") }),
     ])
     .await;
     let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();

@@ -6,12 +6,12 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
-use toolnexus_core::native::RunOutput;
+use toolnexus_core::types::ToolResult;
 
 fn add_tool() -> toolnexus_core::tool::SharedTool {
     fn_tool("add", |args: Value, _| async move {
         let sum = args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0);
-        RunOutput::Text(sum.to_string())
+        ToolResult::ok(sum.to_string())
     })
 }
 
@@ -312,7 +312,7 @@ async fn body_transform_sees_the_merged_body_and_may_replace_it() {
     let mut o = options(&server.url(), Style::OpenAI);
     o.request_params = Some(map(json!({"max_tokens": 7})));
     let s = seen.clone();
-    o.body_transform = Some(toolnexus_core::client::callback(move |body: Value| {
+    o.body_transform = Some(toolnexus_core::callback::callback(move |body: Value| {
         let s = s.clone();
         async move {
             s.push(body.clone());
@@ -328,7 +328,7 @@ async fn body_transform_sees_the_merged_body_and_may_replace_it() {
     assert_eq!(sent.body_keys(), ["model", "messages", "max_tokens", "transformed"]);
 
     // A null answer leaves the body as it was.
-    o.body_transform = Some(toolnexus_core::client::callback(|_| async { Ok(Value::Null) }));
+    o.body_transform = Some(toolnexus_core::callback::callback(|_| async { Ok(Value::Null) }));
     let client = Client::new(o).unwrap();
     client.run("q", &tk, RunOptions::default()).await.unwrap();
     assert_eq!(server.request(1).body_keys(), ["model", "messages", "max_tokens"]);

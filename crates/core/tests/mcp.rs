@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use toolnexus_core::client::{callback, Abort};
+use toolnexus_core::callback::callback;
+use toolnexus_core::cancel::Abort;
 use toolnexus_core::mcp::{self, LoadOptions, McpSource, McpStatus, McpTool};
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{ToolContext, Toolkit, ToolkitOptions};
@@ -597,8 +598,9 @@ async fn list_mcp_tools_is_unfiltered_and_disconnects() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_toolkit_puts_mcp_tools_first_and_closes_them() {
-    use toolnexus_core::native::{FnTool, RunOutput};
-    let extra: SharedTool = Arc::new(FnTool::new("mine", "d", None, |_, _| async { RunOutput::Text("m".into()) }));
+    use toolnexus_core::fn_tool::FnTool;
+    use toolnexus_core::ToolResult;
+    let extra: SharedTool = Arc::new(FnTool::new("mine", "d", None, |_, _| async { ToolResult::ok("m") }));
     let tk = Toolkit::create(ToolkitOptions {
         extra_tools: vec![extra],
         disable_tools: vec!["fx_hang".into()],

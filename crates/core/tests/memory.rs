@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use common::*;
 use serde_json::{json, Value};
-use toolnexus_core::client::{callback, Client, ConversationStore, InMemoryStore, RunOptions, Style};
+use toolnexus_core::callback::callback;
+use toolnexus_core::client::{Client, ConversationStore, InMemoryStore, RunOptions, Style};
 
 /// A store that counts its calls and logs them into a trail shared with other recorders.
 #[derive(Default)]

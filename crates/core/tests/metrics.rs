@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{json, Value};
-use toolnexus_core::client::{callback, Abort, Client, ClientOptions, RunOptions, Style};
-use toolnexus_core::native::RunOutput;
+use toolnexus_core::callback::callback;
+use toolnexus_core::cancel::Abort;
+use toolnexus_core::client::{Client, ClientOptions, RunOptions, Style};
+use toolnexus_core::types::ToolResult;
 use toolnexus_core::{pending, Error};
 
 const GUARD: Duration = Duration::from_secs(5);
@@ -64,7 +66,7 @@ async fn anthropic_tokens_map_and_error_and_unknown_tools_are_classified() {
         Reply::json(with_usage(an_reply(json!([an_text("ok")])), json!({"input_tokens": 20, "output_tokens": 1}))),
     ])
     .await;
-    let tk = toolkit(vec![fn_tool("boom", |_, _| async { RunOutput::Thrown("bang".into()) })]).await;
+    let tk = toolkit(vec![fn_tool("boom", |_, _| async { ToolResult::error("bang") })]).await;
     let (o, log) = metered(&server.url(), Style::Anthropic);
     let client = Client::new(o).unwrap();
 
@@ -89,7 +91,7 @@ async fn anthropic_tokens_map_and_error_and_unknown_tools_are_classified() {
 async fn a_suspension_is_a_pending_tool_event_never_an_error() {
     let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "login", "{}")]))]).await;
     let tk = toolkit(vec![fn_tool("login", |_, _| async {
-        RunOutput::Result(pending(map(json!({"kind": "approval", "prompt": "ok?", "id": "r1"}))).unwrap())
+        pending(map(json!({"kind": "approval", "prompt": "ok?", "id": "r1"}))).unwrap()
     })])
     .await;
     let (o, log) = metered(&server.url(), Style::OpenAI);
@@ -188,7 +190,7 @@ async fn the_registry_text_for_a_tool_run_and_a_failed_run() {
     .await;
     let tk = toolkit(vec![fn_tool("slow", |_, _| async {
         tokio::time::sleep(Duration::from_millis(120)).await;
-        RunOutput::Text("zzz".into())
+        ToolResult::ok("zzz")
     })])
     .await;
     let mut o = options(&server.url(), Style::OpenAI);

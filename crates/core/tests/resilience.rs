@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
-use toolnexus_core::client::{callback, Client, ClientOptions, RunOptions, Style};
+use toolnexus_core::callback::callback;
+use toolnexus_core::client::{Client, ClientOptions, RunOptions, Style};
 use toolnexus_core::Error;
 
 const GUARD: Duration = Duration::from_secs(5);

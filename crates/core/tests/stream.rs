@@ -11,13 +11,14 @@ use common::*;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
+use toolnexus_core::callback::callback;
 use toolnexus_core::client::{
-    callback, Client, ClientOptions, HttpRequest, HttpResponse, RunOptions, RunResult, RunStatus, StreamResponse,
-    Style, Transport,
+    Client, ClientOptions, HttpRequest, HttpResponse, RunOptions, RunResult, RunStatus, StreamResponse, Style,
+    Transport,
 };
-use toolnexus_core::native::RunOutput;
 use toolnexus_core::pending;
 use toolnexus_core::tool::SharedTool;
+use toolnexus_core::types::ToolResult;
 use toolnexus_core::{Error, Toolkit};
 
 const GUARD: Duration = Duration::from_secs(5);
@@ -52,8 +53,8 @@ fn login_request() -> Value {
 fn login_tool() -> SharedTool {
     fn_tool("login", |_, ctx| async move {
         match ctx.answer {
-            Some(_) => RunOutput::Text("signed in".into()),
-            None => RunOutput::Result(pending(map(login_request())).unwrap()),
+            Some(_) => ToolResult::ok("signed in"),
+            None => pending(map(login_request())).unwrap(),
         }
     })
 }
@@ -141,7 +142,7 @@ async fn openai_tool_calls_assemble_from_interleaved_deltas() {
             let seen = seen.clone();
             async move {
                 seen.push(args.clone());
-                RunOutput::Text(format!("found {}", args["q"].as_str().unwrap_or("?")))
+                ToolResult::ok(format!("found {}", args["q"].as_str().unwrap_or("?")))
             }
         }),
         echo_tool("echo"),

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{json, Value};
-use toolnexus_core::client::{callback, Client, RunOptions, RunStatus, Style};
-use toolnexus_core::native::RunOutput;
+use toolnexus_core::callback::callback;
+use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
 use toolnexus_core::tool::SharedTool;
+use toolnexus_core::types::ToolResult;
 use toolnexus_core::{pending, Error};
 
 fn login_request() -> Value {
@@ -28,7 +29,7 @@ fn suspending(name: &str, request: Value, runs: Counter, delay_ms: u64) -> Share
         async move {
             runs.bump();
             tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-            RunOutput::Result(pending(map(request)).unwrap())
+            pending(map(request)).unwrap()
         }
     })
 }
@@ -40,10 +41,8 @@ fn login_tool(seen: Log<Option<Value>>) -> SharedTool {
         async move {
             seen.push(ctx.answer.clone());
             match ctx.answer {
-                Some(ans) => {
-                    RunOutput::Text(format!("signed in with {}", ans["data"]["token"].as_str().unwrap_or("?")))
-                }
-                None => RunOutput::Result(pending(map(login_request())).unwrap()),
+                Some(ans) => ToolResult::ok(format!("signed in with {}", ans["data"]["token"].as_str().unwrap_or("?"))),
+                None => pending(map(login_request())).unwrap(),
             }
         }
     })
@@ -234,8 +233,8 @@ async fn the_retry_gets_the_args_as_rewritten_by_before_tool() {
         async move {
             a.push(args);
             match ctx.answer {
-                Some(_) => RunOutput::Text("in".into()),
-                None => RunOutput::Result(pending(map(login_request())).unwrap()),
+                Some(_) => ToolResult::ok("in"),
+                None => pending(map(login_request())).unwrap(),
             }
         }
     })])
@@ -326,7 +325,7 @@ async fn a_before_tool_suspension_halts_without_running_the_tool() {
         let r2 = r2.clone();
         async move {
             r2.bump();
-            RunOutput::Text("traded".into())
+            ToolResult::ok("traded")
         }
     })])
     .await;

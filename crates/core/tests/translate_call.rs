@@ -11,8 +11,8 @@ use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::single::{tool_calls_json, TranslateRequest};
 use toolnexus_core::client::{Client, ClientOptions, Style};
-use toolnexus_core::native::RunOutput;
 use toolnexus_core::tool::SharedTool;
+use toolnexus_core::types::ToolResult;
 
 /// A toolkit tool that records whether it ever ran.
 fn guarded_tool(name: &str, ran: Arc<AtomicBool>) -> SharedTool {
@@ -20,7 +20,7 @@ fn guarded_tool(name: &str, ran: Arc<AtomicBool>) -> SharedTool {
         let ran = ran.clone();
         async move {
             ran.store(true, Ordering::SeqCst);
-            RunOutput::Text("must never run".into())
+            ToolResult::ok("must never run")
         }
     })
 }
@@ -425,7 +425,7 @@ async fn llm_hooks_fire_once_with_turn_zero_and_tool_hooks_never() {
 async fn before_llm_may_replace_messages_and_tools() {
     let server = MockLlm::script(vec![Reply::json(oa_text("x"))]).await;
     let mut o = options(&server.url(), Style::OpenAI);
-    o.hooks.before_llm = Some(toolnexus_core::client::callback(|_| async {
+    o.hooks.before_llm = Some(toolnexus_core::callback::callback(|_| async {
         Ok(json!({"messages": [{"role": "user", "content": "replaced"}], "tools": []}))
     }));
     let client = Client::new(o).unwrap();

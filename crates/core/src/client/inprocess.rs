@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use super::hooks::SharedCallback;
 use super::transport::{HttpRequest, HttpResponse, Transport};
+use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
 use crate::json::{count, obj};
 

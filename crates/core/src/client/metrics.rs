@@ -217,6 +217,11 @@ fn histogram(out: &mut Vec<String>, name: &str, help: &str, m: &BTreeMap<String,
     }
 }
 
+/// Milliseconds since `t0`, as the metric events carry them.
+pub(crate) fn elapsed_ms(t0: std::time::Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{expect_array, Abort, Client, Style, Usage};
+use super::result::Usage;
+use super::run::Client;
+use super::wire::{self, expect_array, Style};
+use crate::cancel::Abort;
 use crate::error::Result;
 use crate::json::{field, js_string, obj};
 use crate::toolkit::Toolkit;
@@ -157,7 +160,7 @@ impl Client {
         let data = self.llm_json_with(key, &body, true).await?;
         self.after_llm(data.clone(), 0).await?;
         let mut usage = Usage::default();
-        super::wire::add_usage(&mut usage, data.get("usage"), style);
+        wire::add_usage(&mut usage, data.get("usage"), style);
         let (text, tool_calls, finish_reason) = match style {
             Style::OpenAI => {
                 let choice = data.get("choices").and_then(|c| c.get(0));

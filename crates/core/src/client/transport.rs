@@ -1,10 +1,9 @@
 //! The LLM transport seam: one POST, answered with status, headers and the whole body.
 
-use std::pin::Pin;
-
 use async_trait::async_trait;
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 
+use crate::body::ByteStream;
 use crate::error::Result;
 
 #[derive(Debug, Clone)]
@@ -32,9 +31,6 @@ impl HttpResponse {
         (200..300).contains(&self.status)
     }
 }
-
-/// A response body arriving in pieces.
-pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Vec<u8>>> + Send>>;
 
 /// A response whose body is read as it arrives (SSE).
 pub struct StreamResponse {

@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{text_of, Call, Usage};
+use super::result::{RunResult, ToolCallRecord, Usage};
 use crate::error::{Error, Result};
-use crate::json::{count, obj};
+use crate::json::{count, js_string, obj};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -189,8 +189,8 @@ pub fn anthropic_tool_result(id: Option<&Value>, output: &str, is_error: bool) -
     Value::Object(m)
 }
 
-impl super::RunResult {
-    /// [`to_value`](super::RunResult::to_value) without copying anything: the transcript, the
+impl RunResult {
+    /// [`to_value`](RunResult::to_value) without copying anything: the transcript, the
     /// records and the text move into the value.
     pub fn into_value(self) -> Value {
         let mut m = Map::with_capacity(10);
@@ -214,7 +214,7 @@ impl super::RunResult {
 }
 
 /// `ToolCallRecord::to_value`, moving instead of copying.
-fn record_value(r: super::ToolCallRecord) -> Value {
+fn record_value(r: ToolCallRecord) -> Value {
     let mut m = Map::with_capacity(5);
     m.insert("name".into(), Value::String(r.name));
     m.insert("args".into(), r.args);
@@ -224,4 +224,22 @@ fn record_value(r: super::ToolCallRecord) -> Value {
         m.insert("metadata".into(), meta);
     }
     Value::Object(m)
+}
+
+/// A tool call as the model asked for it.
+pub(crate) struct Call {
+    pub id: Option<Value>,
+    pub name: String,
+    pub args: Value,
+}
+
+pub(crate) fn expect_array(v: &Value, msg: &str) -> Result<Vec<Value>> {
+    v.as_array().cloned().ok_or_else(|| Error::Invalid(msg.into()))
+}
+
+pub(crate) fn text_of(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(other) => js_string(other),
+    }
 }

@@ -12,7 +12,7 @@ use rmcp::service::{RequestContext, RoleClient};
 use rmcp::ClientHandler;
 use serde_json::{Map, Value};
 
-use crate::client::SharedCallback;
+use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
 use crate::json::{js_string, truthy};
 use crate::types::base36;

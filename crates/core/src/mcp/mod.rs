@@ -21,7 +21,8 @@ pub use config::{expand_env_headers, parse_mcp_config, DEFAULT_TIMEOUT_MS, MAX_L
 pub use elicit::{answer_to_elicit_result, elicitation_to_request};
 pub use tool::McpTool;
 
-use crate::client::{Abort, SharedCallback};
+use crate::callback::SharedCallback;
+use crate::cancel::Abort;
 use crate::error::{Error, Result};
 use crate::redact::redact_urls;
 use crate::tool::SharedTool;

@@ -12,8 +12,8 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::body::Lines;
 use crate::error::Error;
-use crate::sse::Lines;
 
 /// The most one event (or one line of it) may buffer before the stream is dropped.
 const MAX_EVENT_BYTES: usize = 128 * 1024 * 1024;

@@ -38,7 +38,7 @@ fn data(name: &str, description: Option<&str>, content: &str) -> SkillDef {
     }
 }
 
-async fn call(source: &SkillSource, args: Value) -> crate::ToolResult {
+async fn call(source: &SkillSource, args: Value) -> crate::types::ToolResult {
     source.tool().execute(args, ToolContext::default()).await.unwrap()
 }
 

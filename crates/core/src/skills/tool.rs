@@ -6,8 +6,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
+use super::catalog::{utf16_compare, Catalog, SkillOrigin, SKILL_TOOL_DESCRIPTION};
 use super::frontmatter::js_trim;
-use super::{discover, paths, utf16_compare, Catalog, SkillOrigin, SKILL_TOOL_DESCRIPTION};
+use super::{discover, paths};
 use crate::error::Result;
 use crate::json::js_string;
 use crate::tool::{Tool, ToolContext};

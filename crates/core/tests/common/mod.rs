@@ -20,8 +20,9 @@ use tokio::sync::Notify;
 use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::{ClientOptions, HttpRequest, HttpResponse, Style, Transport};
 use toolnexus_core::fetch::{Fetcher, TokioConnect};
-use toolnexus_core::native::{FnTool, RunOutput};
+use toolnexus_core::fn_tool::FnTool;
 use toolnexus_core::tool::{SharedTool, ToolContext};
+use toolnexus_core::types::ToolResult;
 use toolnexus_core::{Toolkit, ToolkitOptions};
 
 #[path = "../util/serve.rs"]
@@ -348,20 +349,20 @@ pub fn text_tool(name: &str, out: &str) -> SharedTool {
     let out = out.to_string();
     Arc::new(FnTool::new(name, format!("the {name} tool"), None, move |_, _| {
         let out = out.clone();
-        async move { RunOutput::Text(out) }
+        async move { ToolResult::ok(out) }
     }))
 }
 
 /// A tool answering its arguments' JSON text.
 pub fn echo_tool(name: &str) -> SharedTool {
-    Arc::new(FnTool::new(name, "echo", None, |args: Value, _| async move { RunOutput::Text(args.to_string()) }))
+    Arc::new(FnTool::new(name, "echo", None, |args: Value, _| async move { ToolResult::ok(args.to_string()) }))
 }
 
 /// A tool whose behaviour is an arbitrary closure over (args, ctx).
 pub fn fn_tool<F, Fut>(name: &str, run: F) -> SharedTool
 where
     F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = RunOutput> + Send + 'static,
+    Fut: std::future::Future<Output = ToolResult> + Send + 'static,
 {
     Arc::new(FnTool::new(name, format!("the {name} tool"), None, run))
 }
@@ -545,8 +546,8 @@ pub fn an_text_stream(parts: &[&str], input_tokens: i64, output_tokens: i64) -> 
 // ---------------------------------------------------------------------------------------
 
 /// A callback that records every value it is given and answers `null`.
-pub fn recorder(log: Log<Value>) -> toolnexus_core::client::SharedCallback {
-    toolnexus_core::client::callback(move |v: Value| {
+pub fn recorder(log: Log<Value>) -> toolnexus_core::callback::SharedCallback {
+    toolnexus_core::callback::callback(move |v: Value| {
         let log = log.clone();
         async move {
             log.push(v);
@@ -557,8 +558,8 @@ pub fn recorder(log: Log<Value>) -> toolnexus_core::client::SharedCallback {
 
 /// A callback that records `{"<tag>": value}` into a log shared with other recorders, so a
 /// test can read the interleaving of sink events, metrics, store calls and the like.
-pub fn tagged(log: Log<Value>, tag: &'static str) -> toolnexus_core::client::SharedCallback {
-    toolnexus_core::client::callback(move |v: Value| {
+pub fn tagged(log: Log<Value>, tag: &'static str) -> toolnexus_core::callback::SharedCallback {
+    toolnexus_core::callback::callback(move |v: Value| {
         let log = log.clone();
         async move {
             log.push(json!({ tag: v }));

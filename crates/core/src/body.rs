@@ -1,10 +1,16 @@
-//! Server-sent event bodies, split into lines as they arrive (the LLM stream and the MCP
-//! SSE transport both read them).
+//! A body arriving in pieces, and its lines as they complete (the LLM stream and the MCP SSE
+//! transport both read server-sent events this way).
+//!
+//! Shared vocabulary: it imports nothing of the client, the toolkit or the tool sources.
 
-use futures::StreamExt;
+use std::pin::Pin;
 
-use crate::client::transport::ByteStream;
+use futures::{Stream, StreamExt};
+
 use crate::error::{Error, Result};
+
+/// A response body arriving in pieces.
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Vec<u8>>> + Send>>;
 
 /// Lines of an SSE body, as they complete. UTF-8 is decoded per whole line, so a
 /// character split across chunks is never garbled. With a cap, a line that grows past it

@@ -1,11 +1,10 @@
-//! Server-sent events: split a byte stream into lines, and read each wire style's deltas.
+//! A streamed reply: each wire style's server-sent deltas, assembled into one turn.
 
 use serde_json::{Map, Value};
 
-use super::wire::Style;
-use super::{Call, Usage};
+use super::result::Usage;
+use super::wire::{text_of, Call, Style};
 use crate::json::obj;
-pub use crate::sse::Lines;
 
 /// What one streamed turn added up to.
 pub struct Streamed {
@@ -200,8 +199,7 @@ impl Assembler {
                         }
                         m.insert("input".into(), input.clone());
                         content.push(Value::Object(m));
-                        let name =
-                            b.name.as_ref().map(|n| super::text_of(Some(n))).unwrap_or_else(|| "undefined".into());
+                        let name = b.name.as_ref().map(|n| text_of(Some(n))).unwrap_or_else(|| "undefined".into());
                         let args = if input.is_null() { Value::Object(Map::new()) } else { input };
                         calls.push(Call { id: b.id, name, args });
                     } else {
@@ -220,7 +218,7 @@ impl Assembler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::transport::ByteStream;
+    use crate::body::{ByteStream, Lines};
     use serde_json::json;
 
     fn body(chunks: Vec<&'static [u8]>) -> ByteStream {

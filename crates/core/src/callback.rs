@@ -1,0 +1,41 @@
+//! Host callbacks: one JSON value in, one JSON value out (`null` for "nothing"). Hooks,
+//! `waitFor`, `onMetric`, an MCP elicitation's answerer and a stream's sink are all this.
+//!
+//! Shared vocabulary: it imports nothing of the client, the toolkit or the tool sources.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::Result;
+
+#[async_trait]
+pub trait Callback: Send + Sync {
+    async fn call(&self, arg: Value) -> Result<Value>;
+}
+
+pub type SharedCallback = Arc<dyn Callback>;
+
+/// A callback backed by a Rust closure.
+pub struct FnCallback<F>(pub F);
+
+#[async_trait]
+impl<F, Fut> Callback for FnCallback<F>
+where
+    F: Fn(Value) -> Fut + Send + Sync,
+    Fut: std::future::Future<Output = Result<Value>> + Send,
+{
+    async fn call(&self, arg: Value) -> Result<Value> {
+        (self.0)(arg).await
+    }
+}
+
+/// Wrap a closure as a shared callback.
+pub fn callback<F, Fut>(f: F) -> SharedCallback
+where
+    F: Fn(Value) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value>> + Send + 'static,
+{
+    Arc::new(FnCallback(f))
+}

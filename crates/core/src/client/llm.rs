@@ -1,0 +1,184 @@
+//! One LLM call: the request body's last steps (`requestParams`, `bodyTransform`), the
+//! endpoint and headers, the POST through the transport with retries, and the reply read whole
+//! or streamed.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::metrics::{elapsed_ms, MetricEvent};
+use super::result::Usage;
+use super::run::Client;
+use super::streamed::{Assembler, Streamed};
+use super::transport::{HttpRequest, Reply};
+use super::wire::{self, Style};
+use crate::body::Lines;
+use crate::callback::Callback;
+use crate::error::{Error, Result};
+use crate::json::{obj, truthy};
+
+impl Client {
+    /// requestParams merge (forbidden keys refused with a warning), then bodyTransform.
+    pub(super) async fn finalize_body(&self, mut body: Map<String, Value>) -> Result<Value> {
+        if let Some(rp) = &self.opts.request_params {
+            for (k, v) in rp {
+                if k == "messages" || k == "tools" || k == "stream" {
+                    crate::warn::warn(&format!(
+                        "[toolnexus] requestParams key \"{k}\" is not allowed — ignored (use bodyTransform)"
+                    ));
+                    continue;
+                }
+                body.insert(k.clone(), v.clone());
+            }
+        }
+        let body = Value::Object(body);
+        if let Some(bt) = &self.opts.body_transform {
+            let out = bt.call(body.clone()).await?;
+            if truthy(&out) {
+                return Ok(out);
+            }
+        }
+        Ok(body)
+    }
+
+    fn endpoint(&self) -> String {
+        let base = self.opts.base_url.strip_suffix('/').unwrap_or(&self.opts.base_url);
+        match self.opts.style {
+            Style::OpenAI => format!("{base}/chat/completions"),
+            Style::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
+            Style::Anthropic => format!("{base}/v1/messages"),
+        }
+    }
+
+    /// The request headers; `translate` spells them in lower case, as the reference does there.
+    fn headers(&self, key: &str, translate: bool) -> Vec<(String, String)> {
+        let mut h: Vec<(String, String)> = match (self.opts.style, translate) {
+            (Style::OpenAI, false) => vec![
+                ("Authorization".into(), format!("Bearer {key}")),
+                ("Content-Type".into(), "application/json".into()),
+            ],
+            (Style::OpenAI, true) => vec![
+                ("content-type".into(), "application/json".into()),
+                ("authorization".into(), format!("Bearer {key}")),
+            ],
+            (Style::Anthropic, false) => vec![
+                ("x-api-key".into(), key.into()),
+                ("anthropic-version".into(), "2023-06-01".into()),
+                ("Content-Type".into(), "application/json".into()),
+            ],
+            (Style::Anthropic, true) => vec![
+                ("content-type".into(), "application/json".into()),
+                ("x-api-key".into(), key.into()),
+                ("anthropic-version".into(), "2023-06-01".into()),
+            ],
+        };
+        for (k, v) in &self.opts.headers {
+            match h.iter_mut().find(|(hk, _)| hk == k) {
+                Some(slot) => slot.1 = v.clone(),
+                None => h.push((k.clone(), v.clone())),
+            }
+        }
+        h
+    }
+
+    fn request(&self, key: &str, body: &Value, translate: bool) -> HttpRequest {
+        HttpRequest { url: self.endpoint(), headers: self.headers(key, translate), body: body.to_string() }
+    }
+
+    pub(super) async fn llm_metric(&self, ok: bool, t0: Instant, tokens: (i64, i64), attempts: u32) -> Result<()> {
+        let model = self.opts.model.clone();
+        let (prompt_tokens, completion_tokens) = tokens;
+        self.emit(MetricEvent::Llm { model, ok, ms: elapsed_ms(t0), prompt_tokens, completion_tokens, attempts }).await
+    }
+
+    /// One non-streaming call: POST with retries; a non-2xx is `LLM <status>: <body>`.
+    pub(super) async fn llm_json(&self, key: &str, body: &Value) -> Result<Value> {
+        self.llm_json_with(key, body, false).await
+    }
+
+    pub(super) async fn llm_json_with(&self, key: &str, body: &Value, translate: bool) -> Result<Value> {
+        let t0 = Instant::now();
+        let req = self.request(key, body, translate);
+        let mut attempts = 0;
+        let outcome = async {
+            let res = self.send_with_retries(req, |r| self.transport.post(r), &mut attempts).await?;
+            if !res.ok() {
+                return Err(Error::Http { status: res.status, body: res.body });
+            }
+            crate::json::parse_reply(&res.body)
+                .await
+                .map_err(|e| Error::NotJson(format!("LLM response is not valid JSON ({e}): {}", snippet(&res.body))))
+        }
+        .await;
+        match outcome {
+            Ok(data) => {
+                let mut one = Usage::default();
+                wire::add_usage(&mut one, data.get("usage"), self.opts.style);
+                self.llm_metric(true, t0, (one.prompt_tokens, one.completion_tokens), attempts).await?;
+                Ok(data)
+            }
+            Err(e) => {
+                self.llm_metric(false, t0, (0, 0), attempts).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// One streaming call: text deltas go to the sink as they arrive; the turn is assembled.
+    pub(super) async fn llm_stream(
+        &self,
+        key: &str,
+        body: &Value,
+        sink: &dyn Callback,
+        usage: &mut Usage,
+    ) -> Result<Streamed> {
+        let t0 = Instant::now();
+        let before = *usage;
+        let req = self.request(key, body, false);
+        let style = self.opts.style;
+        let mut attempts = 0;
+        let outcome = async {
+            let res = self.send_with_retries(req, |r| self.transport.post_stream(r), &mut attempts).await?;
+            if !res.ok() {
+                let status = res.status;
+                return Err(Error::Http { status, body: res.text().await? });
+            }
+            let mut lines = Lines::new(res.body);
+            let mut asm = Assembler::new(style);
+            while let Some(line) = lines.next_line().await? {
+                let Some(rest) = line.strip_prefix("data:") else {
+                    continue;
+                };
+                let (delta, done) = asm.feed(rest.trim(), usage);
+                if let Some(d) = delta {
+                    sink.call(obj([("type", "text".into()), ("delta", d.into())])).await?;
+                }
+                if done {
+                    break;
+                }
+            }
+            Ok(asm.finish())
+        }
+        .await;
+        match outcome {
+            Ok(s) => {
+                let (p, c) =
+                    (usage.prompt_tokens - before.prompt_tokens, usage.completion_tokens - before.completion_tokens);
+                self.llm_metric(true, t0, (p, c), attempts).await?;
+                Ok(s)
+            }
+            Err(e) => {
+                self.llm_metric(false, t0, (0, 0), attempts).await?;
+                Err(e)
+            }
+        }
+    }
+}
+
+fn snippet(body: &str) -> String {
+    let mut s: String = body.chars().take(200).collect();
+    if s.len() < body.len() {
+        s.push('…');
+    }
+    s
+}

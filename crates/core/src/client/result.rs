@@ -1,0 +1,107 @@
+//! What a run gives back (`RunResult` and its parts) and what it takes besides the prompt.
+
+use serde_json::{Map, Value};
+
+use crate::cancel::Abort;
+use crate::json::obj;
+use crate::types::ToolResult;
+
+/// Token usage, summed across the run's LLM calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub total_tokens: i64,
+}
+
+impl Usage {
+    pub fn to_value(&self) -> Value {
+        obj([
+            ("promptTokens", Value::from(self.prompt_tokens)),
+            ("completionTokens", Value::from(self.completion_tokens)),
+            ("totalTokens", Value::from(self.total_tokens)),
+        ])
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    Done,
+    Pending,
+    Incomplete,
+}
+
+impl RunStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunStatus::Done => "done",
+            RunStatus::Pending => "pending",
+            RunStatus::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// One tool call the model made, with its result.
+#[derive(Debug, Clone)]
+pub struct ToolCallRecord {
+    pub name: String,
+    pub args: Value,
+    pub result: ToolResult,
+}
+
+impl ToolCallRecord {
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::with_capacity(5);
+        m.insert("name".into(), Value::String(self.name.clone()));
+        m.insert("args".into(), self.args.clone());
+        m.insert("output".into(), Value::String(self.result.output.clone()));
+        m.insert("isError".into(), Value::Bool(self.result.is_error));
+        if let Some(meta) = &self.result.metadata {
+            m.insert("metadata".into(), meta.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+/// The outcome of `run`.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub text: String,
+    pub messages: Vec<Value>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub turns: u32,
+    pub usage: Usage,
+    pub model: String,
+    pub status: RunStatus,
+    pub pending: Option<Map<String, Value>>,
+    pub limit: Option<String>,
+}
+
+impl RunResult {
+    /// The wire shape with the reference's key order.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::with_capacity(10);
+        m.insert("text".into(), Value::String(self.text.clone()));
+        m.insert("messages".into(), Value::Array(self.messages.clone()));
+        m.insert("toolCalls".into(), Value::Array(self.tool_calls.iter().map(ToolCallRecord::to_value).collect()));
+        m.insert("toolCallCount".into(), Value::from(self.tool_calls.len()));
+        m.insert("turns".into(), Value::from(self.turns));
+        m.insert("usage".into(), self.usage.to_value());
+        m.insert("model".into(), Value::String(self.model.clone()));
+        m.insert("status".into(), Value::String(self.status.as_str().into()));
+        if let Some(p) = &self.pending {
+            m.insert("pending".into(), Value::Object(p.clone()));
+        }
+        if let Some(l) = &self.limit {
+            m.insert("limit".into(), Value::String(l.clone()));
+        }
+        Value::Object(m)
+    }
+}
+
+/// Per-run inputs besides the prompt.
+#[derive(Default, Clone)]
+pub struct RunOptions {
+    pub history: Option<Vec<Value>>,
+    pub abort: Option<Abort>,
+}

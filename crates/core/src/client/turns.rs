@@ -1,0 +1,421 @@
+//! The tool-calling loop (§8) with suspension (§10): turns, tool calls through the hooks,
+//! `waitFor`, and how a run ends (done, pending, incomplete).
+
+use std::time::{Duration, Instant};
+
+use futures::future::try_join_all;
+use serde_json::{Map, Value};
+
+use super::metrics::{elapsed_ms, MetricEvent};
+use super::result::{RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
+use super::run::Client;
+use super::streamed::Streamed;
+use super::wire::{self, expect_array, Call, Style};
+use crate::callback::Callback;
+use crate::cancel::Abort;
+use crate::error::{Error, Result};
+use crate::json::{field, obj};
+use crate::tool::ToolContext;
+use crate::toolkit::Toolkit;
+use crate::types::{pending_of, request_prompt, ToolResult};
+
+/// What one tool call settled to.
+struct Settled {
+    args: Value,
+    result: ToolResult,
+    halted: Option<Map<String, Value>>,
+}
+
+/// The loop's working state; kept outside the loop's future so a failed run can still
+/// report how far it got.
+struct RunState {
+    messages: Vec<Value>,
+    tools: Vec<Value>,
+    records: Vec<ToolCallRecord>,
+    usage: Usage,
+    turns: u32,
+    /// When the LLM call in flight started, if one is: an abort then still reports it as a
+    /// failed `llm` call, as the reference does.
+    llm_since: Option<Instant>,
+}
+
+impl Client {
+    pub(super) async fn execute(
+        &self,
+        prompt: &str,
+        toolkit: &Toolkit,
+        ro: RunOptions,
+        sink: Option<&dyn Callback>,
+    ) -> Result<RunResult> {
+        let key = self.resolve_key()?;
+        let abort = ro.abort;
+        let started = Instant::now();
+        let style = self.opts.style;
+        let system = self.system(toolkit);
+        let mut messages = ro.history.unwrap_or_default();
+        if style == Style::OpenAI && messages.is_empty() && !system.is_empty() {
+            messages.push(obj([("role", "system".into()), ("content", system.clone().into())]));
+        }
+        messages.push(obj([("role", "user".into()), ("content", prompt.into())]));
+        let tools = match style {
+            Style::OpenAI => toolkit.to_openai(),
+            Style::Anthropic => toolkit.to_anthropic(),
+        };
+        let mut st = RunState { messages, tools, records: vec![], usage: Usage::default(), turns: 0, llm_since: None };
+        let outcome = self.bounded(abort, self.drive(&mut st, &key, &system, toolkit, sink, started)).await;
+        match outcome {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                if let Some(t0) = st.llm_since.take() {
+                    self.llm_metric(false, t0, (0, 0), 1).await?;
+                }
+                self.run_metric(&st, started, Some(e.to_string())).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Bound `work` by the caller's abort and the client's `timeoutMs`, whichever comes first.
+    pub(super) async fn bounded<T>(
+        &self,
+        abort: Option<Abort>,
+        work: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let abort = abort.unwrap_or_default();
+        if abort.is_aborted() {
+            return Err(Error::Aborted(abort.reason()));
+        }
+        let token = abort.token();
+        let deadline = async {
+            match self.opts.timeout_ms {
+                // Unlike a retry's back-off, the deadline alone keeps no host alive (an unreferenced timer).
+                Some(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = token.cancelled() => Err(Error::Aborted(abort.reason())),
+            _ = deadline => Err(Error::Timeout(self.opts.timeout_ms.unwrap_or_default())),
+            r = work => r,
+        }
+    }
+
+    pub(super) fn system(&self, toolkit: &Toolkit) -> String {
+        let parts = [self.opts.system_prompt.clone().unwrap_or_default(), toolkit.skills_prompt()];
+        parts.into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("\n\n")
+    }
+
+    /// The loop itself, shared by `run` (no sink) and `stream` (events to the sink).
+    async fn drive(
+        &self,
+        st: &mut RunState,
+        key: &str,
+        system: &str,
+        toolkit: &Toolkit,
+        sink: Option<&dyn Callback>,
+        started: Instant,
+    ) -> Result<RunResult> {
+        let style = self.opts.style;
+        let model = self.opts.model.clone();
+        for turn in 0..self.opts.max_turns {
+            st.turns += 1;
+            if let Some(h) = &self.opts.hooks.before_llm {
+                let ev = obj([
+                    ("messages", Value::Array(st.messages.clone())),
+                    ("tools", Value::Array(st.tools.clone())),
+                    ("model", model.clone().into()),
+                    ("turn", turn.into()),
+                ]);
+                let ov = h.call(ev).await?;
+                if let Some(m) = field(&ov, "messages") {
+                    st.messages = expect_array(m, "beforeLLM: `messages` must be an array")?;
+                }
+                if let Some(t) = field(&ov, "tools") {
+                    st.tools = expect_array(t, "beforeLLM: `tools` must be an array")?;
+                }
+            }
+            let body = wire::body(style, &model, system, &st.messages, &st.tools, sink.is_some());
+            let body = self.finalize_body(body).await?;
+            st.llm_since = Some(Instant::now());
+            let reply = match sink {
+                None => {
+                    let data = self.llm_json(key, &body).await;
+                    st.llm_since = None;
+                    let data = data?;
+                    wire::add_usage(&mut st.usage, data.get("usage"), style);
+                    self.after_llm(data.clone(), turn).await?;
+                    let (assistant, calls, text) = wire::read_reply(style, &data)?;
+                    Streamed { assistant, finished: calls.is_empty(), calls, text }
+                }
+                Some(sink) => {
+                    let s = self.llm_stream(key, &body, sink, &mut st.usage).await;
+                    st.llm_since = None;
+                    let s = s?;
+                    let response = obj([("streamed", true.into()), ("usage", st.usage.to_value())]);
+                    self.after_llm(response, turn).await?;
+                    s
+                }
+            };
+            st.messages.push(reply.assistant);
+            if reply.finished {
+                if let Some(sink) = sink {
+                    sink.call(obj([("type", "usage".into()), ("usage", st.usage.to_value())])).await?;
+                }
+                return self.end_run(st, reply.text, false, started).await;
+            }
+            let calls = reply.calls;
+            let settled: Vec<Settled> = match sink {
+                None => try_join_all(calls.iter().map(|c| self.run_call(toolkit, c, turn))).await?,
+                Some(sink) => {
+                    for c in &calls {
+                        let mut ev = Map::with_capacity(4);
+                        ev.insert("type".into(), "tool_call".into());
+                        if let Some(id) = &c.id {
+                            ev.insert("id".into(), id.clone());
+                        }
+                        ev.insert("name".into(), c.name.as_str().into());
+                        ev.insert("args".into(), c.args.clone());
+                        sink.call(Value::Object(ev)).await?;
+                    }
+                    let ran = try_join_all(calls.iter().map(|c| self.run_tool(toolkit, c, turn))).await?;
+                    self.settle_in_order(toolkit, &calls, ran, turn, sink).await?
+                }
+            };
+            let mut blocks = Vec::new();
+            let mut halted = None;
+            for (call, s) in calls.iter().zip(settled) {
+                match style {
+                    Style::OpenAI => st.messages.push(wire::openai_tool_message(call.id.as_ref(), &s.result.output)),
+                    Style::Anthropic => {
+                        blocks.push(wire::anthropic_tool_result(call.id.as_ref(), &s.result.output, s.result.is_error))
+                    }
+                }
+                st.records.push(ToolCallRecord { name: call.name.clone(), args: s.args, result: s.result });
+                if s.halted.is_some() {
+                    halted = s.halted;
+                    break;
+                }
+            }
+            if style == Style::Anthropic {
+                st.messages.push(obj([("role", "user".into()), ("content", Value::Array(blocks))]));
+            }
+            if let Some(request) = halted {
+                return self.pending_run(st, request, started).await;
+            }
+        }
+        let text = match style {
+            Style::OpenAI => last_text(&st.messages),
+            Style::Anthropic => String::new(),
+        };
+        self.end_run(st, text, true, started).await
+    }
+
+    /// Streaming order (§10): tools already ran together; now, one by one in call order,
+    /// surface a suspension before resolving it, and report each result. Stops at a halt.
+    async fn settle_in_order(
+        &self,
+        toolkit: &Toolkit,
+        calls: &[Call],
+        ran: Vec<(Value, ToolResult)>,
+        turn: u32,
+        sink: &dyn Callback,
+    ) -> Result<Vec<Settled>> {
+        let mut out = Vec::with_capacity(ran.len());
+        for (call, (args, result)) in calls.iter().zip(ran) {
+            let s = match pending_of(&result).cloned() {
+                None => Settled { args, result, halted: None },
+                Some(request) => {
+                    sink.call(obj([("type", "pending".into()), ("request", Value::Object(request.clone()))])).await?;
+                    self.resolve_pending(toolkit, call, args, request, turn).await?
+                }
+            };
+            if s.halted.is_some() {
+                out.push(s);
+                return Ok(out);
+            }
+            let mut ev = Map::with_capacity(5);
+            ev.insert("type".into(), "tool_result".into());
+            if let Some(id) = &call.id {
+                ev.insert("id".into(), id.clone());
+            }
+            ev.insert("name".into(), call.name.as_str().into());
+            ev.insert("output".into(), s.result.output.as_str().into());
+            ev.insert("isError".into(), s.result.is_error.into());
+            sink.call(Value::Object(ev)).await?;
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    pub(super) async fn after_llm(&self, response: Value, turn: u32) -> Result<()> {
+        if let Some(h) = &self.opts.hooks.after_llm {
+            let ev = obj([("response", response), ("model", self.opts.model.clone().into()), ("turn", turn.into())]);
+            h.call(ev).await?;
+        }
+        Ok(())
+    }
+
+    /// The one `run` event of a run; `error` is set when the run failed.
+    async fn run_metric(&self, st: &RunState, started: Instant, error: Option<String>) -> Result<()> {
+        self.emit(MetricEvent::Run {
+            model: self.opts.model.clone(),
+            turns: st.turns,
+            tool_calls: st.records.len(),
+            total_tokens: st.usage.total_tokens,
+            ms: elapsed_ms(started),
+            error,
+        })
+        .await
+    }
+
+    /// The run ended with text, or ran out of turns (`exhausted`): with no text that is
+    /// a loud "incomplete", never a silent "done".
+    async fn end_run(&self, st: &mut RunState, text: String, exhausted: bool, started: Instant) -> Result<RunResult> {
+        self.run_metric(st, started, None).await?;
+        let incomplete = exhausted && text.is_empty();
+        Ok(RunResult {
+            text,
+            messages: std::mem::take(&mut st.messages),
+            tool_calls: std::mem::take(&mut st.records),
+            turns: st.turns,
+            usage: st.usage,
+            model: self.opts.model.clone(),
+            status: if incomplete { RunStatus::Incomplete } else { RunStatus::Done },
+            pending: None,
+            limit: incomplete.then(|| "maxTurns".to_string()),
+        })
+    }
+
+    /// A tool suspended and there is no `waitFor`: halt durably with the request.
+    async fn pending_run(&self, st: &mut RunState, request: Map<String, Value>, started: Instant) -> Result<RunResult> {
+        self.run_metric(st, started, None).await?;
+        Ok(RunResult {
+            text: request_prompt(&request),
+            messages: std::mem::take(&mut st.messages),
+            tool_calls: std::mem::take(&mut st.records),
+            turns: st.turns,
+            usage: st.usage,
+            model: self.opts.model.clone(),
+            status: RunStatus::Pending,
+            pending: Some(request),
+            limit: None,
+        })
+    }
+
+    /// One tool call through the hooks, then the §10 rule when it suspends.
+    async fn run_call(&self, toolkit: &Toolkit, call: &Call, turn: u32) -> Result<Settled> {
+        let (args, result) = self.run_tool(toolkit, call, turn).await?;
+        match pending_of(&result).cloned() {
+            None => Ok(Settled { args, result, halted: None }),
+            Some(request) => self.resolve_pending(toolkit, call, args, request, turn).await,
+        }
+    }
+
+    /// §10: ask `waitFor`; on ok retry the same call once with `ctx.answer`. Without a
+    /// `waitFor` the call halts the run.
+    async fn resolve_pending(
+        &self,
+        toolkit: &Toolkit,
+        call: &Call,
+        args: Value,
+        request: Map<String, Value>,
+        turn: u32,
+    ) -> Result<Settled> {
+        let prompt = request_prompt(&request);
+        let Some(wait_for) = &self.opts.wait_for else {
+            return Ok(Settled { args, result: ToolResult::error(prompt), halted: Some(request) });
+        };
+        let answer = wait_for.call(Value::Object(request)).await?;
+        if field(&answer, "ok").is_none() {
+            return Ok(Settled {
+                args,
+                result: ToolResult::error(format!("declined/expired: {prompt}")),
+                halted: None,
+            });
+        }
+        let t0 = Instant::now();
+        let ctx = ToolContext { answer: Some(answer), ..Default::default() };
+        let result = toolkit.execute(&call.name, args.clone(), ctx).await?;
+        let mut result = self.after_tool(call, &args, result, turn).await?;
+        self.emit_tool(toolkit, &call.name, &result, t0).await?;
+        if pending_of(&result).is_some() {
+            result = ToolResult::error(format!("unresolved: {prompt}"));
+        }
+        Ok(Settled { args, result, halted: None })
+    }
+
+    /// beforeTool (may short-circuit or rewrite args) → execute → afterTool (skipped on a suspension).
+    async fn run_tool(&self, toolkit: &Toolkit, call: &Call, turn: u32) -> Result<(Value, ToolResult)> {
+        let t0 = Instant::now();
+        let mut args = call.args.clone();
+        if let Some(h) = &self.opts.hooks.before_tool {
+            let ov = h.call(tool_event(call, &args, None, turn)).await?;
+            if let Some(r) = field(&ov, "result") {
+                let result = ToolResult::from_value(r.clone());
+                self.emit_tool(toolkit, &call.name, &result, t0).await?;
+                return Ok((args, result));
+            }
+            if let Some(a) = field(&ov, "args") {
+                args = a.clone();
+            }
+        }
+        let mut result = toolkit.execute(&call.name, args.clone(), ToolContext::default()).await?;
+        if pending_of(&result).is_none() {
+            result = self.after_tool(call, &args, result, turn).await?;
+        }
+        self.emit_tool(toolkit, &call.name, &result, t0).await?;
+        Ok((args, result))
+    }
+
+    /// afterTool: it sees the result and may replace it.
+    async fn after_tool(&self, call: &Call, args: &Value, result: ToolResult, turn: u32) -> Result<ToolResult> {
+        let Some(h) = &self.opts.hooks.after_tool else {
+            return Ok(result);
+        };
+        let ov = h.call(tool_event(call, args, Some(&result), turn)).await?;
+        Ok(match field(&ov, "result") {
+            Some(r) => ToolResult::from_value(r.clone()),
+            None => result,
+        })
+    }
+
+    /// The `tool` metric; a suspension is `pending`, never an error.
+    async fn emit_tool(&self, toolkit: &Toolkit, name: &str, result: &ToolResult, t0: Instant) -> Result<()> {
+        let source = toolkit.get(name).map_or_else(|| "custom".to_string(), |t| t.source().to_string());
+        let pending = pending_of(result).is_some();
+        self.emit(MetricEvent::Tool {
+            tool: name.to_string(),
+            source,
+            is_error: !pending && result.is_error,
+            ms: elapsed_ms(t0),
+            pending,
+        })
+        .await
+    }
+}
+
+fn tool_event(call: &Call, args: &Value, result: Option<&ToolResult>, turn: u32) -> Value {
+    let mut m = Map::with_capacity(5);
+    m.insert("name".into(), Value::String(call.name.clone()));
+    m.insert("args".into(), args.clone());
+    if let Some(r) = result {
+        m.insert("result".into(), r.to_value());
+    }
+    if let Some(id) = &call.id {
+        m.insert("id".into(), id.clone());
+    }
+    m.insert("turn".into(), turn.into());
+    Value::Object(m)
+}
+
+fn last_text(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match (m.get("role"), m.get("content")) {
+            (Some(Value::String(r)), Some(Value::String(c))) if r == "assistant" => Some(c.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
