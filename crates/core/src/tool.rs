@@ -21,6 +21,18 @@ pub struct ToolContext {
     pub answer: Option<Value>,
 }
 
+impl ToolContext {
+    /// The context a host hands over as JSON, `{ answer?, timeout? }`: a null `answer` is none,
+    /// a `timeout` that is not a number is none; anything else is ignored.
+    pub fn from_value(v: &Value) -> ToolContext {
+        ToolContext {
+            cancel: None,
+            timeout: v.get("timeout").and_then(Value::as_f64),
+            answer: v.get("answer").filter(|a| !a.is_null()).cloned(),
+        }
+    }
+}
+
 /// One tool, whatever it came from (a host function, an MCP server, a builtin...).
 #[async_trait]
 pub trait Tool: Send + Sync {
@@ -45,3 +57,22 @@ pub trait Tool: Send + Sync {
 }
 
 pub type SharedTool = Arc<dyn Tool>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_context_from_json_keeps_a_non_null_answer_and_a_numeric_timeout() {
+        let c = ToolContext::from_value(&json!({"answer": {"ok": true}, "timeout": 1500}));
+        assert_eq!(c.answer, Some(json!({"ok": true})));
+        assert_eq!(c.timeout, Some(1500.0));
+        assert!(c.cancel.is_none());
+        let c = ToolContext::from_value(&json!({"answer": null, "timeout": "5"}));
+        assert_eq!(c.answer, None);
+        assert_eq!(c.timeout, None);
+        let c = ToolContext::from_value(&json!(null));
+        assert!(c.answer.is_none() && c.timeout.is_none());
+    }
+}
