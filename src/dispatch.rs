@@ -273,7 +273,7 @@ fn create(env: sys::napi_env) -> Result<Local> {
             finalize_data,
             Some(finalize),
             ptr::null_mut(),
-            Some(call_js),
+            Some(deliver),
             &mut tsfn,
         );
         if status != sys::Status::napi_ok {
@@ -332,14 +332,14 @@ unsafe extern "C" fn finalize(env: sys::napi_env, data: *mut c_void, _hint: *mut
     drop(old);
 }
 
-unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context: *mut c_void, data: *mut c_void) {
+unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value, _context: *mut c_void, data: *mut c_void) {
     if data.is_null() {
         return;
     }
     // SAFETY: every item was boxed by `Shared::post`.
     let msg = *unsafe { Box::from_raw(data as *mut Msg) };
     if env.is_null() {
-        // The queue is being drained at teardown; dropping the message is all that is left.
+        // The queue is being emptied at teardown; dropping the message is all that is left.
         return;
     }
     match msg {
@@ -350,28 +350,9 @@ unsafe extern "C" fn call_js(env: sys::napi_env, _js: sys::napi_value, _context:
         Msg::Unkeep => {
             let _ = with_existing(env, |l| keep_down(env, l));
         }
-        Msg::Poll { task } => {
-            if task == u32::MAX {
-                let _ = POKED.try_with(|p| p.set(false));
-                let _ = with_existing(env, |l| keep_down(env, l));
-            } else {
-                let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
-            }
-            drain(env);
-        }
+        Msg::Poll { task } => woken(env, task),
         Msg::Run(job) => job(),
-        Msg::Release { f } => {
-            let _ = with_existing(env, |l| {
-                if let Some(r) = l.fns.get_mut(f as usize) {
-                    if !r.is_null() {
-                        // SAFETY: the reference was created on this thread for this env.
-                        unsafe { sys::napi_delete_reference(env, *r) };
-                        *r = ptr::null_mut();
-                        l.free.push(f);
-                    }
-                }
-            });
-        }
+        Msg::Release { f } => release(env, f),
     }
 }
 
@@ -416,25 +397,21 @@ unsafe fn call_now(
 ) {
     // Look the function up and park the reply slot, then let go of the local state before
     // JavaScript runs: the callback may call back into the addon.
-    let found = LOCAL
-        .try_with(|cell| {
-            let mut kept = cell.try_borrow_mut().ok()?;
-            let l = kept.0.as_mut().filter(|l| l.env == env)?;
-            let r = *l.fns.get(f as usize).filter(|r| !r.is_null())?;
-            let mut func = ptr::null_mut();
-            // SAFETY: a live reference of this env, on its thread.
-            if unsafe { sys::napi_get_reference_value(env, r, &mut func) } != sys::Status::napi_ok || func.is_null() {
-                return None;
-            }
-            let id = l.next_reply;
-            l.next_reply = l.next_reply.wrapping_add(1);
-            if let Some(tx) = reply {
-                l.replies.insert(id, (tx, hold.clone()));
-            }
-            Some((func, id))
-        })
-        .ok()
-        .flatten();
+    let found = with_existing(env, |l| {
+        let r = *l.fns.get(f as usize).filter(|r| !r.is_null())?;
+        let mut func = ptr::null_mut();
+        // SAFETY: a live reference of this env, on its thread.
+        if unsafe { sys::napi_get_reference_value(env, r, &mut func) } != sys::Status::napi_ok || func.is_null() {
+            return None;
+        }
+        let id = l.next_reply;
+        l.next_reply = l.next_reply.wrapping_add(1);
+        if let Some(tx) = reply {
+            l.replies.insert(id, (tx, hold.clone()));
+        }
+        Some((func, id))
+    })
+    .flatten();
     let Some((func, id)) = found else {
         // Without the local state the sender was dropped with the closure: the caller sees an error.
         return;
@@ -500,6 +477,20 @@ unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &Arg, id: u32) 
             _ => Invoked::Now(Err(Error::from_reason("toolnexus: a bridged callback must answer with a JSON string"))),
         }
     }
+}
+
+/// A `Msg::Release` has arrived: let go of function `f`. On the environment's thread.
+fn release(env: sys::napi_env, f: u32) {
+    let _ = with_existing(env, |l| {
+        if let Some(r) = l.fns.get_mut(f as usize) {
+            if !r.is_null() {
+                // SAFETY: the reference was created on this thread for this env.
+                unsafe { sys::napi_delete_reference(env, *r) };
+                *r = ptr::null_mut();
+                l.free.push(f);
+            }
+        }
+    });
 }
 
 fn take_reply(env: sys::napi_env, id: u32) -> Option<(oneshot::Sender<Reply>, Option<Arc<Hold>>)> {
@@ -613,6 +604,11 @@ struct Pending {
 
 impl Pending {
     fn settle(mut self, settle: Settler) {
+        self.post(settle);
+    }
+
+    /// Send the settlement to the environment's thread, unless it has been sent already.
+    fn post(&mut self, settle: Settler) {
         if let Some(deferred) = self.deferred.take() {
             let hold = self.hold.take();
             let _ = self.shared.post(Msg::Settle { deferred, settle, hold });
@@ -622,12 +618,7 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        if let Some(deferred) = self.deferred.take() {
-            let settle: Settler =
-                Box::new(|_| Err(Error::from_reason("toolnexus: the operation ended without an answer")));
-            let hold = self.hold.take();
-            let _ = self.shared.post(Msg::Settle { deferred, settle, hold });
-        }
+        self.post(Box::new(|_| Err(Error::from_reason("toolnexus: the operation ended without an answer"))));
     }
 }
 
@@ -645,6 +636,12 @@ fn open_promise(raw: sys::napi_env, hold: bool) -> Result<(Pending, JsPromise)> 
 /// Whether the calling thread is the one of the environment `shared` belongs to.
 fn is_home(shared: &Arc<Shared>) -> bool {
     HERE.try_with(|h| h.get().1 == Arc::as_ptr(shared)).unwrap_or(false)
+}
+
+/// The environment `shared` belongs to, when the calling thread is its thread.
+fn home_env(shared: &Arc<Shared>) -> Option<sys::napi_env> {
+    let (env, here) = HERE.try_with(Cell::get).ok()?;
+    (!env.is_null() && here == Arc::as_ptr(shared)).then_some(env)
 }
 
 /// Run `work` on the core's runtime and hand JS a Promise of its outcome.
@@ -704,8 +701,7 @@ impl JsFn {
         if !DRAINING.try_with(Cell::get).unwrap_or(false) || toolnexus_core::json::on_grown_stack() {
             return None;
         }
-        let (env, shared) = HERE.try_with(Cell::get).ok()?;
-        (!env.is_null() && shared == Arc::as_ptr(&self.shared)).then_some(env)
+        home_env(&self.shared)
     }
 
     /// Call without waiting for an answer.
@@ -717,14 +713,9 @@ impl JsFn {
     /// addon only runs there inside a call from JavaScript, a drain or the dispatcher's own
     /// callback, where JavaScript may be called), through the dispatcher otherwise.
     pub fn notify_now(&self, arg: String) {
-        let env = HERE
-            .try_with(Cell::get)
-            .ok()
-            .filter(|(env, shared)| !env.is_null() && *shared == Arc::as_ptr(&self.shared))
-            .filter(|_| !toolnexus_core::json::on_grown_stack());
-        match env {
+        match home_env(&self.shared).filter(|_| !toolnexus_core::json::on_grown_stack()) {
             // SAFETY: on the environment's thread, inside one of the scopes listed above.
-            Some((env, _)) => unsafe { call_now(env, self.f, Arg::Text(arg), None, None) },
+            Some(env) => unsafe { call_now(env, self.f, Arg::Text(arg), None, None) },
             None => self.notify(arg),
         }
     }
@@ -824,6 +815,18 @@ fn poke(shared: &Shared) {
         let _ = POKED.try_with(|p| p.set(false));
         let _ = with_existing(env, |l| keep_down(env, l));
     }
+}
+
+/// A `Msg::Poll` has arrived: queue its task (or, for a poke, give back the poke's hold), then
+/// drain. On the environment's thread, in the dispatcher's callback.
+fn woken(env: sys::napi_env, task: u32) {
+    if task == u32::MAX {
+        let _ = POKED.try_with(|p| p.set(false));
+        let _ = with_existing(env, |l| keep_down(env, l));
+    } else {
+        let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
+    }
+    drain(env);
 }
 
 /// Poll every ready task of this thread until none is left.
