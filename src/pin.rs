@@ -13,9 +13,10 @@
 #[cfg(unix)]
 #[napi_derive::module_init]
 fn pin_image() {
-    // SAFETY: `dladdr` only reads the loader's tables for an address inside this image, and
-    // `dli_fname` is a C string owned by the loader that stays valid while the image is
-    // loaded (which is all of the call below). `dlopen` with RTLD_NOLOAD never loads
+    // SAFETY: `Dl_info` is a plain C struct of pointers and integers, for which all zeroes
+    // is a valid value. `dladdr` only reads the loader's tables for an address inside this
+    // image, and `dli_fname` is a C string owned by the loader that stays valid while the
+    // image is loaded (which is all of the call below). `dlopen` with RTLD_NOLOAD never loads
     // anything: it only takes a new reference to the image that is already mapped, and
     // RTLD_NODELETE makes every later `dlclose` of it a no-op. The handle it returns is
     // deliberately never closed.

@@ -71,7 +71,8 @@ fn uv() -> Option<&'static Uv> {
 }
 
 fn uv_error(uv: &Uv, code: c_int) -> io::Error {
-    // SAFETY: uv_strerror returns a static string for any code.
+    // SAFETY: uv_strerror returns a NUL-terminated string for any code, and never frees it
+    // (a static one, or for a code it does not know, one it allocates and leaks).
     let text = unsafe { CStr::from_ptr((uv.strerror)(code)) }.to_string_lossy().into_owned();
     io::Error::other(text)
 }
@@ -89,6 +90,11 @@ thread_local! {
 }
 
 /// Close every handle still open on this thread: the environment is being torn down.
+///
+/// # Safety
+///
+/// Only napi calls this, as the environment cleanup hook `UvSocket::new` adds, on the
+/// environment's thread (the thread whose `OPEN` lists that environment's handles).
 unsafe extern "C" fn close_all(_arg: *mut c_void) {
     let open = OPEN.with(|o| std::mem::take(&mut *o.borrow_mut()));
     for raw in open {
@@ -113,18 +119,31 @@ struct Handle {
 }
 
 /// `uv_handle_t.data` is the first field of every handle (`UV_HANDLE_FIELDS`).
+///
+/// # Safety
+///
+/// `handle` points to a libuv handle that libuv has initialised and not yet freed.
 unsafe fn set_data(handle: *mut c_void, data: *mut c_void) {
     // SAFETY: the caller passes a live, initialised libuv handle, whose first field is `data`.
     unsafe { *(handle as *mut *mut c_void) = data };
 }
 
+/// # Safety
+///
+/// As for `set_data`.
 unsafe fn get_data(handle: *mut c_void) -> *mut c_void {
     // SAFETY: as in `set_data`.
     unsafe { *(handle as *mut *mut c_void) }
 }
 
+/// # Safety
+///
+/// Only libuv calls this, on the loop's thread, for a poll handle `UvSocket::new` made (whose
+/// `data` it set to the handle's `Watch`).
 unsafe extern "C" fn on_poll(handle: *mut c_void, status: c_int, events: c_int) {
-    // SAFETY: `data` is the `Watch` of this live handle (it outlives the handle's callbacks).
+    // SAFETY: `data` is the `Watch` of this live handle. The `Watch` is freed only in
+    // `on_close`, which libuv runs on a later turn of the loop than any poll callback, even
+    // when the drain below begins the handle's close.
     let watch = unsafe { &*(get_data(handle) as *const Watch) };
     let mut woke = false;
     if status < 0 || events & UV_READABLE != 0 {
@@ -147,7 +166,8 @@ unsafe extern "C" fn on_poll(handle: *mut c_void, status: c_int, events: c_int) 
         | if watch.write.borrow().is_some() { UV_WRITABLE } else { 0 };
     if want != watch.events.get() && watch.events.get() != CLOSING {
         if let Some(uv) = uv() {
-            // SAFETY: a live handle on its loop's thread.
+            // SAFETY: a live handle on its loop's thread, whose close has not begun (`events` is
+            // not `CLOSING`, checked above).
             unsafe {
                 if want == 0 {
                     (uv.poll_stop)(handle);
@@ -163,6 +183,9 @@ unsafe extern "C" fn on_poll(handle: *mut c_void, status: c_int, events: c_int) 
 /// Marks a handle whose close has begun: nothing may start or stop it any more.
 const CLOSING: c_int = -1;
 
+/// # Safety
+///
+/// Only libuv calls this, once, when a handle `close_now` began to close has closed.
 unsafe extern "C" fn on_close(handle: *mut c_void) {
     // SAFETY: both were allocated in `UvSocket::new` and libuv is done with the handle.
     unsafe {
@@ -191,8 +214,11 @@ impl UvSocket {
     fn new(stream: TcpStream, home: Home, event_loop: *mut c_void) -> io::Result<Self> {
         use std::os::fd::AsRawFd;
         let uv = uv().ok_or_else(|| io::Error::other("libuv is not available"))?;
-        // SAFETY: a fresh allocation of the size libuv asks for, initialised by libuv before
-        // use; the Watch is leaked into it and reclaimed in `on_close` (or below on failure).
+        // SAFETY: on the environment's thread (`UvConnect::connect` checks `home.here()` before
+        // it gets here, in the same poll), where `event_loop` is that environment's loop and
+        // napi may be called. `raw` is a fresh allocation of the size libuv asks for,
+        // initialised by libuv before any other use (and freed here if that fails); the Watch
+        // is leaked into it and reclaimed in `on_close`.
         unsafe {
             let raw = libc::calloc(1, (uv.handle_size)(UV_POLL));
             if raw.is_null() {
@@ -228,7 +254,12 @@ impl UvSocket {
     }
 
     fn watch(&self) -> &Watch {
-        // SAFETY: the Watch lives until the handle is closed, which happens only on drop.
+        // SAFETY: the Watch lives until libuv has closed the handle (`on_close`). Its close
+        // begins on this socket's drop, or in `close_all` at the environment's teardown. The
+        // callers (`arm`, `park`) check `home.here()` first, and after `close_all` they are
+        // not reached while that holds: the environment runs no more drains (so no run is
+        // polled), and the runs it still holds are dropped only in `dispatch`'s finalizer,
+        // once this thread no longer counts as its home.
         unsafe { &*self.handle.watch }
     }
 
@@ -245,7 +276,8 @@ impl UvSocket {
         let now = watch.events.get();
         if now & event == 0 {
             let uv = uv().ok_or_else(off_thread)?;
-            // SAFETY: a live handle, on its loop's thread (checked by the callers).
+            // SAFETY: a live handle, on its loop's thread (checked by the callers), whose close
+            // has not begun (`CLOSING` has every bit set, so `now & event` would not be 0).
             let rc = unsafe { (uv.poll_start)(self.handle.raw, now | event, on_poll) };
             if rc < 0 {
                 return Err(uv_error(uv, rc));
@@ -272,7 +304,10 @@ fn close_handle(raw: *mut c_void) {
 
 fn close_now(raw: *mut c_void) {
     if let Some(uv) = uv() {
-        // SAFETY: a live handle on its loop's thread; its memory is freed in `on_close`.
+        // SAFETY: the callers have just taken `raw` out of this thread's `OPEN`, which lists
+        // only handles initialised on this thread's loop whose close has not begun; so it is
+        // live, this is its loop's thread, and its close begins once. Its memory (and its
+        // Watch) is freed only in `on_close`.
         unsafe {
             let watch = &*(get_data(raw) as *const Watch);
             watch.events.set(CLOSING);
@@ -344,7 +379,8 @@ impl Io for UvSocket {
         let events = watch.events.get();
         if events != 0 && events != CLOSING {
             if let Some(uv) = uv() {
-                // SAFETY: a live handle, on its loop's thread (checked above).
+                // SAFETY: on its loop's thread (checked above), and its close has not begun
+                // (`events` is not `CLOSING`), so the handle is live.
                 unsafe { (uv.poll_stop)(self.handle.raw) };
                 watch.events.set(0);
             }
