@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod native;
 pub mod net;
 pub mod nodepath;
+pub mod options;
 pub mod redact;
 pub mod skills;
 pub mod sse;
