@@ -52,6 +52,30 @@ pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error>
     Ok(out)
 }
 
+/// [`text`], with the empty text for `null`.
+pub fn text_or_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(text(d)?.unwrap_or_default())
+}
+
+/// [`text`] of a truthy value; the empty text for a falsy one (`null`, `false`, `0`, `""`).
+pub fn truthy_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let v = value(d)?;
+    let out = if json::truthy(&v) { js_string(&v) } else { String::new() };
+    discard(v);
+    Ok(out)
+}
+
+/// The [`text`] of every item of an array (`null` items as "null"); none for anything else.
+pub fn texts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let v = value(d)?;
+    let out = match &v {
+        Value::Array(items) => items.iter().map(js_string).collect(),
+        _ => Vec::new(),
+    };
+    discard(v);
+    Ok(out)
+}
+
 /// A string, or nothing for a value of any other type.
 pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(match value(d)? {
@@ -198,6 +222,12 @@ mod tests {
     struct Probe {
         #[serde(default, deserialize_with = "text")]
         text: Option<String>,
+        #[serde(default, deserialize_with = "text_or_empty")]
+        text_or_empty: String,
+        #[serde(default, deserialize_with = "truthy_text")]
+        truthy_text: String,
+        #[serde(default, deserialize_with = "texts")]
+        texts: Vec<String>,
         #[serde(default, deserialize_with = "string")]
         string: Option<String>,
         #[serde(default, deserialize_with = "number")]
@@ -257,6 +287,19 @@ mod tests {
         assert_eq!(one("text", json!({"k": 1})).text.as_deref(), Some("[object Object]"));
         assert_eq!(one("text", json!("")).text.as_deref(), Some(""));
         assert_eq!(one("text", json!(null)).text, None);
+    }
+
+    #[test]
+    fn text_variants() {
+        assert_eq!(one("textOrEmpty", json!(null)).text_or_empty, "");
+        assert_eq!(one("textOrEmpty", json!(5)).text_or_empty, "5");
+        assert_eq!(one("truthyText", json!("n")).truthy_text, "n");
+        assert_eq!(one("truthyText", json!(7)).truthy_text, "7");
+        for falsy in [json!(null), json!(false), json!(0), json!("")] {
+            assert_eq!(one("truthyText", falsy).truthy_text, "");
+        }
+        assert_eq!(one("texts", json!(["a", 1, null, {}])).texts, ["a", "1", "null", "[object Object]"]);
+        assert!(one("texts", json!("a")).texts.is_empty());
     }
 
     #[test]
