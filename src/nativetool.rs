@@ -95,12 +95,11 @@ pub(crate) fn crossing(name: &str, r: ToolResult) -> Crossing {
 
 /// The core's ToolContext from the JSON of `{ answer?, timeout? }` and an optional cancel token.
 pub(crate) fn tool_context(ctx: Option<String>, cancel: Option<&CancelToken>) -> Result<ToolContext> {
-    let mut out = ToolContext { cancel: cancel.map(CancelToken::token), ..Default::default() };
-    if let Some(c) = ctx {
-        let c = parse_json(&c, "ctx")?;
-        out.answer = c.get("answer").cloned().filter(|a| !a.is_null());
-        out.timeout = c.get("timeout").and_then(Value::as_f64);
-    }
+    let mut out = match ctx {
+        Some(c) => ToolContext::from_json(&c).map_err(core_err)?,
+        None => ToolContext::default(),
+    };
+    out.cancel = cancel.map(CancelToken::token);
     Ok(out)
 }
 

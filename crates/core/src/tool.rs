@@ -4,6 +4,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +20,25 @@ pub struct ToolContext {
     pub timeout: Option<f64>,
     /// The resolution of a prior suspension; present only on the post-`waitFor` retry (§10).
     pub answer: Option<Value>,
+}
+
+/// The JSON of a call's context: `{ answer?, timeout? }`.
+#[derive(Deserialize, Default)]
+struct ContextJson {
+    /// `null` is no answer.
+    #[serde(default)]
+    answer: Option<Value>,
+    #[serde(default, deserialize_with = "crate::options::number_only")]
+    timeout: Option<f64>,
+}
+
+impl ToolContext {
+    /// A call's context from the JSON of `{ answer?, timeout? }` (anything but an object is
+    /// none); the cancel token, if any, is the host's to attach.
+    pub fn from_json(text: &str) -> Result<ToolContext> {
+        let c: ContextJson = crate::options::parse_object(text, "ctx")?.unwrap_or_default();
+        Ok(ToolContext { cancel: None, timeout: c.timeout, answer: c.answer })
+    }
 }
 
 /// One tool, whatever it came from (a host function, an MCP server, a builtin...).
@@ -45,3 +65,22 @@ pub trait Tool: Send + Sync {
 }
 
 pub type SharedTool = Arc<dyn Tool>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_from_json() {
+        let c = ToolContext::from_json(r#"{"answer": {"ok": true}, "timeout": 50, "other": 1}"#).unwrap();
+        assert_eq!((c.answer, c.timeout), (Some(serde_json::json!({"ok": true})), Some(50.0)));
+        assert!(c.cancel.is_none());
+        let c = ToolContext::from_json(r#"{"answer": null, "timeout": "50"}"#).unwrap();
+        assert_eq!((c.answer, c.timeout), (None, None));
+        for text in ["{}", "null", "[1]"] {
+            let c = ToolContext::from_json(text).unwrap();
+            assert_eq!((c.answer, c.timeout), (None, None));
+        }
+        assert!(ToolContext::from_json("{").unwrap_err().to_string().starts_with("ctx: invalid JSON ("));
+    }
+}
