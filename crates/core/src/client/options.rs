@@ -99,12 +99,13 @@ impl ClientOptions {
     /// `createClient`'s options from the JSON of its plain ones. Nothing is refused but a value
     /// that is not an object, as in the reference: a missing `baseUrl` fails the first request
     /// (its URL reads "undefined/..."), a missing `model` is left out of the body, any `style`
-    /// but "anthropic" speaks the OpenAI wire, an empty `apiKey` is none.
+    /// but "anthropic" speaks the OpenAI wire. (An empty `apiKey` is kept: the client reads it
+    /// as none when it resolves the key.)
     pub fn from_json(text: &str) -> Result<ClientOptions> {
         let o = ClientJson::read(text)?;
         let style = if o.style.as_deref() == Some("anthropic") { Style::Anthropic } else { Style::OpenAI };
         let base_url = o.base_url.clone().unwrap_or_else(|| "undefined".into());
-        let api_key = o.api_key.clone().filter(|k| !k.is_empty());
+        let api_key = o.api_key.clone();
         Ok(o.finish(base_url, style, api_key, 2))
     }
 
@@ -225,9 +226,14 @@ mod tests {
         let o = client(json!({"baseUrl": 5, "model": ["a", "b"], "apiKey": 12, "systemPrompt": false}));
         assert_eq!((o.base_url.as_str(), o.model.as_str()), ("5", "a,b"));
         assert_eq!((o.api_key.as_deref(), o.system_prompt.as_deref()), (Some("12"), Some("false")));
-        let o = client(json!({"baseUrl": null, "model": null, "apiKey": "", "systemPrompt": null, "extra": 1}));
+        let o = client(json!({"baseUrl": null, "model": null, "apiKey": null, "systemPrompt": null, "extra": 1}));
         assert_eq!((o.base_url.as_str(), o.model.as_str()), ("undefined", ""));
         assert_eq!((o.api_key, o.system_prompt), (None, None));
+        // An empty key is kept as given; resolving the key reads it as none.
+        let o = client(json!({"apiKey": ""}));
+        assert_eq!(o.api_key.as_deref(), Some(""));
+        let resolved = crate::client::Client::new(o).unwrap().resolve_key();
+        assert!(resolved.map_or(true, |k| !k.is_empty()));
     }
 
     #[test]
