@@ -817,7 +817,8 @@ class Client {
 
   async run(prompt, ctx) {
     const handle = toolkitHandle(ctx, "run")
-    const history = ctx.history === undefined || ctx.history === null ? undefined : encode(ctx.history)
+    // `null` crosses as "null": the core reads it as no history.
+    const history = ctx.history === undefined ? undefined : encode(ctx.history)
     return underSignal(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token))
   }
 

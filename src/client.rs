@@ -8,11 +8,9 @@ use serde_json::Value;
 use toolnexus_core::callback::SharedCallback;
 #[cfg(unix)]
 use toolnexus_core::client::http::FetchTransport;
-use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
+use toolnexus_core::client::inprocess::InProcessTransport;
 use toolnexus_core::client::single::{self, TranslateRequest};
-use toolnexus_core::client::{
-    Client, ClientOptions, ConversationStore, Hooks, InMemoryStore, RunOptions, Style, Transport,
-};
+use toolnexus_core::client::{Client, ClientOptions, ConversationStore, Hooks, InMemoryStore, RunOptions, Transport};
 #[cfg(unix)]
 use toolnexus_core::fetch::Fetcher;
 
@@ -20,7 +18,7 @@ use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
 use crate::cancel::CancelToken;
 use crate::dispatch::Crossed;
 use crate::toolkit::NativeToolkit;
-use crate::{core_err, deep, parse_json, with_json};
+use crate::{core_err, deep, with_json};
 use toolnexus_core::json;
 
 /// The JS callbacks a client may carry, each already bridged by `index.js`.
@@ -122,17 +120,11 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::new(Status::InvalidArg, msg.into())
 }
 
-/// A text option as the reference reads it: absent or null is unset, anything else is the
-/// text JavaScript would make of it in a template string.
-fn opt_string(o: &Value, key: &str) -> Option<String> {
-    match o.get(key) {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(toolnexus_core::json::js_string(v)),
-    }
+/// The options a client call refused, with the status the binding gives a bad argument.
+fn bad_option(e: toolnexus_core::Error) -> Error {
+    bad(e.to_string())
 }
 
-/// A number option, read leniently as the reference's comparisons read it: a number or a
-/// numeric string counts, anything else leaves the default.
 /// The built-in HTTP transport: on Unix, over sockets the environment's event loop watches
 /// (`uvio`), when libuv can be reached. `None` (elsewhere, or without libuv) leaves the core's
 /// own client, on its runtime.
@@ -147,15 +139,6 @@ fn event_loop_transport(_env: &Env) -> Option<Arc<dyn Transport>> {
     None
 }
 
-fn opt_number(o: &Value, key: &str) -> Option<f64> {
-    match o.get(key)? {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok(),
-        _ => None,
-    }
-    .filter(|n| n.is_finite())
-}
-
 #[napi]
 impl NativeClient {
     /// `options` is the JSON of the plain options; callbacks come separately.
@@ -166,52 +149,11 @@ impl NativeClient {
         callbacks: ClientCallbacks,
         store: Option<&NativeMemoryStore>,
     ) -> Result<Self> {
-        let o = parse_json(&options, "createClient options")?;
-        if !o.is_object() {
-            return Err(bad("createClient: options must be an object"));
+        let mut opts = match callbacks.generate {
+            Some(_) => ClientOptions::in_process_from_json(&options),
+            None => ClientOptions::from_json(&options),
         }
-        let in_process = callbacks.generate.is_some();
-        // Nothing is refused here, as in the reference: a missing `baseUrl` fails the first
-        // request (its URL reads "undefined/..."), a missing `model` is left out of the body,
-        // any `style` but "anthropic" speaks the OpenAI wire.
-        let (base_url, style, api_key) = if in_process {
-            (IN_PROCESS_BASE_URL.to_string(), Style::OpenAI, Some("in-process".to_string()))
-        } else {
-            let base_url = opt_string(&o, "baseUrl").unwrap_or_else(|| "undefined".to_string());
-            let style = match o.get("style") {
-                Some(Value::String(s)) if s == "anthropic" => Style::Anthropic,
-                _ => Style::OpenAI,
-            };
-            (base_url, style, opt_string(&o, "apiKey").filter(|k| !k.is_empty()))
-        };
-        let model = opt_string(&o, "model").unwrap_or_default();
-        let mut opts = ClientOptions::new(base_url, style, model);
-        opts.api_key = api_key;
-        if in_process {
-            // No wire, so no transient failure to ride out: retries default to none.
-            opts.retries = 0;
-        }
-        opts.system_prompt = opt_string(&o, "systemPrompt");
-        if let Some(Value::Object(map)) = o.get("headers") {
-            for (k, v) in map {
-                if !v.is_null() {
-                    opts.headers.push((k.clone(), toolnexus_core::json::js_string(v)));
-                }
-            }
-        }
-        if let Some(n) = opt_number(&o, "maxTurns") {
-            opts.max_turns = n.max(0.0).ceil().min(u32::MAX as f64) as u32;
-        }
-        if let Some(n) = opt_number(&o, "retries") {
-            opts.retries = n.max(0.0).ceil().min(u32::MAX as f64) as u32;
-        }
-        if let Some(n) = opt_number(&o, "retryBaseMs") {
-            opts.retry_base_ms = n.max(0.0);
-        }
-        opts.timeout_ms = opt_number(&o, "timeoutMs").filter(|n| *n > 0.0).map(|n| n.min(u64::MAX as f64) as u64);
-        if let Some(Value::Object(rp)) = o.get("requestParams") {
-            opts.request_params = Some(rp.clone());
-        }
+        .map_err(bad_option)?;
         opts.hooks = Hooks {
             before_llm: cb(callbacks.before_llm),
             after_llm: cb(callbacks.after_llm),
@@ -317,26 +259,8 @@ impl NativeClient {
         toolkit: Option<&NativeToolkit>,
         cancel: Option<&CancelToken>,
     ) -> Result<crate::dispatch::JsPromise> {
-        let r = parse_json(&request, "translate")?;
-        let list = |k: &str| -> Result<Vec<Value>> {
-            match r.get(k) {
-                None | Some(Value::Null) => Ok(vec![]),
-                Some(Value::Array(items)) => Ok(items.clone()),
-                Some(_) => Err(bad(format!("translate: `{k}` must be an array"))),
-            }
-        };
-        let req = TranslateRequest {
-            messages: list("messages")?,
-            tools: list("tools")?,
-            tool_choice: r.get("toolChoice").cloned(),
-            system: match r.get("system") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(_) => return Err(bad("translate: `system` must be a string")),
-            },
-            max_tokens: r.get("maxTokens").and_then(Value::as_f64),
-            abort: cancel.map(|c| c.abort.clone()),
-        };
+        let mut req = TranslateRequest::from_json(&request).map_err(bad_option)?;
+        req.abort = cancel.map(|c| c.abort.clone());
         let client = self.inner.clone();
         let tk = toolkit.map(|t| t.inner.clone());
         crate::dispatch::local_promise(env, async move {
@@ -357,13 +281,10 @@ pub fn tool_calls_json(result: String) -> Result<String> {
 }
 
 fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {
-    let history = match history {
-        None => None,
-        Some(h) => with_json(&h, "history", |v| match v {
-            Value::Array(items) => Ok(Some(items)),
-            Value::Null => Ok(None),
-            _ => Err(bad("run: `history` must be an array of messages")),
-        })?,
+    let mut ro = match history {
+        Some(h) => RunOptions::from_history_json(&h).map_err(bad_option)?,
+        None => RunOptions::default(),
     };
-    Ok(RunOptions { history, abort: cancel.map(|c| c.abort.clone()) })
+    ro.abort = cancel.map(|c| c.abort.clone());
+    Ok(ro)
 }

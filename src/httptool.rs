@@ -7,11 +7,11 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use toolnexus_core::http_tool::{http_tool, HttpToolOptions};
 
+use crate::core_err;
 use crate::nativetool::NativeTool;
-use crate::{core_err, parse_json};
 
 #[napi(js_name = "httpTool")]
 pub fn http_tool_json(options: String) -> Result<NativeTool> {
-    let opts = HttpToolOptions::from_value(&parse_json(&options, "httpTool options")?).map_err(core_err)?;
+    let opts = HttpToolOptions::from_json(&options).map_err(core_err)?;
     Ok(NativeTool::new(http_tool(opts)))
 }

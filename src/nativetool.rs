@@ -96,7 +96,7 @@ pub(crate) fn crossing(name: &str, r: ToolResult) -> Crossing {
 /// The core's ToolContext from the JSON of `{ answer?, timeout? }` and an optional cancel token.
 pub(crate) fn tool_context(ctx: Option<String>, cancel: Option<&CancelToken>) -> Result<ToolContext> {
     let mut out = match ctx {
-        Some(c) => ToolContext::from_value(&parse_json(&c, "ctx")?),
+        Some(c) => ToolContext::from_json(&c).map_err(core_err)?,
         None => ToolContext::default(),
     };
     out.cancel = cancel.map(CancelToken::token);

@@ -6,15 +6,14 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::callback::SharedCallback;
-use toolnexus_core::skills::SkillsFilter;
 use toolnexus_core::tool::SharedTool;
+use toolnexus_core::toolkit::ToolDecl;
 use toolnexus_core::{Tool, ToolkitOptions};
 
 use crate::bridge::{JsCallback, JsTool, JsonFn};
 use crate::cancel::CancelToken;
 use crate::nativetool::{tool_context, NativeTool};
-use crate::skills::{defs_of, dirs_of};
-use crate::{core_err, deep, parse_json, with_json};
+use crate::{core_err, deep, parse_json};
 
 /// A JS tool as `index.js` hands it over: declaration as JSON plus the bridged call.
 #[napi(object, object_to_js = false)]
@@ -30,26 +29,9 @@ pub(crate) fn js_tools(specs: Vec<JsToolSpec>, first_slot: u32) -> Result<Vec<Sh
         .enumerate()
         .map(|(i, spec)| {
             let slot = first_slot + i as u32;
-            let (name, description, schema, source) = with_json(&spec.decl, "tool", |decl| {
-                let Value::Object(mut decl) = decl else { return Ok((None, None, None, None)) };
-                let mut text = |k: &str| match decl.shift_remove(k) {
-                    Some(Value::String(s)) => Some(s),
-                    _ => None,
-                };
-                let (name, description, source) = (text("name"), text("description"), text("source"));
-                // The schema is taken out, not copied: it may be deep (see `with_json`).
-                let schema = decl.shift_remove("inputSchema").filter(Value::is_object);
-                Ok((name, description, schema, source))
-            })?;
-            let name = name.ok_or_else(|| Error::from_reason(format!("tool #{slot} has no string `name`")))?;
-            let t = JsTool {
-                name,
-                description: description.unwrap_or_default(),
-                input_schema: schema.unwrap_or_else(toolnexus_core::fn_tool::empty_schema),
-                source: source.unwrap_or_else(|| "custom".into()),
-                slot,
-                call: spec.call,
-            };
+            let ToolDecl { name, description, input_schema, source } =
+                ToolDecl::from_json(&spec.decl, slot).map_err(core_err)?;
+            let t = JsTool { name, description, input_schema, source, slot, call: spec.call };
             Ok(Arc::new(t) as SharedTool)
         })
         .collect()
@@ -80,35 +62,12 @@ impl NativeToolkit {
         wait_for: Option<JsonFn>,
         cancel: Option<&CancelToken>,
     ) -> Result<crate::dispatch::JsPromise> {
-        let opts = parse_json(&options, "createToolkit options")?;
-        let list = |k: &str| -> Vec<String> {
-            opts.get(k)
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
-                .unwrap_or_default()
-        };
         let count = tools.len() as u32;
-        // A skills option counts as given when its key is present (null included).
-        let given = |k: &str| opts.get(k).is_some();
-        let core_opts = ToolkitOptions {
-            extra_tools: js_tools(tools, 0)?,
-            disable_tools: list("disableTools"),
-            builtins: opts.get("builtins").cloned(),
-            config_builtins: opts.get("mcpConfig").and_then(|c| c.get("builtins")).cloned(),
-            skills_dir: given("skillsDir")
-                .then(|| dirs_of(opts.get("skillsDir"), "createToolkit: `skillsDir`"))
-                .transpose()?,
-            skills: given("skills").then(|| defs_of(opts.get("skills"), "createToolkit: `skills`")).transpose()?,
-            skill_provider: given("skillProvider")
-                .then(|| defs_of(opts.get("skillProvider"), "createToolkit: `skillProvider`"))
-                .transpose()?,
-            skills_filter: opts.get("skillsFilter").and_then(SkillsFilter::from_value),
-            disable_skills: list("disableSkills"),
-            skill_sample_limit: opts.get("skillSampleLimit").and_then(Value::as_f64),
-            mcp_config: opts.get("mcpConfig").cloned(),
-            wait_for: wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback),
-            cancel: cancel.map(|c| c.abort.clone()),
-        };
+        let extra_tools = js_tools(tools, 0)?;
+        let mut core_opts = ToolkitOptions::from_json(&options).map_err(core_err)?;
+        core_opts.extra_tools = extra_tools;
+        core_opts.wait_for = wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback);
+        core_opts.cancel = cancel.map(|c| c.abort.clone());
         crate::dispatch::promise(env, async move {
             let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
             Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })

@@ -8,12 +8,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::fn_tool::empty_schema;
 use crate::json::{js_normalize, js_string, js_stringify};
 use crate::jsstr;
+use crate::options;
 use crate::tool::{SharedTool, Tool, ToolContext};
 use crate::types::ToolResult;
 
@@ -107,51 +109,73 @@ impl HttpToolOptions {
         }
     }
 
-    /// Read the JavaScript options object (`httpTool(opts)`).
-    pub fn from_value(v: &Value) -> Result<Self> {
-        let Some(o) = v.as_object() else {
-            return Err(Error::Invalid("httpTool: options must be an object".into()));
+    /// The options from the JSON of `httpTool(opts)`: an object with string `method` and
+    /// `url`, and `headers` an object of strings when given.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let o: HttpToolJson = options::parse_object(text, "httpTool options")?
+            .ok_or_else(|| Error::Invalid("httpTool: options must be an object".into()))?;
+        let string = |v: Option<Value>, k: &str| match v {
+            Some(Value::String(s)) => Ok(s),
+            _ => Err(Error::Invalid(format!("httpTool: `{k}` must be a string"))),
         };
-        let text = |k: &str| o.get(k).filter(|x| !x.is_null()).map(js_string).unwrap_or_default();
-        let Some(Value::String(method)) = o.get("method") else {
-            return Err(Error::Invalid("httpTool: `method` must be a string".into()));
-        };
-        let Some(Value::String(url)) = o.get("url") else {
-            return Err(Error::Invalid("httpTool: `url` must be a string".into()));
-        };
-        let headers = match o.get("headers") {
-            None | Some(Value::Null) => Vec::new(),
+        let method = string(o.method, "method")?;
+        let url = string(o.url, "url")?;
+        let headers = match o.headers {
+            None => Vec::new(),
             Some(Value::Object(h)) => h
-                .iter()
+                .into_iter()
                 .map(|(k, v)| match v {
-                    Value::String(s) => Ok((k.clone(), s.clone())),
+                    Value::String(s) => Ok((k, s)),
                     _ => Err(Error::Invalid(format!("httpTool: header `{k}` must be a string"))),
                 })
                 .collect::<Result<_>>()?,
             Some(_) => return Err(Error::Invalid("httpTool: `headers` must be an object of strings".into())),
         };
-        let query = match o.get("query") {
-            Some(Value::Array(items)) => items.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
-            _ => Vec::new(),
-        };
-        let body = match o.get("body") {
-            None | Some(Value::Null) => BodyMode::Json,
-            Some(Value::String(s)) => BodyMode::parse(s),
+        let body = match o.body {
+            None => BodyMode::Json,
+            Some(Value::String(s)) => BodyMode::parse(&s),
             Some(_) => BodyMode::Raw,
         };
         Ok(HttpToolOptions {
-            name: text("name"),
-            description: text("description"),
-            method: method.clone(),
-            url: url.clone(),
+            name: o.name,
+            description: o.description,
+            method,
+            url,
             headers,
-            query,
+            query: o.query,
             body,
-            input_schema: o.get("inputSchema").filter(|s| !s.is_null()).cloned(),
-            timeout: o.get("timeout").and_then(Value::as_f64),
-            result_mode: o.get("resultMode").and_then(Value::as_str).map(ResultMode::parse).unwrap_or_default(),
+            input_schema: o.input_schema,
+            timeout: o.timeout,
+            result_mode: o.result_mode.as_deref().map(ResultMode::parse).unwrap_or_default(),
         })
     }
+}
+
+/// The JSON of `httpTool(opts)`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct HttpToolJson {
+    #[serde(default, deserialize_with = "options::text_or_empty")]
+    name: String,
+    #[serde(default, deserialize_with = "options::text_or_empty")]
+    description: String,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default)]
+    url: Option<Value>,
+    #[serde(default)]
+    headers: Option<Value>,
+    #[serde(default, deserialize_with = "options::strings")]
+    query: Vec<String>,
+    /// "json" or "form" name theirs; any other string, or any other value, means raw.
+    #[serde(default)]
+    body: Option<Value>,
+    #[serde(default)]
+    input_schema: Option<Value>,
+    #[serde(default, deserialize_with = "options::number_only")]
+    timeout: Option<f64>,
+    #[serde(default, deserialize_with = "options::string")]
+    result_mode: Option<String>,
 }
 
 /// Wrap an HTTP endpoint as a tool (`source: "http"`).
@@ -565,21 +589,65 @@ mod tests {
         assert_eq!(p.body, None);
     }
 
+    fn from(v: Value) -> Result<HttpToolOptions> {
+        HttpToolOptions::from_json(&v.to_string())
+    }
+
+    fn err(v: Value) -> String {
+        from(v).unwrap_err().to_string()
+    }
+
     #[test]
     fn options_read_from_json() {
-        let o = HttpToolOptions::from_value(&json!({
+        let o = from(json!({
             "name": "n", "description": "d", "method": "get", "url": "http://h",
             "headers": {"A": "1"}, "query": ["q", 3], "body": "xml", "timeout": 5, "resultMode": "status+text"
         }))
         .unwrap();
         assert_eq!((o.body, o.result_mode, o.timeout), (BodyMode::Raw, ResultMode::StatusText, Some(5.0)));
-        assert_eq!(o.query, ["q"]);
-        let e = HttpToolOptions::from_value(&json!({"url": "http://h"})).unwrap_err();
-        assert_eq!(e.to_string(), "httpTool: `method` must be a string");
-        let e = HttpToolOptions::from_value(&json!({"method": "GET", "url": "u", "headers": {"A": 1}})).unwrap_err();
-        assert_eq!(e.to_string(), "httpTool: header `A` must be a string");
-        let t = http_tool(HttpToolOptions::from_value(&json!({"method": "get", "url": "u"})).unwrap());
+        assert_eq!((o.name.as_str(), o.description.as_str(), o.method.as_str()), ("n", "d", "get"));
+        assert_eq!((o.query, o.headers), (vec!["q".to_string()], vec![("A".to_string(), "1".to_string())]));
+        let t = http_tool(from(json!({"method": "get", "url": "u"})).unwrap());
         assert_eq!((t.name(), t.source(), t.input_schema()), ("", "http", &empty_schema()));
+    }
+
+    #[test]
+    fn options_defaults_and_leniency() {
+        let o = from(json!({"method": "GET", "url": "u", "name": 5, "description": null, "headers": null,
+            "query": "q", "body": null, "inputSchema": null, "timeout": "5", "resultMode": ["json"]}))
+        .unwrap();
+        assert_eq!((o.name.as_str(), o.description.as_str()), ("5", ""));
+        assert!(o.headers.is_empty() && o.query.is_empty() && o.input_schema.is_none());
+        assert_eq!((o.body, o.timeout, o.result_mode), (BodyMode::Json, None, ResultMode::Text));
+        let o =
+            from(json!({"method": "GET", "url": "u", "body": "form", "resultMode": "json", "inputSchema": 3})).unwrap();
+        assert_eq!((o.body, o.result_mode, o.input_schema), (BodyMode::Form, ResultMode::Json, Some(json!(3))));
+        assert_eq!(from(json!({"method": "GET", "url": "u", "body": 1})).unwrap().body, BodyMode::Raw);
+    }
+
+    #[test]
+    fn options_name_what_is_wrong() {
+        for text in ["null", "[]", "\"GET\""] {
+            let e = HttpToolOptions::from_json(text).unwrap_err().to_string();
+            assert_eq!(e, "httpTool: options must be an object");
+        }
+        assert!(HttpToolOptions::from_json("{")
+            .unwrap_err()
+            .to_string()
+            .starts_with("httpTool options: invalid JSON ("));
+        assert_eq!(err(json!({"url": "http://h"})), "httpTool: `method` must be a string");
+        assert_eq!(err(json!({"method": null, "url": "http://h"})), "httpTool: `method` must be a string");
+        assert_eq!(err(json!({"method": 1, "url": "http://h"})), "httpTool: `method` must be a string");
+        assert_eq!(err(json!({"method": "GET"})), "httpTool: `url` must be a string");
+        assert_eq!(
+            err(json!({"method": "GET", "url": "u", "headers": {"A": 1}})),
+            "httpTool: header `A` must be a string"
+        );
+        let e = err(json!({"method": "GET", "url": "u", "headers": ["A"]}));
+        assert_eq!(e, "httpTool: `headers` must be an object of strings");
+        // Checked in that order, whatever the order of the keys.
+        assert_eq!(err(json!({"headers": 1, "url": 1, "method": 1})), "httpTool: `method` must be a string");
+        assert_eq!(err(json!({"headers": 1, "url": 1, "method": "GET"})), "httpTool: `url` must be a string");
     }
 
     #[test]

@@ -266,29 +266,30 @@ pub fn grow<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
-/// `JSON.parse` of text: any depth, trailing whitespace only. `T` is usually [`Value`].
+/// `JSON.parse` of text: any depth, trailing whitespace only. `T` is usually [`Value`]; a typed
+/// `T` (options holding `Value`s) has the depth of its text noted, as a `Value` has its own.
 pub fn parse_str<T: DeserializeOwned + 'static>(text: &str) -> serde_json::Result<T> {
     let mut de = serde_json::Deserializer::from_str(text);
-    finish_parse(&mut de, text.len())
+    finish_parse(&mut de, text.as_bytes())
 }
 
 /// [`parse_str`] of bytes (UTF-8 JSON).
 pub fn parse_slice<T: DeserializeOwned + 'static>(bytes: &[u8]) -> serde_json::Result<T> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    finish_parse(&mut de, bytes.len())
+    finish_parse(&mut de, bytes)
 }
 
 fn finish_parse<'de, R: serde_json::de::Read<'de>, T: DeserializeOwned + 'static>(
     de: &mut serde_json::Deserializer<R>,
-    len: usize,
+    text: &[u8],
 ) -> serde_json::Result<T> {
     de.disable_recursion_limit();
     let stacked = serde_stacker::Deserializer { de: &mut *de, red_zone: RED_ZONE, stack_size: SEGMENT };
     let value = T::deserialize(stacked)?;
     de.end()?;
     // A value `d` deep takes at least `2d` characters: short text needs no measuring.
-    if len > 2 * SHALLOW {
-        note_depth_of(&value);
+    if text.len() > 2 * SHALLOW {
+        note_depth_of(&value, text);
     }
     Ok(value)
 }
@@ -361,9 +362,12 @@ pub fn depth(v: &Value) -> usize {
     deepest
 }
 
-fn note_depth_of<T: 'static>(value: &T) {
-    if let Some(v) = (value as &dyn std::any::Any).downcast_ref::<Value>() {
-        note_depth(depth(v));
+/// Note how deep a parsed value is: a `Value` by walking it, anything else (a typed value that
+/// may hold `Value`s anywhere inside) by the nesting of the text it came from.
+fn note_depth_of<T: 'static>(value: &T, text: &[u8]) {
+    match (value as &dyn std::any::Any).downcast_ref::<Value>() {
+        Some(v) => note_depth(depth(v)),
+        None => note_depth(bytes_depth(text)),
     }
 }
 
@@ -476,8 +480,12 @@ pub async fn parse_reply(body: &str) -> serde_json::Result<Value> {
 /// How deep the brackets of JSON text nest (string contents skipped): the depth its value
 /// would have, when it parses.
 pub fn text_depth(text: &str) -> usize {
+    bytes_depth(text.as_bytes())
+}
+
+fn bytes_depth(text: &[u8]) -> usize {
     let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in text.as_bytes() {
+    for &b in text {
         if in_string {
             match (escaped, b) {
                 (true, _) => escaped = false,

@@ -20,6 +20,7 @@ pub mod jsstr;
 pub mod mcp;
 pub mod net;
 pub mod nodepath;
+pub mod options;
 pub mod redact;
 pub mod skills;
 pub mod tool;

@@ -4,6 +4,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -21,15 +22,22 @@ pub struct ToolContext {
     pub answer: Option<Value>,
 }
 
+/// The JSON of a call's context: `{ answer?, timeout? }`.
+#[derive(Deserialize, Default)]
+struct ContextJson {
+    /// `null` is no answer.
+    #[serde(default)]
+    answer: Option<Value>,
+    #[serde(default, deserialize_with = "crate::options::number_only")]
+    timeout: Option<f64>,
+}
+
 impl ToolContext {
-    /// The context a host hands over as JSON, `{ answer?, timeout? }`: a null `answer` is none,
-    /// a `timeout` that is not a number is none; anything else is ignored.
-    pub fn from_value(v: &Value) -> ToolContext {
-        ToolContext {
-            cancel: None,
-            timeout: v.get("timeout").and_then(Value::as_f64),
-            answer: v.get("answer").filter(|a| !a.is_null()).cloned(),
-        }
+    /// A call's context from the JSON of `{ answer?, timeout? }` (anything but an object is
+    /// none); the cancel token, if any, is the host's to attach.
+    pub fn from_json(text: &str) -> Result<ToolContext> {
+        let c: ContextJson = crate::options::parse_object(text, "ctx")?.unwrap_or_default();
+        Ok(ToolContext { cancel: None, timeout: c.timeout, answer: c.answer })
     }
 }
 
@@ -61,18 +69,18 @@ pub type SharedTool = Arc<dyn Tool>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
-    fn a_context_from_json_keeps_a_non_null_answer_and_a_numeric_timeout() {
-        let c = ToolContext::from_value(&json!({"answer": {"ok": true}, "timeout": 1500}));
-        assert_eq!(c.answer, Some(json!({"ok": true})));
-        assert_eq!(c.timeout, Some(1500.0));
+    fn contexts_from_json() {
+        let c = ToolContext::from_json(r#"{"answer": {"ok": true}, "timeout": 50, "other": 1}"#).unwrap();
+        assert_eq!((c.answer, c.timeout), (Some(serde_json::json!({"ok": true})), Some(50.0)));
         assert!(c.cancel.is_none());
-        let c = ToolContext::from_value(&json!({"answer": null, "timeout": "5"}));
-        assert_eq!(c.answer, None);
-        assert_eq!(c.timeout, None);
-        let c = ToolContext::from_value(&json!(null));
-        assert!(c.answer.is_none() && c.timeout.is_none());
+        let c = ToolContext::from_json(r#"{"answer": null, "timeout": "50"}"#).unwrap();
+        assert_eq!((c.answer, c.timeout), (None, None));
+        for text in ["{}", "null", "[1]"] {
+            let c = ToolContext::from_json(text).unwrap();
+            assert_eq!((c.answer, c.timeout), (None, None));
+        }
+        assert!(ToolContext::from_json("{").unwrap_err().to_string().starts_with("ctx: invalid JSON ("));
     }
 }

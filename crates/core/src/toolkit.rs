@@ -4,14 +4,16 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{PoisonError, RwLock};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::adapters;
 use crate::builtins::{self, BuiltinsConfig};
 use crate::callback::SharedCallback;
 use crate::cancel::Abort;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mcp::{self, McpSource, McpStatus};
+use crate::options;
 use crate::skills::{self, LoadSkillsOptions, SkillDef, SkillSource, SkillsFilter};
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
@@ -23,10 +25,9 @@ pub struct ToolkitOptions {
     pub extra_tools: Vec<SharedTool>,
     /// Final exposed names to drop, across every source.
     pub disable_tools: Vec<String>,
-    /// The raw `builtins` option, if given.
+    /// The raw `builtins` option, if given (`null` included). When absent, a parsed `mcpConfig`
+    /// object's top-level `builtins` key is used, if it has one.
     pub builtins: Option<Value>,
-    /// A parsed config object's top-level `builtins` key, used when `builtins` is absent.
-    pub config_builtins: Option<Value>,
     /// Skill roots (`skillsDir`); `Some` when the option was given, even empty.
     pub skills_dir: Option<Vec<PathBuf>>,
     /// Skills supplied as data (`skills`); `Some` when the option was given.
@@ -63,6 +64,100 @@ impl ToolkitOptions {
             filter,
             sample_limit: self.skill_sample_limit,
         }))
+    }
+}
+
+/// The JSON-borne part of `createToolkit`'s options (everything but the tools, `waitFor`
+/// and the signal).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ToolkitJson {
+    #[serde(default, deserialize_with = "options::strings")]
+    disable_tools: Vec<String>,
+    #[serde(default, deserialize_with = "options::present")]
+    builtins: Option<Value>,
+    #[serde(default, deserialize_with = "options::present")]
+    mcp_config: Option<Value>,
+    // A skills option counts as given when its key is present (`null` included).
+    #[serde(default, deserialize_with = "options::present")]
+    skills_dir: Option<Value>,
+    #[serde(default, deserialize_with = "options::present")]
+    skills: Option<Value>,
+    /// What the host's provider resolved to (the host calls it).
+    #[serde(default, deserialize_with = "options::present")]
+    skill_provider: Option<Value>,
+    #[serde(default, deserialize_with = "skills::options::filter")]
+    skills_filter: Option<SkillsFilter>,
+    #[serde(default, deserialize_with = "options::strings")]
+    disable_skills: Vec<String>,
+    #[serde(default, deserialize_with = "options::number_only")]
+    skill_sample_limit: Option<f64>,
+}
+
+impl ToolkitOptions {
+    /// `createToolkit`'s options from the JSON of its plain ones, with `skillProvider` as the
+    /// list of defs the provider resolved to. Anything but an object is no options. A skills
+    /// option must have its shape when given (`null` counts as given, and as empty); `builtins`
+    /// is checked when the toolkit is created. The host's tools, `waitFor` and cancel handle
+    /// are the host's to attach.
+    pub fn from_json(text: &str) -> Result<ToolkitOptions> {
+        let o: ToolkitJson = options::parse_object(text, "createToolkit options")?.unwrap_or_default();
+        let dirs = |v: Value| skills::options::dirs(v, "createToolkit: `skillsDir`");
+        let defs = |v: Value, what: &str| skills::options::defs(v, &format!("createToolkit: `{what}`"));
+        Ok(ToolkitOptions {
+            extra_tools: Vec::new(),
+            disable_tools: o.disable_tools,
+            builtins: o.builtins,
+            skills_dir: o.skills_dir.map(dirs).transpose()?,
+            skills: o.skills.map(|v| defs(v, "skills")).transpose()?,
+            skill_provider: o.skill_provider.map(|v| defs(v, "skillProvider")).transpose()?,
+            skills_filter: o.skills_filter,
+            disable_skills: o.disable_skills,
+            skill_sample_limit: o.skill_sample_limit,
+            mcp_config: o.mcp_config,
+            wait_for: None,
+            cancel: None,
+        })
+    }
+}
+
+/// A host tool's declaration as the host hands it over: `{ name, description, inputSchema,
+/// source }`, each read only when it has its type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDecl {
+    pub name: String,
+    /// Empty when not a string.
+    pub description: String,
+    /// The empty object schema when not an object.
+    pub input_schema: Value,
+    /// "custom" when not a string.
+    pub source: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ToolDeclJson {
+    #[serde(default, deserialize_with = "options::string")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "options::string")]
+    description: Option<String>,
+    #[serde(default, deserialize_with = "options::object_value")]
+    input_schema: Option<Value>,
+    #[serde(default, deserialize_with = "options::string")]
+    source: Option<String>,
+}
+
+impl ToolDecl {
+    /// The declaration of the host's tool `#slot` from its JSON; it needs a string `name`.
+    pub fn from_json(text: &str, slot: u32) -> Result<ToolDecl> {
+        let d: ToolDeclJson = options::parse_object(text, "tool")?.unwrap_or_default();
+        let name = d.name.ok_or_else(|| Error::Invalid(format!("tool #{slot} has no string `name`")))?;
+        Ok(ToolDecl {
+            name,
+            description: d.description.unwrap_or_default(),
+            input_schema: d.input_schema.unwrap_or_else(crate::fn_tool::empty_schema),
+            source: d.source.unwrap_or_else(|| "custom".into()),
+        })
     }
 }
 
@@ -116,7 +211,7 @@ impl Toolkit {
         .map_err(|e| crate::error::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
         opts = returned;
         let config_builtins = opts.mcp_config.as_ref().and_then(|c| c.as_object()).and_then(|c| c.get("builtins"));
-        let cfg_value = opts.builtins.as_ref().or(opts.config_builtins.as_ref()).or(config_builtins);
+        let cfg_value = opts.builtins.as_ref().or(config_builtins);
         let cfg = BuiltinsConfig::parse(cfg_value)?;
         let extra_names: HashSet<&str> = opts.extra_tools.iter().map(|t| t.name()).collect();
         let builtins: Vec<SharedTool> =
@@ -361,5 +456,105 @@ mod tests {
     async fn a_bad_builtins_value_is_named() {
         let e = Toolkit::create(ToolkitOptions { builtins: Some(json!(3)), ..Default::default() }).await;
         assert!(e.err().unwrap().to_string().contains("`builtins`"));
+    }
+
+    fn toolkit(v: Value) -> Result<ToolkitOptions> {
+        ToolkitOptions::from_json(&v.to_string())
+    }
+
+    fn err(r: Result<impl Sized>) -> String {
+        r.err().expect("fails").to_string()
+    }
+
+    #[test]
+    fn toolkit_options_defaults() {
+        for text in ["{}", "null", "[]"] {
+            let o = ToolkitOptions::from_json(text).unwrap();
+            assert!(o.extra_tools.is_empty() && o.disable_tools.is_empty() && o.disable_skills.is_empty());
+            assert!(o.builtins.is_none() && o.mcp_config.is_none() && o.skills_filter.is_none());
+            assert!(o.skills_dir.is_none() && o.skills.is_none() && o.skill_provider.is_none());
+            assert!(o.skill_sample_limit.is_none() && o.wait_for.is_none() && o.cancel.is_none());
+        }
+        assert!(err(ToolkitOptions::from_json("{")).starts_with("createToolkit options: invalid JSON ("));
+    }
+
+    #[test]
+    fn toolkit_options_are_read_leniently() {
+        let o = toolkit(json!({"disableTools": ["a", 1, "b"], "disableSkills": "x", "skillSampleLimit": "3",
+            "skillsFilter": {"s": false}, "unknown": true}))
+        .unwrap();
+        assert_eq!((o.disable_tools, o.disable_skills), (vec!["a".to_string(), "b".into()], vec![]));
+        assert_eq!(o.skill_sample_limit, None);
+        assert_eq!(o.skills_filter.unwrap().entries(), [("s", Some(false))]);
+        let o = toolkit(json!({"skillsFilter": "s", "skillSampleLimit": -1})).unwrap();
+        assert_eq!((o.skills_filter, o.skill_sample_limit), (None, Some(-1.0)));
+    }
+
+    #[test]
+    fn builtins_and_mcp_config_are_kept_as_given_null_included() {
+        let o = toolkit(json!({"builtins": null, "mcpConfig": null})).unwrap();
+        assert_eq!((o.builtins, o.mcp_config), (Some(Value::Null), Some(Value::Null)));
+        // `builtins` is checked when the toolkit is created, after the MCP load.
+        let o = toolkit(json!({"builtins": "yes", "mcpConfig": {"builtins": false, "mcpServers": {}}})).unwrap();
+        assert_eq!((o.builtins, o.mcp_config.unwrap()["builtins"].clone()), (Some(json!("yes")), json!(false)));
+    }
+
+    #[test]
+    fn skills_options_count_as_given_when_present_null_included() {
+        let o = toolkit(json!({"skillsDir": null, "skills": null, "skillProvider": null})).unwrap();
+        assert_eq!((o.skills_dir, o.skills, o.skill_provider), (Some(vec![]), Some(vec![]), Some(vec![])));
+        let o =
+            toolkit(json!({"skillsDir": ["a"], "skills": [{"name": "s"}], "skillProvider": [{"name": "p"}]})).unwrap();
+        assert_eq!(o.skills_dir.unwrap(), [PathBuf::from("a")]);
+        assert_eq!((o.skills.unwrap()[0].name.as_str(), o.skill_provider.unwrap()[0].name.as_str()), ("s", "p"));
+    }
+
+    #[test]
+    fn skills_options_name_the_field_that_has_the_wrong_shape() {
+        let e = err(toolkit(json!({"skillsDir": 1})));
+        assert_eq!(e, "createToolkit: `skillsDir` must be a string or an array of strings");
+        assert_eq!(err(toolkit(json!({"skills": {}}))), "createToolkit: `skills` must be an array of SkillDef objects");
+        let e = err(toolkit(json!({"skillProvider": "p"})));
+        assert_eq!(e, "createToolkit: `skillProvider` must be an array of SkillDef objects");
+        let e = err(toolkit(json!({"skillProvider": 1, "skills": 1, "skillsDir": 1})));
+        assert_eq!(e, "createToolkit: `skillsDir` must be a string or an array of strings");
+    }
+
+    #[tokio::test]
+    async fn a_configs_builtins_apply_when_the_option_is_absent() {
+        let names = |tk: &Toolkit| tk.tools().iter().map(|t| t.name().to_string()).collect::<Vec<_>>();
+        let off = json!({"mcpConfig": {"builtins": false, "mcpServers": {}}});
+        assert!(names(&Toolkit::create(toolkit(off).unwrap()).await.unwrap()).is_empty());
+        let on = json!({"builtins": {"tools": {"bash": false}}, "mcpConfig": {"builtins": false, "mcpServers": {}}});
+        let tk = Toolkit::create(toolkit(on).unwrap()).await.unwrap();
+        assert!(!names(&tk).is_empty() && !names(&tk).contains(&"bash".to_string()));
+        let e = Toolkit::create(toolkit(json!({"builtins": "yes"})).unwrap()).await.err().unwrap();
+        assert!(e.to_string().starts_with("createToolkit: `builtins` must be a boolean"), "{e}");
+    }
+
+    #[test]
+    fn tool_declarations() {
+        let d =
+            ToolDecl::from_json(r#"{"name":"t","description":"d","inputSchema":{"type":"object"},"source":"mine"}"#, 0);
+        let d = d.unwrap();
+        assert_eq!((d.name.as_str(), d.description.as_str(), d.source.as_str()), ("t", "d", "mine"));
+        assert_eq!(d.input_schema, json!({"type": "object"}));
+        // Each field counts only with its type.
+        let d = ToolDecl::from_json(r#"{"name":"t","description":5,"inputSchema":[1],"source":null}"#, 0).unwrap();
+        assert_eq!((d.description.as_str(), d.source.as_str()), ("", "custom"));
+        assert_eq!(d.input_schema, crate::fn_tool::empty_schema());
+        for bad in [r#"{"name":1}"#, "{}", "null", r#"["t"]"#] {
+            assert_eq!(err(ToolDecl::from_json(bad, 3)), "tool #3 has no string `name`");
+        }
+        assert!(err(ToolDecl::from_json("{", 0)).starts_with("tool: invalid JSON ("));
+    }
+
+    #[test]
+    fn deep_input_schemas_are_read() {
+        let deep =
+            format!("{{\"name\":\"t\",\"inputSchema\":{{\"x\":{}1{}}}}}", "[".repeat(50_000), "]".repeat(50_000));
+        let d = ToolDecl::from_json(&deep, 0).unwrap();
+        assert_eq!(crate::json::depth(&d.input_schema), 50_001);
+        crate::json::on_deep_stack(move || drop(d));
     }
 }

@@ -1,13 +1,22 @@
-//! What `createClient` accepts that the core acts on.
+//! What `createClient`, `run` and `translate` accept: the options themselves, and their JSON
+//! shapes read with the reference's leniency (see [`crate::options`]). Callbacks are not JSON:
+//! a host attaches them to what `from_json` returns.
 
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::hooks::Hooks;
+use super::inprocess::IN_PROCESS_BASE_URL;
+use super::result::RunOptions;
+use super::single::TranslateRequest;
 use super::transport::Transport;
 use super::wire::Style;
 use crate::callback::SharedCallback;
+use crate::error::{Error, Result};
+use crate::json;
+use crate::options::{self, parse_object};
 
 /// Everything `createClient` accepts that the core acts on.
 #[derive(Clone)]
@@ -58,5 +67,268 @@ impl ClientOptions {
             on_metric: None,
             on_error: None,
         }
+    }
+}
+
+/// The JSON-borne part of `createClient`'s options (everything but the callbacks and the store).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ClientJson {
+    #[serde(default, deserialize_with = "options::text")]
+    base_url: Option<String>,
+    /// Only the string "anthropic" selects the Anthropic wire.
+    #[serde(default, deserialize_with = "options::string")]
+    style: Option<String>,
+    #[serde(default, deserialize_with = "options::text")]
+    model: Option<String>,
+    #[serde(default, deserialize_with = "options::text")]
+    api_key: Option<String>,
+    #[serde(default, deserialize_with = "options::text_pairs")]
+    headers: Vec<(String, String)>,
+    #[serde(default, deserialize_with = "options::text")]
+    system_prompt: Option<String>,
+    #[serde(default, deserialize_with = "options::count")]
+    max_turns: Option<u32>,
+    #[serde(default, deserialize_with = "options::count")]
+    retries: Option<u32>,
+    #[serde(default, deserialize_with = "options::non_negative")]
+    retry_base_ms: Option<f64>,
+    #[serde(default, deserialize_with = "options::positive_ms")]
+    timeout_ms: Option<u64>,
+    #[serde(default, deserialize_with = "options::object")]
+    request_params: Option<Map<String, Value>>,
+}
+
+impl ClientOptions {
+    /// `createClient`'s options from the JSON of its plain ones. Nothing is refused but a value
+    /// that is not an object, as in the reference: a missing `baseUrl` fails the first request
+    /// (its URL reads "undefined/..."), a missing `model` is left out of the body, any `style`
+    /// but "anthropic" speaks the OpenAI wire. (An empty `apiKey` is kept: the client reads it
+    /// as none when it resolves the key.)
+    pub fn from_json(text: &str) -> Result<ClientOptions> {
+        let o = ClientJson::read(text)?;
+        let style = if o.style.as_deref() == Some("anthropic") { Style::Anthropic } else { Style::OpenAI };
+        let base_url = o.base_url.clone().unwrap_or_else(|| "undefined".into());
+        let api_key = o.api_key.clone();
+        Ok(o.finish(base_url, style, api_key, 2))
+    }
+
+    /// An in-process client's options (`createInProcessClient`): the same JSON, but no wire:
+    /// the in-process base URL, the OpenAI shapes, the key "in-process" (`baseUrl`, `style`
+    /// and `apiKey` are not read), and no retries unless asked for (no transient failure to
+    /// ride out).
+    pub fn in_process_from_json(text: &str) -> Result<ClientOptions> {
+        let o = ClientJson::read(text)?;
+        Ok(o.finish(IN_PROCESS_BASE_URL.into(), Style::OpenAI, Some("in-process".into()), 0))
+    }
+}
+
+impl ClientJson {
+    fn read(text: &str) -> Result<ClientJson> {
+        parse_object(text, "createClient options")?
+            .ok_or_else(|| Error::Invalid("createClient: options must be an object".into()))
+    }
+
+    fn finish(self, base_url: String, style: Style, api_key: Option<String>, retries: u32) -> ClientOptions {
+        let mut opts = ClientOptions::new(base_url, style, self.model.unwrap_or_default());
+        opts.api_key = api_key;
+        opts.headers = self.headers;
+        opts.system_prompt = self.system_prompt;
+        opts.max_turns = self.max_turns.unwrap_or(opts.max_turns);
+        opts.retries = self.retries.unwrap_or(retries);
+        opts.retry_base_ms = self.retry_base_ms.unwrap_or(opts.retry_base_ms);
+        opts.timeout_ms = self.timeout_ms;
+        opts.request_params = self.request_params;
+        opts
+    }
+}
+
+impl RunOptions {
+    /// A run's options with the JSON of its `history`: an array of messages, or `null` for
+    /// none. The abort handle, if any, is the host's to attach.
+    pub fn from_history_json(text: &str) -> Result<RunOptions> {
+        let v: Value = json::parse_str(text).map_err(|e| Error::Invalid(format!("history: invalid JSON ({e})")))?;
+        let history = match v {
+            Value::Null => None,
+            Value::Array(items) => Some(items),
+            other => {
+                json::release(other);
+                return Err(Error::Invalid("run: `history` must be an array of messages".into()));
+            }
+        };
+        Ok(RunOptions { history, abort: None })
+    }
+}
+
+/// The JSON-borne part of a `translate` request (everything but `toolkit` and `signal`).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct TranslateJson {
+    #[serde(default)]
+    messages: Option<Value>,
+    #[serde(default)]
+    tools: Option<Value>,
+    /// Passed on as given, `null` included.
+    #[serde(default, deserialize_with = "options::present")]
+    tool_choice: Option<Value>,
+    #[serde(default)]
+    system: Option<Value>,
+    #[serde(default, deserialize_with = "options::number_only")]
+    max_tokens: Option<f64>,
+}
+
+impl TranslateRequest {
+    /// A `translate` request from its JSON: `messages` and `tools` must be arrays and `system`
+    /// a string when given (absent or `null` is none). The abort handle is the host's to attach.
+    pub fn from_json(text: &str) -> Result<TranslateRequest> {
+        let r: TranslateJson = parse_object(text, "translate")?.unwrap_or_default();
+        let list = |v, k: &str| options::array(v, || format!("translate: `{k}` must be an array"));
+        Ok(TranslateRequest {
+            messages: list(r.messages, "messages")?,
+            tools: list(r.tools, "tools")?,
+            tool_choice: r.tool_choice,
+            system: options::string_or_null(r.system, || "translate: `system` must be a string".into())?,
+            max_tokens: r.max_tokens,
+            abort: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn client(v: Value) -> ClientOptions {
+        ClientOptions::from_json(&v.to_string()).unwrap()
+    }
+
+    fn err(r: Result<impl Sized>) -> String {
+        r.err().expect("fails").to_string()
+    }
+
+    #[test]
+    fn defaults() {
+        let o = client(json!({}));
+        assert_eq!((o.base_url.as_str(), o.style, o.model.as_str()), ("undefined", Style::OpenAI, ""));
+        assert_eq!((o.api_key, o.system_prompt), (None, None));
+        assert_eq!((o.max_turns, o.retries, o.retry_base_ms, o.timeout_ms), (10, 2, 500.0, None));
+        assert!(o.headers.is_empty() && o.request_params.is_none() && o.transport.is_none());
+    }
+
+    #[test]
+    fn only_an_object_is_options() {
+        for text in ["null", "[]", "1", "\"x\""] {
+            assert_eq!(err(ClientOptions::from_json(text)), "createClient: options must be an object");
+            assert_eq!(err(ClientOptions::in_process_from_json(text)), "createClient: options must be an object");
+        }
+        assert!(err(ClientOptions::from_json("{")).starts_with("createClient options: invalid JSON ("));
+    }
+
+    #[test]
+    fn texts_are_template_strings_of_any_value_but_null() {
+        let o = client(json!({"baseUrl": 5, "model": ["a", "b"], "apiKey": 12, "systemPrompt": false}));
+        assert_eq!((o.base_url.as_str(), o.model.as_str()), ("5", "a,b"));
+        assert_eq!((o.api_key.as_deref(), o.system_prompt.as_deref()), (Some("12"), Some("false")));
+        let o = client(json!({"baseUrl": null, "model": null, "apiKey": null, "systemPrompt": null, "extra": 1}));
+        assert_eq!((o.base_url.as_str(), o.model.as_str()), ("undefined", ""));
+        assert_eq!((o.api_key, o.system_prompt), (None, None));
+        // An empty key is kept as given; resolving the key reads it as none.
+        let o = client(json!({"apiKey": ""}));
+        assert_eq!(o.api_key.as_deref(), Some(""));
+        let resolved = crate::client::Client::new(o).unwrap().resolve_key();
+        assert!(resolved.map_or(true, |k| !k.is_empty()));
+    }
+
+    #[test]
+    fn only_the_string_anthropic_selects_its_wire() {
+        assert_eq!(client(json!({"style": "anthropic"})).style, Style::Anthropic);
+        for other in [json!("Anthropic"), json!(["anthropic"]), json!("openai"), json!(null), json!(1)] {
+            assert_eq!(client(json!({ "style": other })).style, Style::OpenAI);
+        }
+    }
+
+    #[test]
+    fn numbers_are_read_leniently() {
+        let o = client(json!({"maxTurns": "3", "retries": 2.2, "retryBaseMs": -5, "timeoutMs": "150"}));
+        assert_eq!((o.max_turns, o.retries, o.retry_base_ms, o.timeout_ms), (3, 3, 0.0, Some(150)));
+        let o = client(json!({"maxTurns": -1, "retries": "x", "retryBaseMs": "12.5", "timeoutMs": 0}));
+        assert_eq!((o.max_turns, o.retries, o.retry_base_ms, o.timeout_ms), (0, 2, 12.5, None));
+        let o = client(json!({"maxTurns": true, "retries": null, "retryBaseMs": [], "timeoutMs": -3}));
+        assert_eq!((o.max_turns, o.retries, o.retry_base_ms, o.timeout_ms), (10, 2, 500.0, None));
+    }
+
+    #[test]
+    fn headers_skip_null_and_stringify_values_in_order() {
+        let o = client(json!({"headers": {"X-B": "1", "X-A": 2, "X-N": null, "X-T": true}}));
+        let h: Vec<(&str, &str)> = o.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(h, [("X-B", "1"), ("X-A", "2"), ("X-T", "true")]);
+        assert!(client(json!({"headers": ["a"]})).headers.is_empty());
+        assert!(client(json!({"headers": "a: b"})).headers.is_empty());
+    }
+
+    #[test]
+    fn request_params_must_be_an_object() {
+        assert_eq!(client(json!({"requestParams": {"temperature": 0}})).request_params.unwrap()["temperature"], 0);
+        assert!(client(json!({"requestParams": [1]})).request_params.is_none());
+        assert!(client(json!({"requestParams": null})).request_params.is_none());
+    }
+
+    #[test]
+    fn in_process_clients_have_no_wire() {
+        let text = json!({"baseUrl": "http://x", "style": "anthropic", "apiKey": "k", "model": "local"}).to_string();
+        let o = ClientOptions::in_process_from_json(&text).unwrap();
+        assert_eq!((o.base_url.as_str(), o.style, o.model.as_str()), (IN_PROCESS_BASE_URL, Style::OpenAI, "local"));
+        assert_eq!((o.api_key.as_deref(), o.retries, o.max_turns), (Some("in-process"), 0, 10));
+        let o = ClientOptions::in_process_from_json(r#"{"retries": "3", "maxTurns": 4, "systemPrompt": "s"}"#).unwrap();
+        assert_eq!((o.retries, o.max_turns, o.system_prompt.as_deref()), (3, 4, Some("s")));
+    }
+
+    #[test]
+    fn history_is_an_array_or_null() {
+        assert_eq!(RunOptions::from_history_json("null").unwrap().history, None);
+        assert_eq!(RunOptions::from_history_json(r#"[{"role":"user"}]"#).unwrap().history.unwrap().len(), 1);
+        for bad in ["{}", "\"x\"", "1", "true"] {
+            assert_eq!(err(RunOptions::from_history_json(bad)), "run: `history` must be an array of messages");
+        }
+        assert!(err(RunOptions::from_history_json("[")).starts_with("history: invalid JSON ("));
+    }
+
+    #[test]
+    fn deep_history_is_read() {
+        let deep = format!("[{{\"role\":\"user\",\"content\":{}1{}}}]", "[".repeat(30_000), "]".repeat(30_000));
+        let ro = RunOptions::from_history_json(&deep).unwrap();
+        assert!(json::deepest() >= 30_000);
+        json::on_deep_stack(move || drop(ro));
+    }
+
+    fn translate(v: Value) -> Result<TranslateRequest> {
+        TranslateRequest::from_json(&v.to_string())
+    }
+
+    #[test]
+    fn translate_requests() {
+        let r = translate(json!({})).unwrap();
+        assert!(r.messages.is_empty() && r.tools.is_empty() && r.abort.is_none());
+        assert_eq!((r.tool_choice, r.system, r.max_tokens), (None, None, None));
+        let r = translate(json!({"messages": [{"role": "user"}], "tools": null, "toolChoice": null,
+            "system": "s", "maxTokens": 64, "model": "ignored"}))
+        .unwrap();
+        assert_eq!((r.messages.len(), r.tools.len()), (1, 0));
+        assert_eq!((r.tool_choice, r.system.as_deref(), r.max_tokens), (Some(Value::Null), Some("s"), Some(64.0)));
+        let r = translate(json!({"toolChoice": "auto", "system": null, "maxTokens": "64"})).unwrap();
+        assert_eq!((r.tool_choice, r.system, r.max_tokens), (Some(json!("auto")), None, None));
+        // Anything but an object is a request with nothing in it.
+        assert!(TranslateRequest::from_json("[1]").unwrap().messages.is_empty());
+    }
+
+    #[test]
+    fn translate_fields_must_have_their_shape_checked_in_a_fixed_order() {
+        assert_eq!(err(translate(json!({"messages": {}}))), "translate: `messages` must be an array");
+        assert_eq!(err(translate(json!({"tools": "t"}))), "translate: `tools` must be an array");
+        assert_eq!(err(translate(json!({"system": 1}))), "translate: `system` must be a string");
+        let e = err(translate(json!({"system": 1, "tools": 2, "messages": 3})));
+        assert_eq!(e, "translate: `messages` must be an array");
+        assert!(err(TranslateRequest::from_json("{")).starts_with("translate: invalid JSON ("));
     }
 }

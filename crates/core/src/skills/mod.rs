@@ -5,6 +5,7 @@
 mod catalog;
 mod discover;
 mod frontmatter;
+pub(crate) mod options;
 mod paths;
 mod tool;
 
@@ -12,42 +13,51 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::json::{array_index, js_string, truthy};
+use crate::json::array_index;
 use crate::tool::SharedTool;
 
 use catalog::{locale_compare, Catalog};
 pub use catalog::{SkillInfo, SkillOrigin, NO_SKILLS_PROMPT, SKILLS_PROMPT_PREAMBLE, SKILL_TOOL_DESCRIPTION};
 pub use tool::SkillTool;
 
-/// A skill supplied as data instead of a `SKILL.md`.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A skill supplied as data instead of a `SKILL.md`, read from JSON as leniently as
+/// JavaScript reads it: a falsy `name` is missing, other values are their string form, `null`
+/// counts as absent.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct SkillDef {
     /// Empty means missing: the def is skipped.
+    #[serde(deserialize_with = "crate::options::truthy_text")]
     pub name: String,
+    #[serde(deserialize_with = "crate::options::text")]
     pub description: Option<String>,
+    #[serde(deserialize_with = "crate::options::text_or_empty")]
     pub content: String,
     /// Logical names listed in `<skill_files>` when the skill is loaded.
+    #[serde(deserialize_with = "crate::options::texts")]
     pub resources: Vec<String>,
     /// The logical base; `skill://<name>/` when absent or empty.
+    #[serde(deserialize_with = "crate::options::text")]
     pub base: Option<String>,
 }
 
 impl SkillDef {
-    /// Read a def as leniently as JavaScript would: a falsy `name` is missing, other values
-    /// are their string form, `null` counts as absent.
+    /// A def from a JSON value; anything but an object is a def with nothing in it.
     pub fn from_value(v: &Value) -> SkillDef {
-        let text = |k: &str| v.get(k).filter(|x| !x.is_null()).map(js_string);
-        SkillDef {
-            name: v.get("name").filter(|x| truthy(x)).map(js_string).unwrap_or_default(),
-            description: text("description"),
-            content: text("content").unwrap_or_default(),
-            resources: match v.get("resources") {
-                Some(Value::Array(items)) => items.iter().map(js_string).collect(),
-                _ => Vec::new(),
-            },
-            base: text("base"),
+        SkillDef::from_owned(v.clone())
+    }
+
+    pub(crate) fn from_owned(v: Value) -> SkillDef {
+        match v {
+            // Every field reads any value, so an object always makes a def.
+            Value::Object(_) => crate::json::from_value(v).unwrap_or_default(),
+            other => {
+                crate::json::release(other);
+                SkillDef::default()
+            }
         }
     }
 }
@@ -133,12 +143,16 @@ impl SkillsFilter {
 
     /// From a JSON object; anything else is no filter.
     pub fn from_value(v: &Value) -> Option<SkillsFilter> {
-        let obj = v.as_object()?;
+        v.as_object().map(SkillsFilter::from_map)
+    }
+
+    /// From a JSON object's entries, in their order.
+    pub fn from_map(obj: &Map<String, Value>) -> SkillsFilter {
         let mut f = SkillsFilter::new();
         for (k, v) in obj {
             f.set(k.clone(), v.as_bool());
         }
-        Some(f)
+        f
     }
 
     /// The entries in the order a JavaScript object enumerates them.
