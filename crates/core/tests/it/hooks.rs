@@ -1,14 +1,13 @@
 //! The four lifecycle hooks (SPEC §8): what they see, what they may change, and that a
 //! failing hook fails the run.
 
-mod common;
-
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{callback, Client, Hooks, RunOptions, RunStatus, SharedCallback, Style};
 use toolnexus_core::native::RunOutput;
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{pending, Error};
+
+use crate::common::*;
 
 /// A hook that logs every event and answers `answer(event)`.
 fn logging_hook(log: Log<Value>, answer: fn(&Value) -> Value) -> SharedCallback {

@@ -2,15 +2,14 @@
 //! a custom `ConversationStore` is what the client uses, and `stream` with an id saves the
 //! thread before its `done` event.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{callback, Client, ConversationStore, InMemoryStore, RunOptions, Style};
+
+use crate::common::*;
 
 /// A store that counts its calls and logs them into a trail shared with other recorders.
 #[derive(Default)]

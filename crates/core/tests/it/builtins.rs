@@ -5,18 +5,16 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use hyper::Response;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 use toolnexus_core::builtins::{create_builtin_tools, select, BuiltinsConfig};
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::types::pending_of;
-
-#[path = "util/serve.rs"]
-mod serve;
-use hyper::Response;
-use serve::{full, serve};
 use toolnexus_core::{ToolContext, ToolResult};
+
+use crate::util::serve::{full, serve};
 
 /// name, description, input schema as JSON text: as the contract pins them.
 const DECLARATIONS: [(&str, &str, &str); 10] = [

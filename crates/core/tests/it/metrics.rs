@@ -1,15 +1,14 @@
 //! Observability (SPEC §8): the `onMetric` event sequence, the `attempts` extension, the
 //! Prometheus text of `metrics()`, run error events, and a failing `onMetric`.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{callback, Abort, Client, ClientOptions, RunOptions, Style};
 use toolnexus_core::native::RunOutput;
 use toolnexus_core::{pending, Error};
+
+use crate::common::*;
 
 const GUARD: Duration = Duration::from_secs(5);
 

@@ -1,16 +1,15 @@
 //! Suspension (SPEC §10): a tool returns a pending request; with no `wait_for` the run
 //! halts with `status: pending`, with one the tool is retried once with the answer.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{callback, Client, RunOptions, RunStatus, Style};
 use toolnexus_core::native::RunOutput;
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{pending, Error};
+
+use crate::common::*;
 
 fn login_request() -> Value {
     json!({"kind": "authorization", "prompt": "Log in", "url": "https://x.test/login", "id": "req-login"})

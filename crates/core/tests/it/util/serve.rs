@@ -2,7 +2,6 @@
 //! `answer`, which returns the response to send, or `None` to drop the connection without
 //! any answer. Used by the built-in tools' tests, the MCP tests and the scripted LLM
 //! endpoint (`common/mod.rs`).
-#![allow(dead_code)]
 
 use std::convert::Infallible;
 use std::future::Future;

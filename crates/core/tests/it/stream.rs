@@ -2,12 +2,9 @@
 //! the events and their order, tool-call assembly from deltas, suspension events, the
 //! request body, failures, and that deltas reach the sink while the body is still open.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
@@ -19,6 +16,8 @@ use toolnexus_core::native::RunOutput;
 use toolnexus_core::pending;
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{Error, Toolkit};
+
+use crate::common::*;
 
 const GUARD: Duration = Duration::from_secs(5);
 

@@ -11,9 +11,7 @@ use toolnexus_core::mcp::{self, LoadOptions, McpSource, McpStatus, McpTool};
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{ToolContext, Toolkit, ToolkitOptions};
 
-#[path = "util/serve.rs"]
-mod serve;
-use serve::{full, serve};
+use crate::util::serve::{full, serve};
 
 const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mcp_server.mjs");
 
@@ -456,8 +454,12 @@ async fn elicitation_round_trips_through_wait_for() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn streamable_http_with_env_headers_and_the_sse_fallback() {
+    // The headers' variables are read from the process environment: run in a process that has
+    // the one and not the other.
+    crate::alone!(streamable_http_with_env_headers_and_the_sse_fallback, |cmd| {
+        cmd.env("TN_MCP_TEST_TOKEN", "tok-123").env_remove("TN_MCP_TEST_UNSET");
+    });
     let server = http_server().await;
-    std::env::set_var("TN_MCP_TEST_TOKEN", "tok-123");
     let cfg = json!({
         "web": {
             "url": format!("http://127.0.0.1:{}/mcp", server.port),
@@ -632,7 +634,7 @@ async fn the_toolkit_puts_mcp_tools_first_and_closes_them() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Child-process tests: this test binary runs itself with `TN_MCP_CHILD` set, so a test can
+// Child-process tests: the test binary runs itself with `TN_MCP_CHILD` set, so a test can
 // read what the core prints to stderr, or end a host process while its servers are up.
 // ---------------------------------------------------------------------------------------
 
@@ -671,7 +673,8 @@ fn child_process_helper() {
 /// Start this binary as a child running `child_process_helper` in `mode` with `config`.
 fn start_child(mode: &str, config: &Value) -> std::process::Child {
     std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_process_helper", "--nocapture", "--test-threads", "1"])
+        .args([&crate::util::alone::test_name(module_path!(), "child_process_helper")])
+        .args(["--exact", "--nocapture", "--test-threads", "1"])
         .env("TN_MCP_CHILD", mode)
         .env("TN_MCP_CHILD_CONFIG", config.to_string())
         .stdin(std::process::Stdio::null())

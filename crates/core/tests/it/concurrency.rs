@@ -4,17 +4,16 @@
 //! one after the other would never get past the first. A 5s timeout turns that hang into a
 //! failure.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use serde_json::json;
 use tokio::sync::Barrier;
 use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
 use toolnexus_core::native::RunOutput;
 use toolnexus_core::tool::SharedTool;
+
+use crate::common::*;
 
 /// Two tools that can only finish together. `slow` also finishes after `fast`, so the
 /// completion order is the reverse of the call order.

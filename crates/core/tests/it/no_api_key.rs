@@ -1,17 +1,20 @@
-//! The missing-key error. This binary holds a single test because it edits process-wide
-//! environment variables; no other test in the suite sets them.
+//! The missing-key error.
 
-mod common;
-
-use common::*;
 use toolnexus_core::client::{Client, RunOptions, Style};
 use toolnexus_core::Error;
 
+use crate::common::*;
+
 #[tokio::test]
 async fn no_key_anywhere_is_a_clear_error_and_nothing_is_sent() {
-    for var in ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"] {
-        std::env::remove_var(var);
-    }
+    const KEYS: [&str; 3] = ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+    // The keys are read from the process environment: run in a process without them.
+    crate::alone!(no_key_anywhere_is_a_clear_error_and_nothing_is_sent, |cmd| {
+        for var in KEYS {
+            cmd.env_remove(var);
+        }
+    });
+    assert!(KEYS.iter().all(|var| std::env::var_os(var).is_none()));
     let server = MockLlm::script(vec![Reply::json(oa_text("unreachable"))]).await;
     let tk = toolkit(vec![]).await;
     for (style, key) in [(Style::OpenAI, None), (Style::Anthropic, None), (Style::OpenAI, Some(String::new()))] {

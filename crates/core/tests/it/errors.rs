@@ -1,14 +1,13 @@
 //! Failure paths: HTTP errors and retries, bad bodies, unreachable endpoints,
 //! cancellation and the run deadline.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use serde_json::json;
 use toolnexus_core::client::{Abort, Client, RunOptions, RunStatus, Style, ABORTED};
 use toolnexus_core::Error;
+
+use crate::common::*;
 
 const HANG_GUARD: Duration = Duration::from_secs(5);
 

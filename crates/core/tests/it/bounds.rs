@@ -7,6 +7,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+use hyper::Response;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 #[cfg(unix)]
@@ -16,11 +18,7 @@ use toolnexus_core::http_tool::{http_tool, HttpToolOptions};
 use toolnexus_core::jsstr::{MAX_LENGTH, TOO_LONG};
 use toolnexus_core::{ToolContext, ToolResult};
 
-#[path = "util/serve.rs"]
-mod serve;
-use bytes::Bytes;
-use hyper::Response;
-use serve::{serve, streamed};
+use crate::util::serve::{serve, streamed};
 
 async fn call_ctx(name: &str, args: Value, ctx: ToolContext) -> ToolResult {
     let tool = create_builtin_tools().into_iter().find(|t| t.name() == name).expect("a built-in of that name");

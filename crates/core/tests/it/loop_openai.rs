@@ -1,12 +1,11 @@
 //! The OpenAI-style loop against a scripted endpoint: the wire request, tool turns,
 //! usage, the result shape, the system prompt and the turn limit.
 
-mod common;
-
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
 use toolnexus_core::native::RunOutput;
+
+use crate::common::*;
 
 fn add_tool() -> toolnexus_core::tool::SharedTool {
     fn_tool("add", |args: Value, _| async move {

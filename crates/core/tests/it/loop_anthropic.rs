@@ -1,12 +1,11 @@
 //! The Anthropic-style loop against a scripted endpoint: endpoint, headers, body shape,
 //! tool_result blocks, usage mapping and the turn limit.
 
-mod common;
-
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{Client, RunOptions, RunStatus, Style};
 use toolnexus_core::native::RunOutput;
+
+use crate::common::*;
 
 #[tokio::test]
 async fn a_tool_turn_then_a_text_turn_on_the_wire() {

@@ -1,12 +1,11 @@
 //! The built-in tools inside the agent loop: a default toolkit declares all ten, the model
 //! can call them, and `question` suspends through §10 like any other request.
 
-mod common;
-
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{callback, Client, RunOptions, RunStatus, Style};
 use toolnexus_core::{Toolkit, ToolkitOptions};
+
+use crate::common::*;
 
 async fn default_toolkit() -> Toolkit {
     Toolkit::create(ToolkitOptions::default()).await.unwrap()

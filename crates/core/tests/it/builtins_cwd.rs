@@ -1,9 +1,10 @@
 //! Relative paths: every built-in resolves them against the process working directory.
-//! This binary changes that directory, so it holds a single test.
 
 use serde_json::{json, Value};
 use toolnexus_core::builtins::create_builtin_tools;
 use toolnexus_core::{ToolContext, ToolResult};
+
+use crate::util::alone::{is_alone, run_alone, test_name};
 
 async fn call(name: &str, args: Value) -> ToolResult {
     let t = create_builtin_tools().into_iter().find(|t| t.name() == name).unwrap();
@@ -12,9 +13,17 @@ async fn call(name: &str, args: Value) -> ToolResult {
 
 #[tokio::test]
 async fn relative_paths_are_taken_from_the_process_working_directory() {
-    let d = tempfile::tempdir().unwrap();
-    let root = d.path().canonicalize().unwrap();
-    std::env::set_current_dir(&root).unwrap();
+    // The working directory is the process's: run in a process of its own, started in a
+    // fresh directory (that the shared process keeps until the run is over).
+    let name = test_name(module_path!(), "relative_paths_are_taken_from_the_process_working_directory");
+    if !is_alone(&name) {
+        let d = tempfile::tempdir().unwrap();
+        return run_alone(&name, |cmd| {
+            cmd.current_dir(d.path());
+        });
+    }
+    let root = std::env::current_dir().unwrap().canonicalize().unwrap();
+    assert!(root.starts_with(std::env::temp_dir().canonicalize().unwrap()), "{root:?}");
     let cwd = root.to_string_lossy().into_owned();
 
     assert_eq!(
@@ -52,6 +61,4 @@ async fn relative_paths_are_taken_from_the_process_working_directory() {
     assert_eq!(call("apply_patch", json!({"patchText": patch})).await.output, "Applied patch: 2 file operations");
     assert_eq!(std::fs::read_to_string(root.join("p/new.txt")).unwrap(), "made");
     assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "y");
-
-    std::env::set_current_dir(std::env::temp_dir()).unwrap();
 }

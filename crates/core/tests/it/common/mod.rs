@@ -1,9 +1,6 @@
-//! Shared fixtures for the client-loop integration tests: a scripted LLM endpoint served
-//! over real HTTP/1.1 on 127.0.0.1 (hyper's server side, `util/serve.rs`), plus small
-//! builders for clients, tools and replies.
-//!
-//! Every test binary compiles this module on its own and uses only part of it.
-#![allow(dead_code)]
+//! Shared fixtures for the client-loop tests: a scripted LLM endpoint served over real
+//! HTTP/1.1 on 127.0.0.1 (hyper's server side, `util/serve.rs`), plus small builders for
+//! clients, tools and replies.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -24,9 +21,7 @@ use toolnexus_core::native::{FnTool, RunOutput};
 use toolnexus_core::tool::{SharedTool, ToolContext};
 use toolnexus_core::{Toolkit, ToolkitOptions};
 
-#[path = "../util/serve.rs"]
-mod serve;
-use serve::{full, serve, streamed, Body};
+use crate::util::serve::{full, serve, streamed, Body};
 
 // ---------------------------------------------------------------------------------------
 // The scripted endpoint

@@ -1,14 +1,13 @@
 //! Resilience (SPEC §8): `Retry-After` in its delay-seconds form, and the `onError`
 //! classifier — what it is told, and how its answer bounds the retries.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::{callback, Client, ClientOptions, RunOptions, Style};
 use toolnexus_core::Error;
+
+use crate::common::*;
 
 const GUARD: Duration = Duration::from_secs(5);
 

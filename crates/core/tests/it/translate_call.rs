@@ -2,17 +2,16 @@
 //! sends (body keys, lower-case headers), the OpenAI-shaped result, a toolkit that is
 //! declared but never run, and hooks that fire exactly once.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::single::{tool_calls_json, TranslateRequest};
 use toolnexus_core::client::{Client, ClientOptions, Style};
 use toolnexus_core::native::RunOutput;
 use toolnexus_core::tool::SharedTool;
+
+use crate::common::*;
 
 /// A toolkit tool that records whether it ever ran.
 fn guarded_tool(name: &str, ran: Arc<AtomicBool>) -> SharedTool {

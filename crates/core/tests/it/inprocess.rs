@@ -2,15 +2,14 @@
 //! what `generate` is handed, how its answer becomes a chat completion, and the refusal
 //! to stream.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::*;
 use serde_json::{json, Value};
 use toolnexus_core::client::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL, NO_STREAMING};
 use toolnexus_core::client::{callback, Client, ClientOptions, RunOptions, RunStatus, Style};
 use toolnexus_core::Error;
+
+use crate::common::*;
 
 /// Client options as the in-process constructor builds them: the sentinel URL, the
 /// OpenAI style, a placeholder key and no retries, with `answers` played in order by a

@@ -1,14 +1,13 @@
 //! HTTP tools against a real HTTP/1.1 server on 127.0.0.1.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{Action, MockLlm, Reply};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolnexus_core::http_tool::{http_tool, HttpToolOptions, ResultMode, ABORTED};
 use toolnexus_core::tool::ToolContext;
+
+use crate::common::{Action, MockLlm, Reply};
 
 fn opts(method: &str, url: String) -> HttpToolOptions {
     HttpToolOptions::new("t", "a test endpoint", method, url)
@@ -31,7 +30,10 @@ async fn get_puts_arguments_in_the_query_and_reports_the_status() {
 
 #[tokio::test]
 async fn post_fills_the_path_the_query_and_a_json_body_with_env_headers() {
-    std::env::set_var("TOOLNEXUS_IT_DOCS_TOKEN", "YOUR_KEY_HERE");
+    // The header's variable is read from the process environment: run in a process that has it.
+    crate::alone!(post_fills_the_path_the_query_and_a_json_body_with_env_headers, |cmd| {
+        cmd.env("TOOLNEXUS_IT_DOCS_TOKEN", "YOUR_KEY_HERE");
+    });
     let server = MockLlm::script(vec![Reply::raw(201, r#"{"created":true}"#)]).await;
     let mut o = opts("POST", format!("{}/issues/{{issue}}/comments", server.url()));
     o.headers = vec![("Authorization".into(), "Bearer ${TOOLNEXUS_IT_DOCS_TOKEN}".into())];

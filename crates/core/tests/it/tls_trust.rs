@@ -7,18 +7,18 @@
 //! host name, dates outside the validity period, a certificate meant for clients only, and a
 //! CA:TRUE certificate that is not itself in the file are all refused.
 
-mod common;
-
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use common::*;
 use rcgen::{BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolnexus_core::client::{Client, RunOptions, Style};
+
+use crate::common::*;
+use crate::util::alone::{is_alone, run_alone, test_name};
 
 /// A certificate and its key, as PEM.
 #[derive(Clone)]
@@ -46,18 +46,36 @@ struct Certs {
     issued: Pem,
     /// CA:TRUE, issued by the CA in the file, not itself in the file.
     ca_issued: Pem,
-    /// Keeps the trust file.
-    _dir: tempfile::TempDir,
 }
 
 const SAN: &[&str] = &["localhost", "127.0.0.1"];
 
-/// The certificates, made once; the trust file becomes `NODE_EXTRA_CA_CERTS` before any client
-/// reads it (every test comes through here first).
+/// Whether this is the process a test runs in, on its own: the trust of `NODE_EXTRA_CA_CERTS`
+/// is read once per process, by the first client any test builds, so each test here runs in a
+/// process of its own whose `NODE_EXTRA_CA_CERTS` names a file in a fresh directory, which
+/// [`certs`] writes before any client reads it. In the shared process: run `test` so, and
+/// answer false.
+fn alone_with_a_trust_file(test: &str) -> bool {
+    let name = test_name(module_path!(), test);
+    if is_alone(&name) {
+        return true;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    run_alone(&name, |cmd| {
+        cmd.env("NODE_EXTRA_CA_CERTS", dir.path().join("extra-ca.pem"));
+    });
+    false
+}
+
+/// The certificates, made once; they are written to the trust file `NODE_EXTRA_CA_CERTS` names
+/// before any client reads it (every test comes through here first).
 fn certs() -> &'static Certs {
     static CERTS: OnceLock<Certs> = OnceLock::new();
     CERTS.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let path = std::path::PathBuf::from(
+            std::env::var_os("NODE_EXTRA_CA_CERTS").expect("NODE_EXTRA_CA_CERTS names the trust file to write"),
+        );
+        let dir = path.parent().unwrap();
         let ca_key = KeyPair::generate().unwrap();
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -65,8 +83,8 @@ fn certs() -> &'static Certs {
         let ca = ca_params.self_signed(&ca_key).unwrap();
         let issuer = Issuer::new(ca_params, ca_key);
         let certs = Certs {
-            node_style: openssl_self_signed(dir.path(), "node-style"),
-            other_self_signed: openssl_self_signed(dir.path(), "other"),
+            node_style: openssl_self_signed(dir, "node-style"),
+            other_self_signed: openssl_self_signed(dir, "other"),
             wrong_host: self_signed(&["example.com"], true, |_| {}),
             expired: self_signed(SAN, true, |p| {
                 p.not_before = rcgen::date_time_ymd(2000, 1, 1);
@@ -80,7 +98,6 @@ fn certs() -> &'static Certs {
             plain_self_signed: self_signed(SAN, false, |_| {}),
             issued: issued_by(&issuer, false),
             ca_issued: issued_by(&issuer, true),
-            _dir: dir,
         };
         let trusted = [
             &certs.node_style,
@@ -94,9 +111,7 @@ fn certs() -> &'static Certs {
         for pem in trusted {
             file.push_str(&pem.cert);
         }
-        let path = certs._dir.path().join("extra-ca.pem");
         std::fs::write(&path, file).unwrap();
-        std::env::set_var("NODE_EXTRA_CA_CERTS", &path);
         certs
     })
 }
@@ -255,37 +270,58 @@ async fn refused(pem: &Pem, why: &str) {
 
 #[tokio::test]
 async fn a_self_signed_ca_certificate_in_the_file_is_trusted_as_node_trusts_it() {
+    if !alone_with_a_trust_file("a_self_signed_ca_certificate_in_the_file_is_trusted_as_node_trusts_it") {
+        return;
+    }
     accepted(&certs().node_style).await;
 }
 
 #[tokio::test]
 async fn a_self_signed_ca_certificate_not_in_the_file_is_refused() {
+    if !alone_with_a_trust_file("a_self_signed_ca_certificate_not_in_the_file_is_refused") {
+        return;
+    }
     refused(&certs().other_self_signed, "CaUsedAsEndEntity").await;
 }
 
 #[tokio::test]
 async fn a_trusted_ca_certificate_for_another_host_is_refused() {
+    if !alone_with_a_trust_file("a_trusted_ca_certificate_for_another_host_is_refused") {
+        return;
+    }
     refused(&certs().wrong_host, "not valid for name").await;
 }
 
 #[tokio::test]
 async fn a_trusted_ca_certificate_outside_its_validity_period_is_refused() {
+    if !alone_with_a_trust_file("a_trusted_ca_certificate_outside_its_validity_period_is_refused") {
+        return;
+    }
     refused(&certs().expired, "expired").await;
     refused(&certs().not_yet_valid, "not valid yet").await;
 }
 
 #[tokio::test]
 async fn a_trusted_ca_certificate_meant_for_clients_only_is_refused() {
+    if !alone_with_a_trust_file("a_trusted_ca_certificate_meant_for_clients_only_is_refused") {
+        return;
+    }
     refused(&certs().client_only, "InvalidPurpose").await;
 }
 
 #[tokio::test]
 async fn a_ca_certificate_issued_by_a_trusted_ca_but_not_itself_trusted_is_refused() {
+    if !alone_with_a_trust_file("a_ca_certificate_issued_by_a_trusted_ca_but_not_itself_trusted_is_refused") {
+        return;
+    }
     refused(&certs().ca_issued, "CaUsedAsEndEntity").await;
 }
 
 #[tokio::test]
 async fn ordinary_chains_and_plain_self_signed_certificates_are_unchanged() {
+    if !alone_with_a_trust_file("ordinary_chains_and_plain_self_signed_certificates_are_unchanged") {
+        return;
+    }
     accepted(&certs().issued).await;
     accepted(&certs().plain_self_signed).await;
 }
