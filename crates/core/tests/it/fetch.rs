@@ -122,7 +122,7 @@ fn ok_json(body: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-fn post(url: &str, body: &str) -> HttpRequest {
+pub(crate) fn post(url: &str, body: &str) -> HttpRequest {
     HttpRequest {
         url: url.to_string(),
         headers: vec![("Content-Type".into(), "application/json".into()), ("Authorization".into(), "Bearer k".into())],
@@ -130,7 +130,7 @@ fn post(url: &str, body: &str) -> HttpRequest {
     }
 }
 
-fn fresh() -> FetchTransport {
+pub(crate) fn fresh() -> FetchTransport {
     FetchTransport::new(Fetcher::new(TokioConnect))
 }
 
@@ -339,6 +339,26 @@ async fn a_connection_dropped_just_as_it_is_reused_is_retried_once() {
     assert_eq!(t.post(post(&url, "{}")).await.unwrap().status, 200);
     assert_eq!(t.post(post(&url, "{}")).await.unwrap().status, 200);
     assert_eq!(conns.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn one_transport_alternating_between_endpoints_reaches_each_in_turn() {
+    use crate::common::{oa_text, MockLlm, Reply};
+    let a = MockLlm::script(vec![Reply::json(oa_text("from a")), Reply::json(oa_text("a again"))]).await;
+    let b = MockLlm::script(vec![Reply::json(oa_text("from b"))]).await;
+    let t = FetchTransport::new(toolnexus_core::fetch::Fetcher::new(toolnexus_core::fetch::TokioConnect));
+    let post = |url: String| HttpRequest { url, headers: vec![], body: "{}".into() };
+    let mut seen = vec![];
+    for url in [a.url(), b.url(), a.url()] {
+        let res = t.post(post(format!("{url}/chat/completions"))).await.unwrap();
+        seen.push(
+            res.body.contains("from a") as u8
+                + 2 * res.body.contains("from b") as u8
+                + 4 * res.body.contains("a again") as u8,
+        );
+    }
+    assert_eq!(seen, vec![1, 2, 4]);
+    assert_eq!((a.count(), b.count()), (2, 1));
 }
 
 #[tokio::test]
@@ -796,94 +816,4 @@ async fn a_body_that_stops_arriving_is_a_body_timeout() {
     let res = Fetcher::with_options(TokioConnect, o).fetch(req).await.unwrap();
     let e = res.bytes().await.unwrap_err();
     assert_eq!((e.message.as_str(), e.cause.unwrap().code()), ("terminated", Some("UND_ERR_BODY_TIMEOUT")));
-}
-
-// ---- TLS ----
-
-mod tls {
-    use super::*;
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-
-    fn pem(name: &str) -> Vec<u8> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/support/tls").join(name);
-        std::fs::read(path).unwrap()
-    }
-
-    fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-        Arc::new(rustls::crypto::ring::default_provider())
-    }
-
-    /// An https server with the localhost certificate; counts connections.
-    async fn https_server() -> (u16, Arc<AtomicUsize>) {
-        let cert = CertificateDer::from_pem_slice(&pem("localhost.crt")).unwrap();
-        let key = PrivateKeyDer::from_pem_slice(&pem("localhost.key")).unwrap();
-        let config = rustls::ServerConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert], key)
-            .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let conns = Arc::new(AtomicUsize::new(0));
-        let c2 = conns.clone();
-        tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                c2.fetch_add(1, Ordering::SeqCst);
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    let Ok(mut s) = acceptor.accept(tcp).await else { return };
-                    let mut buf = Vec::new();
-                    loop {
-                        let mut tmp = [0u8; 4096];
-                        let Ok(n) = s.read(&mut tmp).await else { return };
-                        if n == 0 {
-                            return;
-                        }
-                        buf.extend_from_slice(&tmp[..n]);
-                        let mut slots = [httparse::EMPTY_HEADER; 64];
-                        let mut req = httparse::Request::new(&mut slots);
-                        if let Ok(httparse::Status::Complete(at)) = req.parse(&buf) {
-                            buf.drain(..at + 2);
-                            let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecure";
-                            if s.write_all(reply).await.is_err() || s.flush().await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        (port, conns)
-    }
-
-    #[tokio::test]
-    async fn https_with_a_trusted_certificate_works_and_keeps_the_connection() {
-        let (port, conns) = https_server().await;
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(CertificateDer::from_pem_slice(&pem("ca.crt")).unwrap()).unwrap();
-        let config = rustls::ClientConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let o = Options { tls: Some(Arc::new(config)), ..Options::default() };
-        let t = FetchTransport::new(Fetcher::with_options(TokioConnect, o));
-        for _ in 0..3 {
-            let r = t.post(post(&format!("https://localhost:{port}/v1"), "{}")).await.unwrap();
-            assert_eq!((r.status, r.body.as_str()), (200, "secure"));
-        }
-        assert_eq!(conns.load(Ordering::SeqCst), 1);
-    }
-
-    #[tokio::test]
-    async fn https_with_an_untrusted_certificate_fails_the_fetch() {
-        let (port, _) = https_server().await;
-        let e = fresh().post(post(&format!("https://localhost:{port}/v1"), "{}")).await.unwrap_err();
-        let toolnexus_core::Error::Fetch(e) = e else { panic!("{e:?}") };
-        assert_eq!(e.message, "fetch failed");
-        assert!(e.cause.unwrap().message.contains("certificate"));
-    }
 }

@@ -1,12 +1,15 @@
-//! The core's integration tests, as one test binary.
+//! The core's integration tests, as one test binary, grouped by behaviour.
+//!
+//! One binary is one process: a test that needs the environment, the working directory or the
+//! TLS trust set its own way runs in a process of its own (`util::alone`).
 
 mod common;
 mod util;
 
+mod agent_loop;
 mod bounds;
 mod builtins;
-mod builtins_cwd;
-mod builtins_loop;
+mod cancel;
 mod concurrency;
 mod deep;
 mod errors;
@@ -15,14 +18,11 @@ mod hooks;
 mod host;
 mod http_tool;
 mod inprocess;
-mod loop_anthropic;
-mod loop_openai;
 mod mcp;
 mod memory;
 mod metrics;
-mod no_api_key;
-mod resilience;
+mod retry;
 mod stream;
 mod suspension;
-mod tls_trust;
-mod translate_call;
+mod tls;
+mod translate;

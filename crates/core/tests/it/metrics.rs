@@ -1,5 +1,5 @@
-//! Observability (SPEC §8): the `onMetric` event sequence, the `attempts` extension, the
-//! Prometheus text of `metrics()`, run error events, and a failing `onMetric`.
+//! Observability (SPEC §8): the `onMetric` event sequence (also interleaved with a stream's
+//! events), the Prometheus text of `metrics()`, run error events, and a failing `onMetric`.
 
 use std::time::Duration;
 
@@ -10,10 +10,8 @@ use toolnexus_core::{pending, Error};
 
 use crate::common::*;
 
-const GUARD: Duration = Duration::from_secs(5);
-
 /// Options whose `on_metric` records into the returned log.
-fn metered(base: &str, style: Style) -> (ClientOptions, Log<Value>) {
+pub(crate) fn metered(base: &str, style: Style) -> (ClientOptions, Log<Value>) {
     let log = Log::default();
     let mut o = options(base, style);
     o.on_metric = Some(recorder(log.clone()));
@@ -21,11 +19,11 @@ fn metered(base: &str, style: Style) -> (ClientOptions, Log<Value>) {
 }
 
 /// The recorded events as compact JSON text with `ms` zeroed (key order is checked too).
-fn texts(log: &Log<Value>) -> Vec<String> {
+pub(crate) fn texts(log: &Log<Value>) -> Vec<String> {
     log.all().into_iter().map(|v| zero_ms(v).to_string()).collect()
 }
 
-fn usage(p: i64, c: i64) -> Value {
+pub(crate) fn usage(p: i64, c: i64) -> Value {
     json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c})
 }
 
@@ -111,38 +109,63 @@ async fn a_suspension_is_a_pending_tool_event_never_an_error() {
 }
 
 #[tokio::test]
-async fn attempts_appear_only_on_a_retried_call() {
-    let server = MockLlm::script(vec![
-        Reply::json(oa_text("first")),
-        Reply::raw(500, "oops"),
-        Reply::raw(503, "busy"),
-        Reply::json(with_usage(oa_text("second"), usage(1, 1))),
-        Reply::raw(500, "a"),
-        Reply::raw(500, "b"),
-        Reply::raw(500, "c"),
+async fn metrics_interleave_with_events_and_the_run_metric_precedes_done() {
+    let server = MockLlm::sequence(vec![
+        Action::Stream(SseReply::openai(vec![
+            oa_delta(json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]})),
+            oa_finish("tool_calls"),
+            oa_usage_chunk(4, 2),
+        ])),
+        Action::Stream(oa_text_stream(&["a", "b"], 6, 2)),
     ])
     .await;
-    let tk = toolkit(vec![]).await;
-    let (o, log) = metered(&server.url(), Style::OpenAI);
+    let tk = toolkit(vec![text_tool("t", "out")]).await;
+    let trail = Log::default();
+    let mut o = options(&server.url(), Style::OpenAI);
+    o.on_metric = Some(tagged(trail.clone(), "metric"));
     let client = Client::new(o).unwrap();
+    let sink = tagged(trail.clone(), "event");
 
-    client.run("q1", &tk, RunOptions::default()).await.unwrap();
-    client.run("q2", &tk, RunOptions::default()).await.unwrap();
-    client.run("q3", &tk, RunOptions::default()).await.unwrap_err();
+    let r = client.stream("go", &tk, None, RunOptions::default(), sink.as_ref()).await.unwrap();
 
+    let steps: Vec<String> = trail
+        .all()
+        .iter()
+        .map(|s| match (s.get("event"), s.get("metric")) {
+            (Some(e), _) => e["type"].as_str().unwrap().to_string(),
+            (_, Some(m)) => format!("metric:{}", m["event"].as_str().unwrap()),
+            _ => unreachable!(),
+        })
+        .collect();
     assert_eq!(
-        texts(&log),
+        steps,
         [
-            r#"{"event":"llm","model":"m","status":"ok","ms":0,"promptTokens":0,"completionTokens":0}"#,
-            r#"{"event":"run","model":"m","turns":1,"toolCalls":0,"totalTokens":0,"ms":0}"#,
-            r#"{"event":"llm","model":"m","status":"ok","ms":0,"promptTokens":1,"completionTokens":1,"attempts":3}"#,
-            r#"{"event":"run","model":"m","turns":1,"toolCalls":0,"totalTokens":2,"ms":0}"#,
-            r#"{"event":"llm","model":"m","status":"error","ms":0,"promptTokens":0,"completionTokens":0,"attempts":3}"#,
-            r#"{"event":"run","model":"m","turns":1,"toolCalls":0,"totalTokens":0,"ms":0,"error":"LLM 500: c"}"#,
+            "metric:llm",
+            "tool_call",
+            "metric:tool",
+            "tool_result",
+            "text",
+            "text",
+            "metric:llm",
+            "usage",
+            "metric:run",
+            "done"
         ]
     );
-    // A retried call is still one request in the registry.
-    assert!(client.metrics().contains("toolnexus_llm_requests_total{model=\"m\",status=\"ok\"} 2\n"));
+    let all = trail.all();
+    assert_eq!(
+        zero_ms(all[0]["metric"].clone()).to_string(),
+        r#"{"event":"llm","model":"m","status":"ok","ms":0,"promptTokens":4,"completionTokens":2}"#
+    );
+    assert_eq!(
+        zero_ms(all[6]["metric"].clone()).to_string(),
+        r#"{"event":"llm","model":"m","status":"ok","ms":0,"promptTokens":6,"completionTokens":2}"#
+    );
+    assert_eq!(
+        zero_ms(all[8]["metric"].clone()).to_string(),
+        r#"{"event":"run","model":"m","turns":2,"toolCalls":1,"totalTokens":14,"ms":0}"#
+    );
+    assert_eq!(r.usage.total_tokens, 14);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,9 +1,8 @@
-//! Streaming (SPEC §8) over the real reqwest transport against a chunked SSE endpoint:
-//! the events and their order, tool-call assembly from deltas, suspension events, the
-//! request body, failures, and that deltas reach the sink while the body is still open.
+//! Streaming (SPEC §8) over the real transport against a chunked SSE endpoint: the events and
+//! their order, tool-call assembly from deltas, suspension events, the request body, failures,
+//! and that deltas reach the sink while the body is still open.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -13,16 +12,17 @@ use toolnexus_core::client::{
     Style, Transport,
 };
 use toolnexus_core::native::RunOutput;
-use toolnexus_core::pending;
 use toolnexus_core::tool::SharedTool;
-use toolnexus_core::{Error, Toolkit};
+use toolnexus_core::{pending, Error, Toolkit};
 
 use crate::common::*;
 
-const GUARD: Duration = Duration::from_secs(5);
-
 /// Stream with a sink recording every event; guarded so a hang fails instead of stalling.
-async fn stream_events(client: &Client, prompt: &str, tk: &Toolkit) -> (Result<RunResult, Error>, Vec<Value>) {
+pub(crate) async fn stream_events(
+    client: &Client,
+    prompt: &str,
+    tk: &Toolkit,
+) -> (Result<RunResult, Error>, Vec<Value>) {
     let log = Log::default();
     let sink = recorder(log.clone());
     let res = tokio::time::timeout(GUARD, client.stream(prompt, tk, None, RunOptions::default(), sink.as_ref()))
@@ -31,7 +31,7 @@ async fn stream_events(client: &Client, prompt: &str, tk: &Toolkit) -> (Result<R
     (res, log.all())
 }
 
-fn types(events: &[Value]) -> Vec<String> {
+pub(crate) fn types(events: &[Value]) -> Vec<String> {
     events.iter().map(|e| e["type"].as_str().unwrap_or("?").to_string()).collect()
 }
 
@@ -321,70 +321,6 @@ async fn without_wait_for_a_suspension_halts_the_stream_with_a_pending_done() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Metrics interleaving
-// ---------------------------------------------------------------------------------------
-
-#[tokio::test]
-async fn metrics_interleave_with_events_and_the_run_metric_precedes_done() {
-    let server = MockLlm::sequence(vec![
-        Action::Stream(SseReply::openai(vec![
-            oa_delta(json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]})),
-            oa_finish("tool_calls"),
-            oa_usage_chunk(4, 2),
-        ])),
-        Action::Stream(oa_text_stream(&["a", "b"], 6, 2)),
-    ])
-    .await;
-    let tk = toolkit(vec![text_tool("t", "out")]).await;
-    let trail = Log::default();
-    let mut o = options(&server.url(), Style::OpenAI);
-    o.on_metric = Some(tagged(trail.clone(), "metric"));
-    let client = Client::new(o).unwrap();
-    let sink = tagged(trail.clone(), "event");
-
-    let r = client.stream("go", &tk, None, RunOptions::default(), sink.as_ref()).await.unwrap();
-
-    let steps: Vec<String> = trail
-        .all()
-        .iter()
-        .map(|s| match (s.get("event"), s.get("metric")) {
-            (Some(e), _) => e["type"].as_str().unwrap().to_string(),
-            (_, Some(m)) => format!("metric:{}", m["event"].as_str().unwrap()),
-            _ => unreachable!(),
-        })
-        .collect();
-    assert_eq!(
-        steps,
-        [
-            "metric:llm",
-            "tool_call",
-            "metric:tool",
-            "tool_result",
-            "text",
-            "text",
-            "metric:llm",
-            "usage",
-            "metric:run",
-            "done"
-        ]
-    );
-    let all = trail.all();
-    assert_eq!(
-        zero_ms(all[0]["metric"].clone()).to_string(),
-        r#"{"event":"llm","model":"m","status":"ok","ms":0,"promptTokens":4,"completionTokens":2}"#
-    );
-    assert_eq!(
-        zero_ms(all[6]["metric"].clone()).to_string(),
-        r#"{"event":"llm","model":"m","status":"ok","ms":0,"promptTokens":6,"completionTokens":2}"#
-    );
-    assert_eq!(
-        zero_ms(all[8]["metric"].clone()).to_string(),
-        r#"{"event":"run","model":"m","turns":2,"toolCalls":1,"totalTokens":14,"ms":0}"#
-    );
-    assert_eq!(r.usage.total_tokens, 14);
-}
-
-// ---------------------------------------------------------------------------------------
 // Liveness: deltas reach the sink while the response is still open
 // ---------------------------------------------------------------------------------------
 
@@ -487,56 +423,6 @@ async fn a_non_2xx_stream_reply_fails_with_status_and_body() {
         assert!(events.is_empty(), "no event (and no done) on a failed stream: {events:?}");
         assert_eq!(server.count(), 1);
     }
-}
-
-#[tokio::test]
-async fn a_5xx_stream_reply_is_retried_then_streams() {
-    let server =
-        MockLlm::sequence(vec![Action::Reply(Reply::raw(503, "busy")), Action::Stream(oa_text_stream(&["ok"], 1, 1))])
-            .await;
-    let tk = toolkit(vec![]).await;
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
-
-    let (res, events) = stream_events(&client, "q", &tk).await;
-
-    assert_eq!(res.unwrap().text, "ok");
-    assert_eq!(types(&events), ["text", "usage", "done"]);
-    assert_eq!(server.count(), 2);
-    assert_eq!(server.request(0).raw, server.request(1).raw);
-}
-
-#[tokio::test]
-async fn retries_exhausted_on_a_stream_report_the_last_reply() {
-    let server = MockLlm::start(|_, i| Action::Reply(Reply::raw(502, &format!("gw {i}")))).await;
-    let tk = toolkit(vec![]).await;
-    let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();
-
-    let (res, events) = stream_events(&client, "q", &tk).await;
-
-    assert_eq!(res.unwrap_err().to_string(), "LLM 502: gw 2");
-    assert!(events.is_empty());
-    assert_eq!(server.count(), 3);
-}
-
-#[tokio::test]
-async fn a_stalled_stream_is_cut_by_the_run_deadline() {
-    // The first delta, then silence: the gate is never opened.
-    let reply = oa_text_stream(&["partial", "never"], 1, 1).gate(2, Arc::new(Notify::new()));
-    let server = MockLlm::sequence(vec![Action::Stream(reply)]).await;
-    let tk = toolkit(vec![]).await;
-    let mut o = options(&server.url(), Style::OpenAI);
-    o.timeout_ms = Some(300);
-    let metrics = Log::default();
-    o.on_metric = Some(recorder(metrics.clone()));
-    let client = Client::new(o).unwrap();
-
-    let (res, events) = stream_events(&client, "q", &tk).await;
-
-    assert_eq!(res.unwrap_err().to_string(), "run timeout after 300ms");
-    assert!(!types(&events).contains(&"done".to_string()));
-    let last = metrics.all().last().cloned().expect("a run event");
-    assert_eq!(last["event"], "run");
-    assert_eq!(last["error"], "run timeout after 300ms");
 }
 
 // ---------------------------------------------------------------------------------------

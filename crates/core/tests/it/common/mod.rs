@@ -323,6 +323,9 @@ fn sse_pieces(r: SseReply) -> impl futures::Stream<Item = Bytes> + Send {
 // Clients, toolkits and tools
 // ---------------------------------------------------------------------------------------
 
+/// How long a test gives what must not hang before it fails instead of stalling the run.
+pub const GUARD: Duration = Duration::from_secs(5);
+
 /// Client options with the test key and a 1ms retry base.
 pub fn options(base: &str, style: Style) -> ClientOptions {
     let mut o = ClientOptions::new(base, style, "m");

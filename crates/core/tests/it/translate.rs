@@ -29,7 +29,7 @@ fn ext_tool(name: &str) -> Value {
     json!({"type": "function", "function": {"name": name, "description": "external", "parameters": {"type": "object", "properties": {"q": {"type": "number"}}}}})
 }
 
-fn user(text: &str) -> Value {
+pub(crate) fn user(text: &str) -> Value {
     json!({"role": "user", "content": text})
 }
 
@@ -440,24 +440,6 @@ async fn before_llm_may_replace_messages_and_tools() {
     let seen = server.request(0);
     assert_eq!(seen.body_keys(), ["model", "messages"], "an emptied tool list leaves the key out");
     assert_eq!(seen.messages(), vec![user("replaced")]);
-}
-
-#[tokio::test]
-async fn translate_shares_retries_and_request_params() {
-    let server = MockLlm::script(vec![Reply::raw(503, "busy"), Reply::json(oa_text("ok"))]).await;
-    let mut o = options(&server.url(), Style::OpenAI);
-    o.request_params = Some(map(json!({"temperature": 0, "messages": "ignored"})));
-    let metrics = Log::default();
-    o.on_metric = Some(recorder(metrics.clone()));
-    let client = Client::new(o).unwrap();
-
-    let r = client.translate(TranslateRequest { messages: vec![user("q")], ..Default::default() }, None).await.unwrap();
-
-    assert_eq!(r.text, "ok");
-    assert_eq!(server.count(), 2);
-    assert_eq!(server.request(1).body_keys(), ["model", "messages", "temperature"]);
-    assert_eq!(server.request(1).messages(), vec![user("q")]);
-    assert_eq!(metrics.all()[0]["attempts"], 2);
 }
 
 #[tokio::test]

@@ -1,28 +1,10 @@
-//! Resilience (SPEC §8): `Retry-After` in its delay-seconds form, and the `onError`
-//! classifier — what it is told, and how its answer bounds the retries.
-
-use std::time::{Duration, Instant};
+//! The `onError` classifier: what it is told, and how its answer bounds the retries.
 
 use serde_json::{json, Value};
 use toolnexus_core::client::{callback, Client, ClientOptions, RunOptions, Style};
 use toolnexus_core::Error;
 
 use crate::common::*;
-
-const GUARD: Duration = Duration::from_secs(5);
-
-/// A server answering from `replies` in order, logging when each request arrived.
-async fn timed(replies: Vec<Reply>) -> (MockLlm, Log<Instant>) {
-    let arrivals = Log::default();
-    let a = arrivals.clone();
-    let mut queue: std::collections::VecDeque<Reply> = replies.into();
-    let server = MockLlm::start(move |_, _| {
-        a.push(Instant::now());
-        Action::Reply(queue.pop_front().unwrap_or_else(|| Reply::raw(418, "exhausted")))
-    })
-    .await;
-    (server, arrivals)
-}
 
 /// An `on_error` that logs each info and answers `tier`.
 fn classifier(o: &mut ClientOptions, tier: &'static str) -> Log<Value> {
@@ -41,72 +23,6 @@ fn classifier(o: &mut ClientOptions, tier: &'static str) -> Log<Value> {
 fn texts(log: &Log<Value>) -> Vec<String> {
     log.all().iter().map(Value::to_string).collect()
 }
-
-// ---------------------------------------------------------------------------------------
-// Retry-After
-// ---------------------------------------------------------------------------------------
-
-#[tokio::test]
-async fn retry_after_one_second_is_waited_before_the_retry() {
-    let (server, arrivals) =
-        timed(vec![Reply::raw(429, "slow down").header("Retry-After", "1"), Reply::json(oa_text("ok"))]).await;
-    let tk = toolkit(vec![]).await;
-    // With a 1 ms backoff base, only an honoured Retry-After explains a one-second gap.
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
-
-    let r = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default())).await.unwrap().unwrap();
-
-    assert_eq!(r.text, "ok");
-    let at = arrivals.all();
-    assert_eq!(at.len(), 2);
-    let gap = at[1] - at[0];
-    assert!(gap >= Duration::from_millis(950), "the retry came after {gap:?}");
-    assert!(gap < Duration::from_millis(3000), "the retry came after {gap:?}");
-}
-
-#[tokio::test]
-async fn retry_after_zero_retries_at_once() {
-    let (server, arrivals) =
-        timed(vec![Reply::raw(503, "busy").header("retry-after", "0"), Reply::json(an_reply(json!([an_text("now")])))])
-            .await;
-    let tk = toolkit(vec![]).await;
-    let mut o = options(&server.url(), Style::Anthropic);
-    // Backoff would wait ten minutes: only "0 means now" finishes in time.
-    o.retry_base_ms = 600_000.0;
-    let client = Client::new(o).unwrap();
-
-    let r = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default()))
-        .await
-        .expect("Retry-After: 0 is an immediate retry")
-        .unwrap();
-
-    assert_eq!(r.text, "now");
-    let at = arrivals.all();
-    assert!(at[1] - at[0] < Duration::from_millis(500), "{:?}", at[1] - at[0]);
-}
-
-#[tokio::test]
-async fn a_non_numeric_retry_after_falls_back_to_backoff() {
-    let (server, arrivals) = timed(vec![
-        Reply::raw(429, "later").header("Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"),
-        Reply::raw(429, "later").header("Retry-After", "0.5"),
-        Reply::json(oa_text("ok")),
-    ])
-    .await;
-    let tk = toolkit(vec![]).await;
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
-
-    let r = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default())).await.unwrap().unwrap();
-
-    assert_eq!(r.text, "ok");
-    let at = arrivals.all();
-    // The 1 ms base plus up to 100 ms of jitter, well short of any honoured header.
-    assert!(at[2] - at[0] < Duration::from_millis(900), "{:?}", at[2] - at[0]);
-}
-
-// ---------------------------------------------------------------------------------------
-// onError
-// ---------------------------------------------------------------------------------------
 
 #[tokio::test]
 async fn on_error_fail_stops_at_the_first_failure() {
@@ -163,17 +79,6 @@ async fn on_error_retry_then_success() {
 
     assert_eq!(r.text, "fine");
     assert_eq!(texts(&infos), [r#"{"status":409,"attempt":0,"retryable":false}"#]);
-}
-
-#[tokio::test]
-async fn without_on_error_a_400_is_not_retried_and_a_5xx_is() {
-    let server = MockLlm::script(vec![Reply::raw(400, "no"), Reply::raw(504, "gw"), Reply::json(oa_text("ok"))]).await;
-    let tk = toolkit(vec![]).await;
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
-
-    assert_eq!(client.run("a", &tk, RunOptions::default()).await.unwrap_err().to_string(), "LLM 400: no");
-    assert_eq!(client.run("b", &tk, RunOptions::default()).await.unwrap().text, "ok");
-    assert_eq!(server.count(), 3);
 }
 
 #[tokio::test]
