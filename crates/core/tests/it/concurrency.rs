@@ -42,16 +42,19 @@ fn barrier_tools(done: Log<&'static str>) -> Vec<SharedTool> {
     ]
 }
 
-#[tokio::test]
-async fn openai_tool_calls_of_one_turn_run_together() {
-    let server = MockLlm::script(vec![
-        Reply::json(oa_calls(&[("c_slow", "slow", "{}"), ("c_fast", "fast", "{}")])),
-        Reply::json(oa_text("both done")),
-    ])
-    .await;
+/// `slow` then `fast` in one turn: both run at once (or the barrier deadlocks), and the
+/// records and the tool results the next request carries follow the call order.
+async fn tool_calls_of_one_turn_run_together(style: Style) {
+    let calls = match style {
+        Style::OpenAI => oa_calls(&[("c_slow", "slow", "{}"), ("c_fast", "fast", "{}")]),
+        Style::Anthropic => {
+            an_reply(json!([an_use("tu_slow", "slow", json!({})), an_use("tu_fast", "fast", json!({}))]))
+        }
+    };
+    let server = MockLlm::script(vec![Reply::json(calls), Reply::json(text_reply(style, "both done"))]).await;
     let done = Log::default();
     let tk = toolkit(barrier_tools(done.clone())).await;
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
+    let client = Client::new(options(&server.url(), style)).unwrap();
 
     let r = tokio::time::timeout(Duration::from_secs(5), client.run("go", &tk, RunOptions::default()))
         .await
@@ -63,42 +66,32 @@ async fn openai_tool_calls_of_one_turn_run_together() {
     let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["slow", "fast"], "records follow the call order, not the completion order");
     let msgs = server.request(1).messages();
-    assert_eq!(
-        msgs[2..],
-        [
-            json!({"role": "tool", "tool_call_id": "c_slow", "content": "slow done"}),
-            json!({"role": "tool", "tool_call_id": "c_fast", "content": "fast done"}),
-        ]
-    );
+    match style {
+        Style::OpenAI => assert_eq!(
+            msgs[2..],
+            [
+                json!({"role": "tool", "tool_call_id": "c_slow", "content": "slow done"}),
+                json!({"role": "tool", "tool_call_id": "c_fast", "content": "fast done"}),
+            ]
+        ),
+        Style::Anthropic => assert_eq!(
+            msgs[2],
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "tu_slow", "content": "slow done", "is_error": false},
+                {"type": "tool_result", "tool_use_id": "tu_fast", "content": "fast done", "is_error": false},
+            ]})
+        ),
+    }
 }
 
 #[tokio::test]
-async fn anthropic_tool_calls_of_one_turn_run_together() {
-    let server = MockLlm::script(vec![
-        Reply::json(an_reply(json!([an_use("tu_slow", "slow", json!({})), an_use("tu_fast", "fast", json!({}))]))),
-        Reply::json(an_reply(json!([an_text("both done")]))),
-    ])
-    .await;
-    let done = Log::default();
-    let tk = toolkit(barrier_tools(done.clone())).await;
-    let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();
+async fn tool_calls_of_one_turn_run_together_openai() {
+    tool_calls_of_one_turn_run_together(Style::OpenAI).await;
+}
 
-    let r = tokio::time::timeout(Duration::from_secs(5), client.run("go", &tk, RunOptions::default()))
-        .await
-        .expect("the tool calls of one turn must run concurrently (sequential execution deadlocks on the barrier)")
-        .unwrap();
-
-    assert_eq!(done.all(), ["fast", "slow"]);
-    let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["slow", "fast"]);
-    let msgs = server.request(1).messages();
-    assert_eq!(
-        msgs[2],
-        json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "tu_slow", "content": "slow done", "is_error": false},
-            {"type": "tool_result", "tool_use_id": "tu_fast", "content": "fast done", "is_error": false},
-        ]})
-    );
+#[tokio::test]
+async fn tool_calls_of_one_turn_run_together_anthropic() {
+    tool_calls_of_one_turn_run_together(Style::Anthropic).await;
 }
 
 #[tokio::test]

@@ -42,13 +42,7 @@ async fn stored_len(client: &Client, id: &str) -> Option<usize> {
 #[tokio::test]
 async fn ask_with_an_id_grows_the_thread_by_two_per_call() {
     for style in [Style::OpenAI, Style::Anthropic] {
-        let server = MockLlm::start(move |_, i| {
-            Action::Reply(Reply::json(match style {
-                Style::OpenAI => oa_text(&format!("a{i}")),
-                Style::Anthropic => an_reply(json!([an_text(&format!("a{i}"))])),
-            }))
-        })
-        .await;
+        let server = MockLlm::start(move |_, i| Action::Reply(Reply::json(text_reply(style, &format!("a{i}"))))).await;
         let tk = toolkit(vec![]).await;
         let client = Client::new(options(&server.url(), style)).unwrap();
 

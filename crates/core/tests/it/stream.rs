@@ -61,52 +61,66 @@ fn login_tool() -> SharedTool {
 // Text, usage and done
 // ---------------------------------------------------------------------------------------
 
-#[tokio::test]
-async fn openai_text_streams_as_deltas_then_usage_then_done() {
-    let server =
-        MockLlm::sequence(vec![Action::Stream(oa_text_stream(&["Hel", "lo", " world"], 9, 3).pause_ms(5))]).await;
+/// A text answer streams as one `text` event a delta (an empty role chunk is none), then
+/// `usage`, then `done` carrying the very result the call returns.
+async fn text_streams_as_deltas_then_usage_then_done(style: Style) {
+    let (prompt, parts, reply, usage, path, assistant) = match style {
+        Style::OpenAI => (
+            "hi",
+            vec!["Hel", "lo", " world"],
+            oa_text_stream(&["Hel", "lo", " world"], 9, 3),
+            (9, 3, 12),
+            "/chat/completions",
+            r#"{"role":"assistant","content":"Hello world"}"#,
+        ),
+        Style::Anthropic => (
+            "salut",
+            vec!["Bon", "jour"],
+            an_text_stream(&["Bon", "jour"], 20, 6),
+            // message_start's placeholder output count (1) and message_delta's (6) are both added.
+            (20, 7, 27),
+            "/v1/messages",
+            r#"{"role":"assistant","content":[{"type":"text","text":"Bonjour"}]}"#,
+        ),
+    };
+    let server = MockLlm::sequence(vec![Action::Stream(reply.pause_ms(5))]).await;
     let tk = toolkit(vec![]).await;
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
+    let client = Client::new(options(&server.url(), style)).unwrap();
 
-    let (res, events) = stream_events(&client, "hi", &tk).await;
+    let (res, events) = stream_events(&client, prompt, &tk).await;
     let r = res.unwrap();
 
-    assert_eq!(types(&events), ["text", "text", "text", "usage", "done"]);
-    assert_eq!(text_deltas(&events), ["Hel", "lo", " world"], "the empty role chunk is no text event");
+    let n = parts.len();
+    let mut expected = vec!["text"; n];
+    expected.extend(["usage", "done"]);
+    assert_eq!(types(&events), expected);
+    assert_eq!(text_deltas(&events), parts, "the empty role chunk is no text event");
+    let (p, c, t) = usage;
     assert_eq!(
-        events[3].to_string(),
-        r#"{"type":"usage","usage":{"promptTokens":9,"completionTokens":3,"totalTokens":12}}"#
+        events[n].to_string(),
+        format!(r#"{{"type":"usage","usage":{{"promptTokens":{p},"completionTokens":{c},"totalTokens":{t}}}}}"#)
     );
-    assert_eq!(events[4]["result"], r.to_value(), "done carries the returned result");
-    assert_eq!(keys(&events[4]), ["type", "result"]);
+    assert_eq!(events[n + 1]["result"], r.to_value(), "done carries the returned result");
+    assert_eq!(keys(&events[n + 1]), ["type", "result"]);
 
-    assert_eq!(r.text, "Hello world");
+    assert_eq!(r.text, parts.concat());
     assert_eq!(r.status, RunStatus::Done);
     assert_eq!(r.turns, 1);
-    assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.total_tokens), (9, 3, 12));
-    assert_eq!(
-        r.messages,
-        vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "Hello world"})]
-    );
+    assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.total_tokens), usage);
+    assert_eq!(r.messages.len(), 2);
+    assert_eq!(r.messages[0], json!({"role": "user", "content": prompt}));
+    assert_eq!(r.messages[1].to_string(), assistant);
+    assert_eq!(server.request(0).path, path);
 }
 
 #[tokio::test]
-async fn anthropic_text_streams_as_deltas_then_usage_then_done() {
-    let server = MockLlm::sequence(vec![Action::Stream(an_text_stream(&["Bon", "jour"], 20, 6).pause_ms(5))]).await;
-    let tk = toolkit(vec![]).await;
-    let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();
+async fn text_streams_as_deltas_then_usage_then_done_openai() {
+    text_streams_as_deltas_then_usage_then_done(Style::OpenAI).await;
+}
 
-    let (res, events) = stream_events(&client, "salut", &tk).await;
-    let r = res.unwrap();
-
-    assert_eq!(types(&events), ["text", "text", "usage", "done"]);
-    assert_eq!(text_deltas(&events), ["Bon", "jour"]);
-    // message_start's placeholder output count (1) and message_delta's (6) are both added.
-    assert_eq!(events[2]["usage"], json!({"promptTokens": 20, "completionTokens": 7, "totalTokens": 27}));
-    assert_eq!(events[3]["result"], r.to_value());
-    assert_eq!(r.text, "Bonjour");
-    assert_eq!(r.messages[1].to_string(), r#"{"role":"assistant","content":[{"type":"text","text":"Bonjour"}]}"#);
-    assert_eq!(server.request(0).path, "/v1/messages");
+#[tokio::test]
+async fn text_streams_as_deltas_then_usage_then_done_anthropic() {
+    text_streams_as_deltas_then_usage_then_done(Style::Anthropic).await;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -324,19 +338,27 @@ async fn without_wait_for_a_suspension_halts_the_stream_with_a_pending_done() {
 // Liveness: deltas reach the sink while the response is still open
 // ---------------------------------------------------------------------------------------
 
+/// The endpoint sends the first delta and then waits until the sink has seen it; an
+/// implementation that buffers the body before parsing never gets there.
+async fn deltas_reach_the_sink_before_the_body_ends(style: Style) {
+    let gate = Arc::new(Notify::new());
+    let reply = match style {
+        Style::OpenAI => oa_text_stream(&["first", " second"], 1, 1).gate(2, gate.clone()),
+        // message_start, block start, first delta, then hold.
+        Style::Anthropic => an_text_stream(&["first", " second"], 1, 1).gate(3, gate.clone()),
+    };
+    let server = MockLlm::sequence(vec![Action::Stream(reply)]).await;
+    live_stream_with(options(&server.url(), style), gate, "first second").await;
+}
+
 #[tokio::test]
 async fn deltas_reach_the_sink_before_the_body_ends_openai() {
-    let gate = Arc::new(Notify::new());
-    let reply = oa_text_stream(&["first", " second"], 1, 1).gate(2, gate.clone());
-    live_stream_case(Style::OpenAI, reply, gate, "first second").await;
+    deltas_reach_the_sink_before_the_body_ends(Style::OpenAI).await;
 }
 
 #[tokio::test]
 async fn deltas_reach_the_sink_before_the_body_ends_anthropic() {
-    let gate = Arc::new(Notify::new());
-    // message_start, block start, first delta, then hold.
-    let reply = an_text_stream(&["first", " second"], 1, 1).gate(3, gate.clone());
-    live_stream_case(Style::Anthropic, reply, gate, "first second").await;
+    deltas_reach_the_sink_before_the_body_ends(Style::Anthropic).await;
 }
 
 /// A positive control for the harness: a transport whose `post_stream` hands reqwest's
@@ -371,13 +393,7 @@ impl Transport for PassThrough {
     }
 }
 
-/// The endpoint sends the first delta and then waits until the sink has seen it; an
-/// implementation that buffers the body before parsing never gets there.
-async fn live_stream_case(style: Style, reply: SseReply, gate: Arc<Notify>, want: &str) {
-    let server = MockLlm::sequence(vec![Action::Stream(reply)]).await;
-    live_stream_with(options(&server.url(), style), gate, want).await;
-}
-
+/// Stream with `o`, releasing the endpoint's `gate` once the sink has seen the first delta.
 async fn live_stream_with(o: ClientOptions, gate: Arc<Notify>, want: &str) {
     let tk = toolkit(vec![]).await;
     let client = Client::new(o).unwrap();
@@ -429,26 +445,50 @@ async fn a_non_2xx_stream_reply_fails_with_status_and_body() {
 // The request body
 // ---------------------------------------------------------------------------------------
 
-#[tokio::test]
-async fn openai_stream_body_asks_for_usage_after_the_tool_keys() {
-    let server = MockLlm::sequence(vec![Action::Stream(oa_text_stream(&["x"], 1, 1))]).await;
+/// The stream keys come after everything else: OpenAI's `stream` and `stream_options` (asking
+/// for usage) after the tool keys, Anthropic's `stream` last.
+async fn the_stream_keys_come_last(style: Style) {
+    let reply = match style {
+        Style::OpenAI => oa_text_stream(&["x"], 1, 1),
+        Style::Anthropic => an_text_stream(&["x"], 1, 1),
+    };
+    let server = MockLlm::sequence(vec![Action::Stream(reply)]).await;
     let tk = toolkit(vec![text_tool("t", "o")]).await;
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
+    let client = Client::new(options(&server.url(), style)).unwrap();
 
     stream_events(&client, "q", &tk).await.0.unwrap();
 
     let seen = server.request(0);
-    assert_eq!(seen.path, "/chat/completions");
-    assert_eq!(seen.header("authorization"), Some("Bearer k"));
-    assert_eq!(seen.body_keys(), ["model", "messages", "tools", "tool_choice", "stream", "stream_options"]);
     assert_eq!(seen.body["stream"], json!(true));
-    assert_eq!(seen.body["stream_options"], json!({"include_usage": true}));
-    assert_eq!(seen.body["tool_choice"], "auto");
-    assert!(
-        seen.raw.ends_with(r#""tool_choice":"auto","stream":true,"stream_options":{"include_usage":true}}"#),
-        "{}",
-        seen.raw
-    );
+    match style {
+        Style::OpenAI => {
+            assert_eq!(seen.path, "/chat/completions");
+            assert_eq!(seen.header("authorization"), Some("Bearer k"));
+            assert_eq!(seen.body_keys(), ["model", "messages", "tools", "tool_choice", "stream", "stream_options"]);
+            assert_eq!(seen.body["stream_options"], json!({"include_usage": true}));
+            assert_eq!(seen.body["tool_choice"], "auto");
+            assert!(
+                seen.raw.ends_with(r#""tool_choice":"auto","stream":true,"stream_options":{"include_usage":true}}"#),
+                "{}",
+                seen.raw
+            );
+        }
+        Style::Anthropic => {
+            assert_eq!(seen.body_keys(), ["model", "max_tokens", "system", "messages", "tools", "stream"]);
+            assert!(seen.body.get("stream_options").is_none());
+            assert!(seen.raw.ends_with(r#","stream":true}"#), "{}", seen.raw);
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_stream_keys_come_last_openai() {
+    the_stream_keys_come_last(Style::OpenAI).await;
+}
+
+#[tokio::test]
+async fn the_stream_keys_come_last_anthropic() {
+    the_stream_keys_come_last(Style::Anthropic).await;
 }
 
 #[tokio::test]
@@ -460,19 +500,4 @@ async fn openai_stream_body_without_tools_still_streams() {
     stream_events(&client, "q", &tk).await.0.unwrap();
 
     assert_eq!(server.request(0).body_keys(), ["model", "messages", "stream", "stream_options"]);
-}
-
-#[tokio::test]
-async fn anthropic_stream_body_puts_stream_last() {
-    let server = MockLlm::sequence(vec![Action::Stream(an_text_stream(&["x"], 1, 1))]).await;
-    let tk = toolkit(vec![text_tool("t", "o")]).await;
-    let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();
-
-    stream_events(&client, "q", &tk).await.0.unwrap();
-
-    let seen = server.request(0);
-    assert_eq!(seen.body_keys(), ["model", "max_tokens", "system", "messages", "tools", "stream"]);
-    assert_eq!(seen.body["stream"], json!(true));
-    assert!(seen.body.get("stream_options").is_none());
-    assert!(seen.raw.ends_with(r#","stream":true}"#), "{}", seen.raw);
 }

@@ -100,53 +100,34 @@ async fn openai_without_wait_for_halts_on_the_first_suspension_in_call_order() {
     assert_eq!(v["toolCalls"][0], json!({"name": "login", "args": {}, "output": "Log in", "isError": true}));
 }
 
-#[tokio::test]
-async fn openai_calls_before_the_halt_are_kept() {
-    let server = MockLlm::script(vec![Reply::json(oa_calls(&[
-        ("c_plain", "plain", r#"{"a":1}"#),
-        ("c_login", "login", "{}"),
-        ("c_approve", "approve", "{}"),
-    ]))])
-    .await;
-    let tk = toolkit(vec![
-        text_tool("plain", "fine"),
-        suspending("login", login_request(), Counter::default(), 0),
-        suspending("approve", approve_request(), Counter::default(), 0),
-    ])
-    .await;
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
-
-    let r = client.run("do it", &tk, RunOptions::default()).await.unwrap();
-
-    assert_eq!(r.status, RunStatus::Pending);
-    assert_eq!(r.pending, Some(map(login_request())));
-    let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["plain", "login"]);
-    assert_eq!(r.tool_calls[0].args, json!({"a": 1}));
-    assert_eq!(
-        r.messages[2..],
-        [
-            json!({"role": "tool", "tool_call_id": "c_plain", "content": "fine"}),
-            json!({"role": "tool", "tool_call_id": "c_login", "content": "Log in"}),
-        ]
-    );
-}
-
-#[tokio::test]
-async fn anthropic_without_wait_for_halts_with_one_tool_result() {
-    let server = MockLlm::script(vec![Reply::json(an_reply(json!([
-        an_use("tu_plain", "plain", json!({})),
-        an_use("tu_login", "login", json!({"who": "me"})),
-        an_use("tu_approve", "approve", json!({})),
-    ])))])
-    .await;
+/// Without `wait_for`, a turn calling `plain`, then `login` and `approve` (both suspend) halts
+/// on `login`, the first suspension in call order even though it suspends last; the calls
+/// before it are kept, with their results, and the model is asked nothing more.
+async fn calls_before_the_halt_are_kept(style: Style) {
+    let (calls, plain_args, login_args) = match style {
+        Style::OpenAI => (
+            oa_calls(&[("c_plain", "plain", r#"{"a":1}"#), ("c_login", "login", "{}"), ("c_approve", "approve", "{}")]),
+            json!({"a": 1}),
+            json!({}),
+        ),
+        Style::Anthropic => (
+            an_reply(json!([
+                an_use("tu_plain", "plain", json!({})),
+                an_use("tu_login", "login", json!({"who": "me"})),
+                an_use("tu_approve", "approve", json!({})),
+            ])),
+            json!({}),
+            json!({"who": "me"}),
+        ),
+    };
+    let server = MockLlm::script(vec![Reply::json(calls)]).await;
     let tk = toolkit(vec![
         text_tool("plain", "fine"),
         suspending("login", login_request(), Counter::default(), 30),
         suspending("approve", approve_request(), Counter::default(), 0),
     ])
     .await;
-    let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();
+    let client = Client::new(options(&server.url(), style)).unwrap();
 
     let r = client.run("do it", &tk, RunOptions::default()).await.unwrap();
 
@@ -154,17 +135,41 @@ async fn anthropic_without_wait_for_halts_with_one_tool_result() {
     assert_eq!(r.status, RunStatus::Pending);
     assert_eq!(r.pending, Some(map(login_request())));
     assert_eq!(r.text, "Log in");
-    assert_eq!(r.tool_calls.len(), 2);
-    assert_eq!(r.tool_calls[1].args, json!({"who": "me"}));
+    let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["plain", "login"]);
+    assert_eq!(r.tool_calls[0].args, plain_args);
+    assert_eq!(r.tool_calls[1].args, login_args);
     assert!(r.tool_calls[1].result.metadata.is_none());
-    assert_eq!(r.messages.len(), 3);
-    assert_eq!(
-        r.messages[2],
-        json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "tu_plain", "content": "fine", "is_error": false},
-            {"type": "tool_result", "tool_use_id": "tu_login", "content": "Log in", "is_error": true},
-        ]})
-    );
+    match style {
+        Style::OpenAI => assert_eq!(
+            r.messages[2..],
+            [
+                json!({"role": "tool", "tool_call_id": "c_plain", "content": "fine"}),
+                json!({"role": "tool", "tool_call_id": "c_login", "content": "Log in"}),
+            ]
+        ),
+        Style::Anthropic => {
+            // One tool_result block a call before the halt, in one user message.
+            assert_eq!(r.messages.len(), 3);
+            assert_eq!(
+                r.messages[2],
+                json!({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "tu_plain", "content": "fine", "is_error": false},
+                    {"type": "tool_result", "tool_use_id": "tu_login", "content": "Log in", "is_error": true},
+                ]})
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn calls_before_the_halt_are_kept_openai() {
+    calls_before_the_halt_are_kept(Style::OpenAI).await;
+}
+
+#[tokio::test]
+async fn calls_before_the_halt_are_kept_anthropic() {
+    calls_before_the_halt_are_kept(Style::Anthropic).await;
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolnexus_core::client::single::{tool_calls_json, TranslateRequest};
+use toolnexus_core::client::single::{tool_calls_json, TranslateRequest, TranslateResult};
 use toolnexus_core::client::{Client, ClientOptions, Style};
 use toolnexus_core::native::RunOutput;
 use toolnexus_core::tool::SharedTool;
@@ -175,30 +175,43 @@ async fn openai_system_precedence() {
     assert_eq!(server.request(2).messages()[0], json!({"role": "system", "content": "from options"}));
 }
 
+/// The same question translated once a reply, in turn: the results, in order.
+async fn translate_each(style: Style, replies: Vec<Value>) -> Vec<TranslateResult> {
+    let count = replies.len();
+    let server = MockLlm::script(replies.into_iter().map(Reply::json).collect()).await;
+    let client = Client::new(options(&server.url(), style)).unwrap();
+    let mut results = vec![];
+    for _ in 0..count {
+        let ask = TranslateRequest { messages: vec![user("q")], ..Default::default() };
+        results.push(client.translate(ask, None).await.unwrap());
+    }
+    results
+}
+
+fn finish_reasons(results: &[TranslateResult]) -> Vec<&str> {
+    results.iter().map(|r| r.finish_reason.as_str()).collect()
+}
+
 #[tokio::test]
 async fn openai_finish_reason_is_the_providers_or_derived() {
-    let server = MockLlm::script(vec![
-        Reply::json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "cut"}, "finish_reason": "length"}]})),
-        Reply::json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": null,
-            "tool_calls": [
-                {"id": "c", "type": "function", "function": {"name": "f"}},
-                {"id": "d", "type": "function", "function": {"name": "g", "arguments": ""}}
-            ]}}]})),
-        Reply::json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "no reason"}}]})),
-    ])
+    let got = translate_each(
+        Style::OpenAI,
+        vec![
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "cut"}, "finish_reason": "length"}]}),
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "f"}},
+                    {"id": "d", "type": "function", "function": {"name": "g", "arguments": ""}}
+                ]}}]}),
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "no reason"}}]}),
+        ],
+    )
     .await;
-    let client = Client::new(options(&server.url(), Style::OpenAI)).unwrap();
-    let ask = || TranslateRequest { messages: vec![user("q")], ..Default::default() };
 
-    let a = client.translate(ask(), None).await.unwrap();
-    let b = client.translate(ask(), None).await.unwrap();
-    let c = client.translate(ask(), None).await.unwrap();
-
-    assert_eq!((a.text.as_str(), a.finish_reason.as_str()), ("cut", "length"));
-    assert_eq!(b.finish_reason, "tool_calls");
-    assert_eq!(b.tool_calls[0].arguments, "{}", "missing arguments read as an empty object");
-    assert_eq!(b.tool_calls[1].arguments, "", "a string is passed through as it is");
-    assert_eq!(c.finish_reason, "stop");
+    assert_eq!(finish_reasons(&got), ["length", "tool_calls", "stop"]);
+    assert_eq!(got[0].text, "cut");
+    assert_eq!(got[1].tool_calls[0].arguments, "{}", "missing arguments read as an empty object");
+    assert_eq!(got[1].tool_calls[1].arguments, "", "a string is passed through as it is");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -339,28 +352,22 @@ async fn anthropic_minimal_body_and_explicit_values() {
 
 #[tokio::test]
 async fn anthropic_stop_reasons_map_to_openai_finish_reasons() {
-    let stop = |reason: &str| {
-        Reply::json(json!({"type": "message", "role": "assistant", "content": [an_text("t")], "stop_reason": reason}))
-    };
-    let server = MockLlm::script(vec![
-        stop("end_turn"),
-        stop("max_tokens"),
-        stop("refusal"),
-        stop("stop_sequence"),
-        Reply::json(json!({"type": "message", "role": "assistant", "content": [an_use("u", "f", json!(null))], "stop_reason": "max_tokens"})),
-    ])
+    let stop = |reason: &str| json!({"type": "message", "role": "assistant", "content": [an_text("t")], "stop_reason": reason});
+    let got = translate_each(
+        Style::Anthropic,
+        vec![
+            stop("end_turn"),
+            stop("max_tokens"),
+            stop("refusal"),
+            stop("stop_sequence"),
+            json!({"type": "message", "role": "assistant", "content": [an_use("u", "f", json!(null))], "stop_reason": "max_tokens"}),
+        ],
+    )
     .await;
-    let client = Client::new(options(&server.url(), Style::Anthropic)).unwrap();
-    let mut got = vec![];
-    for _ in 0..5 {
-        let r =
-            client.translate(TranslateRequest { messages: vec![user("q")], ..Default::default() }, None).await.unwrap();
-        got.push(r.finish_reason.clone());
-        if !r.tool_calls.is_empty() {
-            assert_eq!(r.tool_calls[0].arguments, "{}", "a missing input is an empty object");
-        }
-    }
-    assert_eq!(got, ["stop", "length", "content_filter", "stop", "tool_calls"]);
+
+    assert_eq!(finish_reasons(&got), ["stop", "length", "content_filter", "stop", "tool_calls"]);
+    assert_eq!(got[4].tool_calls[0].arguments, "{}", "a missing input is an empty object");
+    assert!(got[..4].iter().all(|r| r.tool_calls.is_empty()));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -456,6 +456,14 @@ pub fn an_use(id: &str, name: &str, input: Value) -> Value {
     json!({"type": "tool_use", "id": id, "name": name, "input": input})
 }
 
+/// A reply carrying a final text, in `style`.
+pub fn text_reply(style: Style, text: &str) -> Value {
+    match style {
+        Style::OpenAI => oa_text(text),
+        Style::Anthropic => an_reply(json!([an_text(text)])),
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Streaming replies
 // ---------------------------------------------------------------------------------------
