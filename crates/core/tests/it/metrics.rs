@@ -372,93 +372,57 @@ async fn a_failed_stream_emits_a_run_error_and_no_done() {
     assert_eq!(events.len(), 0);
 }
 
-#[tokio::test]
-async fn an_abort_emits_a_run_error_with_the_reason() {
-    let server = MockLlm::hanging().await;
-    let tk = toolkit(vec![]).await;
-    let (o, log) = metered(&server.url(), Style::OpenAI);
-    let client = Client::new(o).unwrap();
-    let abort = Abort::new();
-    let ro = RunOptions { abort: Some(abort.clone()), ..Default::default() };
-
-    let run = client.run("q", &tk, ro);
-    let stop = async {
-        server.wait_for_requests(1).await;
-        abort.abort(Some("stop now".into()));
-    };
-    let (res, ()) = tokio::time::timeout(GUARD, async { tokio::join!(run, stop) }).await.unwrap();
-
-    assert_eq!(res.unwrap_err().to_string(), "stop now");
-    let run_events: Vec<String> = texts(&log).into_iter().filter(|t| t.contains(r#""event":"run""#)).collect();
-    assert_eq!(
-        run_events,
-        [r#"{"event":"run","model":"m","turns":1,"toolCalls":0,"totalTokens":0,"ms":0,"error":"stop now"}"#]
-    );
-    assert!(client.metrics().contains("toolnexus_run_errors_total{model=\"m\"} 1\n"));
-}
-
-#[tokio::test]
-async fn a_timeout_emits_a_run_error() {
-    let server = MockLlm::hanging().await;
-    let tk = toolkit(vec![]).await;
-    let (mut o, log) = metered(&server.url(), Style::Anthropic);
-    o.timeout_ms = Some(100);
-    let client = Client::new(o).unwrap();
-
-    let e = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default())).await.unwrap().unwrap_err();
-
-    assert_eq!(e.to_string(), "run timeout after 100ms");
-    let last = zero_ms(log.all().last().cloned().expect("a run event"));
-    assert_eq!(
-        last.to_string(),
-        r#"{"event":"run","model":"m","turns":1,"toolCalls":0,"totalTokens":0,"ms":0,"error":"run timeout after 100ms"}"#
-    );
-    assert!(client.metrics().contains("toolnexus_run_errors_total{model=\"m\"} 1\n"));
-}
-
-/// Per the reference, an abort or timeout rejects the in-flight fetch inside the LLM call,
-/// whose error path emits `{event:"llm", status:"error"}` before the run's error event — so
-/// the interrupted request is counted in `toolnexus_llm_requests_total{status="error"}`.
-async fn interrupted_llm_call_case(timeout: bool) {
-    let server = MockLlm::hanging().await;
-    let tk = toolkit(vec![]).await;
-    let (mut o, log) = metered(&server.url(), Style::OpenAI);
-    if timeout {
-        o.timeout_ms = Some(100);
-    }
-    let client = Client::new(o).unwrap();
-    let abort = Abort::new();
-    let ro = RunOptions { abort: Some(abort.clone()), ..Default::default() };
-    let run = client.run("q", &tk, ro);
-    let stop = async {
-        server.wait_for_requests(1).await;
-        if !timeout {
-            abort.abort(Some("stop now".into()));
+/// An abort or the run deadline, while the endpoint is silent, ends the run with an error run
+/// event carrying the reason, counted in `toolnexus_run_errors_total`. Per the reference, it
+/// rejects the in-flight fetch inside the LLM call, whose error path emits `{event:"llm",
+/// status:"error"}` before the run's error event — so the interrupted request is counted in
+/// `toolnexus_llm_requests_total{status="error"}`.
+async fn an_interrupted_run_emits_an_llm_error_then_a_run_error(timeout: bool) {
+    for style in [Style::OpenAI, Style::Anthropic] {
+        let server = MockLlm::hanging().await;
+        let tk = toolkit(vec![]).await;
+        let (mut o, log) = metered(&server.url(), style);
+        if timeout {
+            o.timeout_ms = Some(100);
         }
-    };
-    let (res, ()) = tokio::time::timeout(GUARD, async { tokio::join!(run, stop) }).await.unwrap();
-    let reason = res.unwrap_err().to_string();
+        let client = Client::new(o).unwrap();
+        let abort = Abort::new();
+        let ro = RunOptions { abort: Some(abort.clone()), ..Default::default() };
+        let run = client.run("q", &tk, ro);
+        let stop = async {
+            server.wait_for_requests(1).await;
+            if !timeout {
+                abort.abort(Some("stop now".into()));
+            }
+        };
+        let (res, ()) = tokio::time::timeout(GUARD, async { tokio::join!(run, stop) }).await.unwrap();
+        let reason = res.unwrap_err().to_string();
 
-    assert_eq!(
-        texts(&log),
-        [
-            r#"{"event":"llm","model":"m","status":"error","ms":0,"promptTokens":0,"completionTokens":0}"#.to_string(),
-            format!(
-                r#"{{"event":"run","model":"m","turns":1,"toolCalls":0,"totalTokens":0,"ms":0,"error":"{reason}"}}"#
-            ),
-        ]
-    );
-    assert!(client.metrics().contains("toolnexus_llm_requests_total{model=\"m\",status=\"error\"} 1\n"));
+        assert_eq!(reason, if timeout { "run timeout after 100ms" } else { "stop now" }, "{style:?}");
+        assert_eq!(
+            texts(&log),
+            [
+                r#"{"event":"llm","model":"m","status":"error","ms":0,"promptTokens":0,"completionTokens":0}"#
+                    .to_string(),
+                format!(
+                    r#"{{"event":"run","model":"m","turns":1,"toolCalls":0,"totalTokens":0,"ms":0,"error":"{reason}"}}"#
+                ),
+            ]
+        );
+        let text = client.metrics();
+        assert!(text.contains("toolnexus_llm_requests_total{model=\"m\",status=\"error\"} 1\n"), "{text}");
+        assert!(text.contains("toolnexus_run_errors_total{model=\"m\"} 1\n"), "{text}");
+    }
 }
 
 #[tokio::test]
-async fn an_aborted_llm_call_is_still_reported_as_an_llm_error() {
-    interrupted_llm_call_case(false).await;
+async fn an_abort_emits_an_llm_error_then_a_run_error_with_the_reason() {
+    an_interrupted_run_emits_an_llm_error_then_a_run_error(false).await;
 }
 
 #[tokio::test]
-async fn a_timed_out_llm_call_is_still_reported_as_an_llm_error() {
-    interrupted_llm_call_case(true).await;
+async fn a_timeout_emits_an_llm_error_then_a_run_error() {
+    an_interrupted_run_emits_an_llm_error_then_a_run_error(true).await;
 }
 
 // ---------------------------------------------------------------------------------------

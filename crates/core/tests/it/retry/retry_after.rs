@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use toolnexus_core::client::{Client, RunOptions, Style};
 
 use crate::common::*;
@@ -39,45 +38,32 @@ async fn retry_after_one_second_is_waited_before_the_retry() {
     assert!(gap < Duration::from_millis(3000), "the retry came after {gap:?}");
 }
 
-#[tokio::test]
-async fn a_429_with_retry_after_zero_is_retried_at_once() {
-    let server =
-        MockLlm::script(vec![Reply::raw(429, "slow down").header("Retry-After", "0"), Reply::json(oa_text("ok now"))])
-            .await;
-    let tk = toolkit(vec![]).await;
-    let mut o = options(&server.url(), Style::OpenAI);
-    // A backoff this long would trip the guard below: only an honoured `Retry-After: 0` passes.
-    o.retry_base_ms = 600_000.0;
-    let client = Client::new(o).unwrap();
-
-    let r = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default()))
-        .await
-        .expect("Retry-After: 0 must mean retry now, not fall back to backoff")
-        .unwrap();
-
-    assert_eq!(r.text, "ok now");
-    assert_eq!(server.count(), 2);
-}
-
+/// `Retry-After: 0` (a 429 in the OpenAI style, a 503 in the Anthropic style, the header's
+/// name in any case) is a retry at once: a backoff would wait ten minutes.
 #[tokio::test]
 async fn retry_after_zero_retries_at_once() {
-    let (server, arrivals) =
-        timed(vec![Reply::raw(503, "busy").header("retry-after", "0"), Reply::json(an_reply(json!([an_text("now")])))])
-            .await;
-    let tk = toolkit(vec![]).await;
-    let mut o = options(&server.url(), Style::Anthropic);
-    // Backoff would wait ten minutes: only "0 means now" finishes in time.
-    o.retry_base_ms = 600_000.0;
-    let client = Client::new(o).unwrap();
+    for (style, refusal, answer) in [
+        (Style::OpenAI, Reply::raw(429, "slow down").header("Retry-After", "0"), "ok now"),
+        (Style::Anthropic, Reply::raw(503, "busy").header("retry-after", "0"), "now"),
+    ] {
+        let (server, arrivals) = timed(vec![refusal, Reply::json(text_reply(style, answer))]).await;
+        let tk = toolkit(vec![]).await;
+        let mut o = options(&server.url(), style);
+        // A backoff this long would trip the guard below: only an honoured `Retry-After: 0` passes.
+        o.retry_base_ms = 600_000.0;
+        let client = Client::new(o).unwrap();
 
-    let r = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default()))
-        .await
-        .expect("Retry-After: 0 is an immediate retry")
-        .unwrap();
+        let r = tokio::time::timeout(GUARD, client.run("q", &tk, RunOptions::default()))
+            .await
+            .expect("Retry-After: 0 must mean retry now, not fall back to backoff")
+            .unwrap();
 
-    assert_eq!(r.text, "now");
-    let at = arrivals.all();
-    assert!(at[1] - at[0] < Duration::from_millis(500), "{:?}", at[1] - at[0]);
+        assert_eq!(r.text, answer);
+        assert_eq!(server.count(), 2);
+        let at = arrivals.all();
+        assert_eq!(at.len(), 2);
+        assert!(at[1] - at[0] < Duration::from_millis(500), "{style:?}: {:?}", at[1] - at[0]);
+    }
 }
 
 #[tokio::test]
