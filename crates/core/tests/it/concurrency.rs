@@ -84,15 +84,7 @@ async fn tool_calls_of_one_turn_run_together(style: Style) {
     }
 }
 
-#[tokio::test]
-async fn tool_calls_of_one_turn_run_together_openai() {
-    tool_calls_of_one_turn_run_together(Style::OpenAI).await;
-}
-
-#[tokio::test]
-async fn tool_calls_of_one_turn_run_together_anthropic() {
-    tool_calls_of_one_turn_run_together(Style::Anthropic).await;
-}
+crate::per_style!(tool_calls_of_one_turn_run_together);
 
 #[tokio::test]
 async fn concurrent_suspensions_each_resolve_through_wait_for() {

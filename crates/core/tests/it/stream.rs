@@ -113,15 +113,7 @@ async fn text_streams_as_deltas_then_usage_then_done(style: Style) {
     assert_eq!(server.request(0).path, path);
 }
 
-#[tokio::test]
-async fn text_streams_as_deltas_then_usage_then_done_openai() {
-    text_streams_as_deltas_then_usage_then_done(Style::OpenAI).await;
-}
-
-#[tokio::test]
-async fn text_streams_as_deltas_then_usage_then_done_anthropic() {
-    text_streams_as_deltas_then_usage_then_done(Style::Anthropic).await;
-}
+crate::per_style!(text_streams_as_deltas_then_usage_then_done);
 
 // ---------------------------------------------------------------------------------------
 // Tool calls assembled from deltas
@@ -351,15 +343,7 @@ async fn deltas_reach_the_sink_before_the_body_ends(style: Style) {
     live_stream_with(options(&server.url(), style), gate, "first second").await;
 }
 
-#[tokio::test]
-async fn deltas_reach_the_sink_before_the_body_ends_openai() {
-    deltas_reach_the_sink_before_the_body_ends(Style::OpenAI).await;
-}
-
-#[tokio::test]
-async fn deltas_reach_the_sink_before_the_body_ends_anthropic() {
-    deltas_reach_the_sink_before_the_body_ends(Style::Anthropic).await;
-}
+crate::per_style!(deltas_reach_the_sink_before_the_body_ends);
 
 /// A positive control for the harness: a transport whose `post_stream` hands reqwest's
 /// body through chunk by chunk passes the very same check.
@@ -481,15 +465,7 @@ async fn the_stream_keys_come_last(style: Style) {
     }
 }
 
-#[tokio::test]
-async fn the_stream_keys_come_last_openai() {
-    the_stream_keys_come_last(Style::OpenAI).await;
-}
-
-#[tokio::test]
-async fn the_stream_keys_come_last_anthropic() {
-    the_stream_keys_come_last(Style::Anthropic).await;
-}
+crate::per_style!(the_stream_keys_come_last);
 
 #[tokio::test]
 async fn openai_stream_body_without_tools_still_streams() {

@@ -162,15 +162,7 @@ async fn calls_before_the_halt_are_kept(style: Style) {
     }
 }
 
-#[tokio::test]
-async fn calls_before_the_halt_are_kept_openai() {
-    calls_before_the_halt_are_kept(Style::OpenAI).await;
-}
-
-#[tokio::test]
-async fn calls_before_the_halt_are_kept_anthropic() {
-    calls_before_the_halt_are_kept(Style::Anthropic).await;
-}
+crate::per_style!(calls_before_the_halt_are_kept);
 
 #[tokio::test]
 async fn a_generated_request_id_is_surfaced() {

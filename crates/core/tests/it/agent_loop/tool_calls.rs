@@ -48,15 +48,7 @@ async fn an_unknown_tool_is_an_error_result_and_the_run_goes_on(style: Style) {
     }
 }
 
-#[tokio::test]
-async fn an_unknown_tool_is_an_error_result_and_the_run_goes_on_openai() {
-    an_unknown_tool_is_an_error_result_and_the_run_goes_on(Style::OpenAI).await;
-}
-
-#[tokio::test]
-async fn an_unknown_tool_is_an_error_result_and_the_run_goes_on_anthropic() {
-    an_unknown_tool_is_an_error_result_and_the_run_goes_on(Style::Anthropic).await;
-}
+crate::per_style!(an_unknown_tool_is_an_error_result_and_the_run_goes_on);
 
 /// Arguments that are not a JSON object run the tool with `{}`: OpenAI's malformed or empty
 /// `arguments` text, Anthropic's missing `input`. No reply carries usage: it is all zero.
@@ -81,15 +73,7 @@ async fn unreadable_arguments_become_an_empty_object(style: Style) {
     assert_eq!(r.text, answer);
 }
 
-#[tokio::test]
-async fn unreadable_arguments_become_an_empty_object_openai() {
-    unreadable_arguments_become_an_empty_object(Style::OpenAI).await;
-}
-
-#[tokio::test]
-async fn unreadable_arguments_become_an_empty_object_anthropic() {
-    unreadable_arguments_become_an_empty_object(Style::Anthropic).await;
-}
+crate::per_style!(unreadable_arguments_become_an_empty_object);
 
 #[tokio::test]
 async fn several_calls_in_one_turn_answer_in_call_order() {

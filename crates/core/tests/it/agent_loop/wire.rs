@@ -176,15 +176,7 @@ async fn a_tool_turn_then_a_text_turn_on_the_wire(style: Style) {
     assert_eq!(v["messages"], Value::Array(r.messages.clone()));
 }
 
-#[tokio::test]
-async fn a_tool_turn_then_a_text_turn_on_the_wire_openai() {
-    a_tool_turn_then_a_text_turn_on_the_wire(Style::OpenAI).await;
-}
-
-#[tokio::test]
-async fn a_tool_turn_then_a_text_turn_on_the_wire_anthropic() {
-    a_tool_turn_then_a_text_turn_on_the_wire(Style::Anthropic).await;
-}
+crate::per_style!(a_tool_turn_then_a_text_turn_on_the_wire);
 
 #[tokio::test]
 async fn an_empty_toolkit_sends_no_tool_keys() {

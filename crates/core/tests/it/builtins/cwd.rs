@@ -4,8 +4,6 @@ use serde_json::{json, Value};
 use toolnexus_core::builtins::create_builtin_tools;
 use toolnexus_core::{ToolContext, ToolResult};
 
-use crate::util::alone::{is_alone, run_alone, test_name};
-
 async fn call(name: &str, args: Value) -> ToolResult {
     let t = create_builtin_tools().into_iter().find(|t| t.name() == name).unwrap();
     t.execute(args, ToolContext::default()).await.unwrap()
@@ -14,14 +12,12 @@ async fn call(name: &str, args: Value) -> ToolResult {
 #[tokio::test]
 async fn relative_paths_are_taken_from_the_process_working_directory() {
     // The working directory is the process's: run in a process of its own, started in a
-    // fresh directory (that the shared process keeps until the run is over).
-    let name = test_name(module_path!(), "relative_paths_are_taken_from_the_process_working_directory");
-    if !is_alone(&name) {
-        let d = tempfile::tempdir().unwrap();
-        return run_alone(&name, |cmd| {
-            cmd.current_dir(d.path());
-        });
-    }
+    // fresh directory.
+    crate::alone!(relative_paths_are_taken_from_the_process_working_directory, |cmd| {
+        let dir = tempfile::tempdir().unwrap();
+        cmd.current_dir(dir.path());
+        dir
+    });
     let root = std::env::current_dir().unwrap().canonicalize().unwrap();
     assert!(root.starts_with(std::env::temp_dir().canonicalize().unwrap()), "{root:?}");
     let cwd = root.to_string_lossy().into_owned();

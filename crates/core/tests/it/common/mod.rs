@@ -456,6 +456,25 @@ pub fn an_use(id: &str, name: &str, input: Value) -> Value {
     json!({"type": "tool_use", "id": id, "name": name, "input": input})
 }
 
+/// `per_style!(check)`, after `async fn check(style: Style)`: a module `check` with two tests,
+/// `openai` and `anthropic`, each running `check` in its wire style.
+#[macro_export]
+macro_rules! per_style {
+    ($check:ident) => {
+        mod $check {
+            #[tokio::test]
+            async fn openai() {
+                super::$check(toolnexus_core::client::Style::OpenAI).await;
+            }
+
+            #[tokio::test]
+            async fn anthropic() {
+                super::$check(toolnexus_core::client::Style::Anthropic).await;
+            }
+        }
+    };
+}
+
 /// A reply carrying a final text, in `style`.
 pub fn text_reply(style: Style, text: &str) -> Value {
     match style {

@@ -8,6 +8,7 @@
 //! CA:TRUE certificate that is not itself in the file are all refused.
 
 use std::path::Path;
+use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
 use rcgen::{BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
@@ -18,7 +19,6 @@ use tokio::net::TcpListener;
 use toolnexus_core::client::{Client, RunOptions, Style};
 
 use crate::common::*;
-use crate::util::alone::{is_alone, run_alone, test_name};
 
 /// A certificate and its key, as PEM.
 #[derive(Clone)]
@@ -50,21 +50,14 @@ struct Certs {
 
 const SAN: &[&str] = &["localhost", "127.0.0.1"];
 
-/// Whether this is the process a test runs in, on its own: the trust of `NODE_EXTRA_CA_CERTS`
-/// is read once per process, by the first client any test builds, so each test here runs in a
-/// process of its own whose `NODE_EXTRA_CA_CERTS` names a file in a fresh directory, which
-/// [`certs`] writes before any client reads it. In the shared process: run `test` so, and
-/// answer false.
-fn alone_with_a_trust_file(test: &str) -> bool {
-    let name = test_name(module_path!(), test);
-    if is_alone(&name) {
-        return true;
-    }
+/// The trust of `NODE_EXTRA_CA_CERTS` is read once per process, by the first client any test
+/// builds: each test here runs in a process of its own (`alone!`), set up by this, whose
+/// `NODE_EXTRA_CA_CERTS` names a file in a fresh directory (kept until the process ends) that
+/// [`certs`] writes before any client reads it.
+fn with_a_trust_file(cmd: &mut Command) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    run_alone(&name, |cmd| {
-        cmd.env("NODE_EXTRA_CA_CERTS", dir.path().join("extra-ca.pem"));
-    });
-    false
+    cmd.env("NODE_EXTRA_CA_CERTS", dir.path().join("extra-ca.pem"));
+    dir
 }
 
 /// The certificates, made once; they are written to the trust file `NODE_EXTRA_CA_CERTS` names
@@ -270,58 +263,44 @@ async fn refused(pem: &Pem, why: &str) {
 
 #[tokio::test]
 async fn a_self_signed_ca_certificate_in_the_file_is_trusted_as_node_trusts_it() {
-    if !alone_with_a_trust_file("a_self_signed_ca_certificate_in_the_file_is_trusted_as_node_trusts_it") {
-        return;
-    }
+    crate::alone!(a_self_signed_ca_certificate_in_the_file_is_trusted_as_node_trusts_it, with_a_trust_file);
     accepted(&certs().node_style).await;
 }
 
 #[tokio::test]
 async fn a_self_signed_ca_certificate_not_in_the_file_is_refused() {
-    if !alone_with_a_trust_file("a_self_signed_ca_certificate_not_in_the_file_is_refused") {
-        return;
-    }
+    crate::alone!(a_self_signed_ca_certificate_not_in_the_file_is_refused, with_a_trust_file);
     refused(&certs().other_self_signed, "CaUsedAsEndEntity").await;
 }
 
 #[tokio::test]
 async fn a_trusted_ca_certificate_for_another_host_is_refused() {
-    if !alone_with_a_trust_file("a_trusted_ca_certificate_for_another_host_is_refused") {
-        return;
-    }
+    crate::alone!(a_trusted_ca_certificate_for_another_host_is_refused, with_a_trust_file);
     refused(&certs().wrong_host, "not valid for name").await;
 }
 
 #[tokio::test]
 async fn a_trusted_ca_certificate_outside_its_validity_period_is_refused() {
-    if !alone_with_a_trust_file("a_trusted_ca_certificate_outside_its_validity_period_is_refused") {
-        return;
-    }
+    crate::alone!(a_trusted_ca_certificate_outside_its_validity_period_is_refused, with_a_trust_file);
     refused(&certs().expired, "expired").await;
     refused(&certs().not_yet_valid, "not valid yet").await;
 }
 
 #[tokio::test]
 async fn a_trusted_ca_certificate_meant_for_clients_only_is_refused() {
-    if !alone_with_a_trust_file("a_trusted_ca_certificate_meant_for_clients_only_is_refused") {
-        return;
-    }
+    crate::alone!(a_trusted_ca_certificate_meant_for_clients_only_is_refused, with_a_trust_file);
     refused(&certs().client_only, "InvalidPurpose").await;
 }
 
 #[tokio::test]
 async fn a_ca_certificate_issued_by_a_trusted_ca_but_not_itself_trusted_is_refused() {
-    if !alone_with_a_trust_file("a_ca_certificate_issued_by_a_trusted_ca_but_not_itself_trusted_is_refused") {
-        return;
-    }
+    crate::alone!(a_ca_certificate_issued_by_a_trusted_ca_but_not_itself_trusted_is_refused, with_a_trust_file);
     refused(&certs().ca_issued, "CaUsedAsEndEntity").await;
 }
 
 #[tokio::test]
 async fn ordinary_chains_and_plain_self_signed_certificates_are_unchanged() {
-    if !alone_with_a_trust_file("ordinary_chains_and_plain_self_signed_certificates_are_unchanged") {
-        return;
-    }
+    crate::alone!(ordinary_chains_and_plain_self_signed_certificates_are_unchanged, with_a_trust_file);
     accepted(&certs().issued).await;
     accepted(&certs().plain_self_signed).await;
 }

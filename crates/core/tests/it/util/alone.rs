@@ -25,16 +25,17 @@ pub fn is_alone(test: &str) -> bool {
     std::env::var(MARK).is_ok_and(|name| name == test)
 }
 
-/// Run `test`, alone, in a new process of this binary set up by `setup`; panic with what it
+/// Run `test`, alone, in a new process of this binary set up by `setup` (what `setup` returns,
+/// say a directory the process uses, is kept until the process has ended); panic with what it
 /// printed unless exactly that test ran and passed.
-pub fn run_alone(test: &str, setup: impl FnOnce(&mut Command)) {
+pub fn run_alone<Keep>(test: &str, setup: impl FnOnce(&mut Command) -> Keep) {
     let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
     cmd.args([test, "--exact", "--test-threads", "1", "--nocapture"])
         .env(MARK, test)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    setup(&mut cmd);
+    let _keep = setup(&mut cmd);
     let out = cmd.output().expect("the test binary starts");
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(
@@ -44,9 +45,9 @@ pub fn run_alone(test: &str, setup: impl FnOnce(&mut Command)) {
     );
 }
 
-/// At the top of a test: `alone!(test_fn)` or `alone!(test_fn, |cmd| …)`. In the shared
-/// process, run the test in a process of its own (set up by the closure) and return; in that
-/// process, go on with the test.
+/// At the top of a test: `alone!(test_fn)` or `alone!(test_fn, setup)`. In the shared process,
+/// run the test in a process of its own (set up by `setup`, see [`run_alone`]) and return; in
+/// that process, go on with the test.
 #[macro_export]
 macro_rules! alone {
     ($test:ident) => {
