@@ -1,5 +1,6 @@
-//! Retries by HTTP status: a 5xx (and a 429) is tried again up to `retries` times with the
-//! same body, a 4xx is not; the last reply is the error; a retried call reports its attempts.
+//! Retries by HTTP status: a 5xx is tried again, up to `retries` times and with the same body,
+//! a 4xx is not; when the retries run out the last reply is the error. Streams and
+//! translations retry alike, and a retried call reports its attempts in its metric.
 
 use serde_json::json;
 use toolnexus_core::client::single::TranslateRequest;
