@@ -37,9 +37,10 @@
 //!   dispatcher's callback that hands each message to the file that sent it, `Home`, and
 //!   `set_warn`.
 //!
-//! One edge runs the other way, since the first use may come from any file: `queue`'s
-//! `with_local` makes the local half with `create` here, which installs `deliver` as the
-//! threadsafe function's callback.
+//! No edge runs the other way: the first use may come from any file, and making the local
+//! half installs `deliver` (which knows every file) as the threadsafe function's callback, so
+//! this file hands `create` to `queue` when the addon loads (`install_create`) rather than
+//! `queue` importing it.
 
 mod arg;
 mod calls;
@@ -65,6 +66,12 @@ pub use queue::KeepAlive;
 
 use queue::{is_home, keep_down, with_existing, with_local, Local, Msg, Shared, HERE, LOCAL};
 use raw::{check, Raw};
+
+/// Hand `create` to the queue when the addon loads, before any environment uses it.
+#[napi_derive::module_init]
+fn install_create() {
+    queue::install(create);
+}
 
 /// Make this environment's dispatcher and local half (on the environment's thread).
 fn create(env: sys::napi_env) -> Result<Local> {

@@ -125,6 +125,16 @@ thread_local! {
     pub(super) static HERE: Cell<(sys::napi_env, *const Shared)> = const { Cell::new((ptr::null_mut(), ptr::null())) };
 }
 
+/// How an environment's local half is made. Making one installs the message router, which
+/// knows every concern of the dispatcher, so `mod.rs` hands its `create` in when the addon
+/// loads (`install`) instead of this file importing it.
+static MAKE: std::sync::OnceLock<fn(sys::napi_env) -> Result<Local>> = std::sync::OnceLock::new();
+
+/// Set how a local half is made (once, when the addon loads).
+pub(super) fn install(make: fn(sys::napi_env) -> Result<Local>) {
+    let _ = MAKE.set(make);
+}
+
 /// Run `f` on this environment's local half, creating it on first use.
 pub(super) fn with_local<R>(env: sys::napi_env, f: impl FnOnce(&mut Local) -> R) -> Result<R> {
     let unavailable = || Error::from_reason("toolnexus: dispatcher unavailable");
@@ -133,7 +143,8 @@ pub(super) fn with_local<R>(env: sys::napi_env, f: impl FnOnce(&mut Local) -> R)
             let mut kept = cell.try_borrow_mut().map_err(|_| unavailable())?;
             let slot = &mut kept.0;
             if slot.as_ref().is_none_or(|l| l.env != env) {
-                *slot = Some(super::create(env)?);
+                let make = MAKE.get().ok_or_else(unavailable)?;
+                *slot = Some(make(env)?);
             }
             match slot.as_mut() {
                 Some(local) => Ok(f(local)),

@@ -10,7 +10,6 @@ use serde_json::{Map, Value};
 use super::hooks::Hooks;
 use super::inprocess::IN_PROCESS_BASE_URL;
 use super::result::RunOptions;
-use super::single::TranslateRequest;
 use super::transport::Transport;
 use super::wire::Style;
 use crate::callback::SharedCallback;
@@ -160,43 +159,10 @@ impl RunOptions {
     }
 }
 
-/// The JSON-borne part of a `translate` request (everything but `toolkit` and `signal`).
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct TranslateJson {
-    #[serde(default)]
-    messages: Option<Value>,
-    #[serde(default)]
-    tools: Option<Value>,
-    /// Passed on as given, `null` included.
-    #[serde(default, deserialize_with = "options::present")]
-    tool_choice: Option<Value>,
-    #[serde(default)]
-    system: Option<Value>,
-    #[serde(default, deserialize_with = "options::number_only")]
-    max_tokens: Option<f64>,
-}
-
-impl TranslateRequest {
-    /// A `translate` request from its JSON: `messages` and `tools` must be arrays and `system`
-    /// a string when given (absent or `null` is none). The abort handle is the host's to attach.
-    pub fn from_json(text: &str) -> Result<TranslateRequest> {
-        let r: TranslateJson = parse_object(text, "translate")?.unwrap_or_default();
-        let list = |v, k: &str| options::array(v, || format!("translate: `{k}` must be an array"));
-        Ok(TranslateRequest {
-            messages: list(r.messages, "messages")?,
-            tools: list(r.tools, "tools")?,
-            tool_choice: r.tool_choice,
-            system: options::string_or_null(r.system, || "translate: `system` must be a string".into())?,
-            max_tokens: r.max_tokens,
-            abort: None,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::single::TranslateRequest;
     use serde_json::json;
 
     fn client(v: Value) -> ClientOptions {

@@ -9,11 +9,13 @@ use super::wire::{self, expect_array, Style};
 use crate::cancel::Abort;
 use crate::error::Result;
 use crate::json::{field, js_string, obj};
+use crate::options::{self, parse_object};
 use crate::toolkit::Toolkit;
 use crate::translate::{
     args_string, finish_reason_for, has_system_message, openai_messages_to_anthropic, openai_tool_choice_to_anthropic,
     openai_tools_to_anthropic, TranslatedToolCall,
 };
+use serde::Deserialize;
 
 /// What `translate` is asked: the caller's OpenAI request, verbatim.
 #[derive(Default)]
@@ -219,5 +221,39 @@ fn number(n: f64) -> Value {
         Value::from(n as i64)
     } else {
         serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// The JSON-borne part of a `translate` request (everything but `toolkit` and `signal`).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct TranslateJson {
+    #[serde(default)]
+    messages: Option<Value>,
+    #[serde(default)]
+    tools: Option<Value>,
+    /// Passed on as given, `null` included.
+    #[serde(default, deserialize_with = "options::present")]
+    tool_choice: Option<Value>,
+    #[serde(default)]
+    system: Option<Value>,
+    #[serde(default, deserialize_with = "options::number_only")]
+    max_tokens: Option<f64>,
+}
+
+impl TranslateRequest {
+    /// A `translate` request from its JSON: `messages` and `tools` must be arrays and `system`
+    /// a string when given (absent or `null` is none). The abort handle is the host's to attach.
+    pub fn from_json(text: &str) -> Result<TranslateRequest> {
+        let r: TranslateJson = parse_object(text, "translate")?.unwrap_or_default();
+        let list = |v, k: &str| options::array(v, || format!("translate: `{k}` must be an array"));
+        Ok(TranslateRequest {
+            messages: list(r.messages, "messages")?,
+            tools: list(r.tools, "tools")?,
+            tool_choice: r.tool_choice,
+            system: options::string_or_null(r.system, || "translate: `system` must be a string".into())?,
+            max_tokens: r.max_tokens,
+            abort: None,
+        })
     }
 }

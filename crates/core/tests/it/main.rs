@@ -1,0 +1,28 @@
+//! The core's integration tests, as one test binary, grouped by behaviour.
+//!
+//! One binary is one process: a test that needs the environment, the working directory or the
+//! TLS trust set its own way runs in a process of its own (`util::alone`).
+
+mod common;
+mod util;
+
+mod agent_loop;
+mod bounds;
+mod builtins;
+mod cancel;
+mod concurrency;
+mod deep;
+mod errors;
+mod fetch;
+mod hooks;
+mod host;
+mod http_tool;
+mod inprocess;
+mod mcp;
+mod memory;
+mod metrics;
+mod retry;
+mod stream;
+mod suspension;
+mod tls;
+mod translate;
