@@ -101,13 +101,7 @@ impl NativeMemoryStore {
 
     #[napi]
     pub fn save(&self, id: String, messages: String) -> Result<()> {
-        with_json(&messages, "save", |v| match v {
-            Value::Array(items) => {
-                self.inner.save_now(&id, items);
-                Ok(())
-            }
-            _ => Err(bad("save: messages must be an array")),
-        })
+        with_json(&messages, "save", |v| self.inner.save_value(&id, v).map_err(core_err))
     }
 }
 

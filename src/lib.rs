@@ -63,11 +63,7 @@ pub(crate) fn core_err(e: toolnexus_core::Error) -> Error {
 #[napi(js_name = "pending")]
 pub fn pending_json(request: String) -> Result<String> {
     with_json(&request, "pending", |v| {
-        let fields = match v {
-            Value::Object(m) => m,
-            _ => return Err(Error::from_reason("pending: request must be an object")),
-        };
-        let r = types::pending(fields).map_err(core_err)?;
+        let r = types::pending_value(v).map_err(core_err)?;
         Ok(json::to_string(&r.to_value()))
     })
 }
@@ -85,42 +81,10 @@ pub fn sanitize(value: String) -> String {
 /// `toOpenAI` / `toAnthropic` / `toGemini` over tool declarations given as JSON.
 #[napi(js_name = "adapt")]
 pub fn adapt(style: String, tools: String) -> Result<String> {
-    with_json(&tools, "tools", |v| adapt_list(&style, v))
-}
-
-fn adapt_list(style: &str, tools: Value) -> Result<String> {
-    let list = match tools {
-        Value::Array(items) => items,
-        _ => return Err(Error::from_reason("tools must be an array of Tool objects")),
-    };
-    let decls: Vec<adapters::Decl> = list
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            decl_of(t).ok_or_else(|| Error::from_reason(format!("tools[{i}] is not a Tool (it needs a string `name`)")))
-        })
-        .collect::<Result<_>>()?;
-    let out = match style {
-        "openai" => adapters::to_openai(&decls),
-        "anthropic" => adapters::to_anthropic(&decls),
-        "gemini" => adapters::to_gemini(&decls),
-        other => return Err(Error::from_reason(format!("unknown adapter style {other:?}"))),
-    };
-    Ok(json::to_string(&Value::Array(out)))
-}
-
-fn decl_of(t: Value) -> Option<adapters::Decl> {
-    let Value::Object(mut m) = t else { return None };
-    let name = match m.remove("name")? {
-        Value::String(s) => s,
-        _ => return None,
-    };
-    let description = match m.remove("description") {
-        Some(Value::String(s)) => Some(s),
-        _ => None,
-    };
-    let input_schema = m.remove("inputSchema");
-    Some(adapters::Decl { name, description, input_schema })
+    with_json(&tools, "tools", |v| {
+        let out = adapters::adapt_values(&style, v).map_err(core_err)?;
+        Ok(json::to_string(&Value::Array(out)))
+    })
 }
 
 /// The schema `defineTool` gives a tool that declares none.

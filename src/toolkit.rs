@@ -123,12 +123,7 @@ impl NativeToolkit {
 
     #[napi]
     pub fn adapt(&self, style: String) -> Result<String> {
-        let out = deep(|| match style.as_str() {
-            "openai" => Ok(self.inner.to_openai()),
-            "anthropic" => Ok(self.inner.to_anthropic()),
-            "gemini" => Ok(self.inner.to_gemini()),
-            other => Err(Error::from_reason(format!("unknown adapter style {other:?}"))),
-        })?;
+        let out = deep(|| self.inner.adapt(&style)).map_err(core_err)?;
         Ok(deep(|| toolnexus_core::json::to_string(&Value::Array(out))))
     }
 

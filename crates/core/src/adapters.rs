@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::error::{Error, Result};
+
 /// The declaration half of a tool: what a provider needs to advertise it.
 pub trait Declared {
     fn decl_name(&self) -> &str;
@@ -80,9 +82,70 @@ pub fn to_gemini<'a, D: Declared + ?Sized + 'a>(tools: impl IntoIterator<Item = 
     vec![Value::Object(m)]
 }
 
+/// A provider's declarations for tools given as JSON values (`toOpenAI(tools)` and friends): the
+/// list must be an array, each entry needs a string `name`, and `style` names the provider.
+pub fn adapt_values(style: &str, tools: Value) -> Result<Vec<Value>> {
+    let Value::Array(list) = tools else {
+        return Err(Error::Invalid("tools must be an array of Tool objects".into()));
+    };
+    let decls: Vec<Decl> = list
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            Decl::from_value(t)
+                .ok_or_else(|| Error::Invalid(format!("tools[{i}] is not a Tool (it needs a string `name`)")))
+        })
+        .collect::<Result<_>>()?;
+    adapt(style, &decls)
+}
+
+/// The declarations of `tools` for the provider `style` names ("openai", "anthropic", "gemini").
+pub fn adapt<'a, D: Declared + ?Sized + 'a>(style: &str, tools: impl IntoIterator<Item = &'a D>) -> Result<Vec<Value>> {
+    match style {
+        "openai" => Ok(to_openai(tools)),
+        "anthropic" => Ok(to_anthropic(tools)),
+        "gemini" => Ok(to_gemini(tools)),
+        other => Err(Error::Invalid(format!("unknown adapter style {other:?}"))),
+    }
+}
+
+impl Decl {
+    /// A declaration from a tool object's JSON: `None` without a string `name`; a description
+    /// that is not a string counts as none.
+    pub fn from_value(t: Value) -> Option<Decl> {
+        let Value::Object(mut m) = t else { return None };
+        let name = match m.remove("name")? {
+            Value::String(s) => s,
+            _ => return None,
+        };
+        let description = match m.remove("description") {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let input_schema = m.remove("inputSchema");
+        Some(Decl { name, description, input_schema })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn adapting_json_values_checks_the_list_the_names_and_the_style() {
+        let tools = serde_json::json!([{"name": "a", "description": 5, "inputSchema": {"type": "object"}}]);
+        let out = adapt_values("openai", tools.clone()).unwrap();
+        assert_eq!(out[0]["function"]["name"], "a");
+        assert!(out[0]["function"].get("description").is_none());
+        assert_eq!(adapt_values("gemini", tools.clone()).unwrap().len(), 1);
+        let err = |r: Result<Vec<Value>>| r.unwrap_err().to_string();
+        assert_eq!(err(adapt_values("openai", serde_json::json!({}))), "tools must be an array of Tool objects");
+        assert_eq!(
+            err(adapt_values("openai", serde_json::json!([{"name": "a"}, {"name": 1}]))),
+            "tools[1] is not a Tool (it needs a string `name`)"
+        );
+        assert_eq!(err(adapt_values("cohere", tools)), "unknown adapter style \"cohere\"");
+    }
     use serde_json::json;
 
     fn decls() -> Vec<Decl> {

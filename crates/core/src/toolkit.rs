@@ -281,6 +281,11 @@ impl Toolkit {
         adapters::to_anthropic(self.tools().iter().map(|t| t.as_ref()))
     }
 
+    /// The tools for the provider `style` names (see [`adapters::adapt`]).
+    pub fn adapt(&self, style: &str) -> Result<Vec<Value>> {
+        adapters::adapt(style, self.tools().iter().map(|t| t.as_ref()))
+    }
+
     pub fn to_gemini(&self) -> Vec<Value> {
         adapters::to_gemini(self.tools().iter().map(|t| t.as_ref()))
     }

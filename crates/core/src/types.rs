@@ -82,6 +82,14 @@ pub fn new_pending_id() -> String {
 /// Build a suspension (§10). `request` carries `kind`, `prompt` and optionally `id`, `url`,
 /// `data`, `expiresAt` (and anything else, kept as given). Without an `id` one is generated
 /// and appended, so the key order is the caller's own followed by `id`.
+/// `pending(request)` for a request given as any JSON value: it must be an object.
+pub fn pending_value(request: Value) -> Result<ToolResult> {
+    match request {
+        Value::Object(m) => pending(m),
+        _ => Err(crate::error::Error::Invalid("pending: request must be an object".into())),
+    }
+}
+
 pub fn pending(mut request: Map<String, Value>) -> Result<ToolResult> {
     // Nothing is refused, as in the reference: the output is the prompt as JavaScript turns it
     // into text (`"undefined"` when there is none).
@@ -145,6 +153,14 @@ pub fn sanitize(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pending_of_a_json_value_needs_an_object() {
+        let r = pending_value(serde_json::json!({"kind": "approval", "prompt": "Go?"})).unwrap();
+        assert!(pending_of(&r).is_some());
+        let e = pending_value(serde_json::json!("approval")).unwrap_err();
+        assert_eq!(e.to_string(), "pending: request must be an object");
+    }
     use serde_json::json;
 
     fn map(v: Value) -> Map<String, Value> {

@@ -27,6 +27,17 @@ impl InMemoryStore {
         self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
     }
 
+    /// `save(id, messages)` with the messages as any JSON value: they must be an array.
+    pub fn save_value(&self, id: &str, messages: Value) -> crate::error::Result<()> {
+        match messages {
+            Value::Array(items) => {
+                self.save_now(id, items);
+                Ok(())
+            }
+            _ => Err(crate::error::Error::Invalid("save: messages must be an array".into())),
+        }
+    }
+
     pub fn save_now(&self, id: &str, messages: Vec<Value>) {
         self.threads.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_string(), messages);
     }
@@ -40,5 +51,20 @@ impl ConversationStore for InMemoryStore {
     async fn save(&self, id: &str, messages: Vec<Value>) -> Result<()> {
         self.save_now(id, messages);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saving_a_json_value_needs_an_array() {
+        let store = InMemoryStore::default();
+        store.save_value("t", serde_json::json!([{"role": "user"}])).unwrap();
+        assert_eq!(store.get_now("t").map(|m| m.len()), Some(1));
+        let e = store.save_value("t", serde_json::json!({"role": "user"})).unwrap_err();
+        assert_eq!(e.to_string(), "save: messages must be an array");
+        assert_eq!(store.get_now("t").map(|m| m.len()), Some(1));
     }
 }
