@@ -50,6 +50,11 @@ thread_local! {
 }
 
 #[cfg(unix)]
+/// The environment cleanup hook that drops this thread's fetcher.
+///
+/// # Safety
+/// Node calls it on the environment's own thread while that environment is torn down; it
+/// touches only this thread's slot and ignores `_arg`.
 unsafe extern "C" fn drop_fetcher(_arg: *mut std::ffi::c_void) {
     let old = FETCHER.try_with(|f| f.borrow_mut().take());
     drop(old);

@@ -162,7 +162,6 @@ impl RunOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::single::TranslateRequest;
     use serde_json::json;
 
     fn client(v: Value) -> ClientOptions {
@@ -266,35 +265,5 @@ mod tests {
         let ro = RunOptions::from_history_json(&deep).unwrap();
         assert!(json::deepest() >= 30_000);
         json::on_deep_stack(move || drop(ro));
-    }
-
-    fn translate(v: Value) -> Result<TranslateRequest> {
-        TranslateRequest::from_json(&v.to_string())
-    }
-
-    #[test]
-    fn translate_requests() {
-        let r = translate(json!({})).unwrap();
-        assert!(r.messages.is_empty() && r.tools.is_empty() && r.abort.is_none());
-        assert_eq!((r.tool_choice, r.system, r.max_tokens), (None, None, None));
-        let r = translate(json!({"messages": [{"role": "user"}], "tools": null, "toolChoice": null,
-            "system": "s", "maxTokens": 64, "model": "ignored"}))
-        .unwrap();
-        assert_eq!((r.messages.len(), r.tools.len()), (1, 0));
-        assert_eq!((r.tool_choice, r.system.as_deref(), r.max_tokens), (Some(Value::Null), Some("s"), Some(64.0)));
-        let r = translate(json!({"toolChoice": "auto", "system": null, "maxTokens": "64"})).unwrap();
-        assert_eq!((r.tool_choice, r.system, r.max_tokens), (Some(json!("auto")), None, None));
-        // Anything but an object is a request with nothing in it.
-        assert!(TranslateRequest::from_json("[1]").unwrap().messages.is_empty());
-    }
-
-    #[test]
-    fn translate_fields_must_have_their_shape_checked_in_a_fixed_order() {
-        assert_eq!(err(translate(json!({"messages": {}}))), "translate: `messages` must be an array");
-        assert_eq!(err(translate(json!({"tools": "t"}))), "translate: `tools` must be an array");
-        assert_eq!(err(translate(json!({"system": 1}))), "translate: `system` must be a string");
-        let e = err(translate(json!({"system": 1, "tools": 2, "messages": 3})));
-        assert_eq!(e, "translate: `messages` must be an array");
-        assert!(err(TranslateRequest::from_json("{")).starts_with("translate: invalid JSON ("));
     }
 }
