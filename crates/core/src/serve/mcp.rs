@@ -27,12 +27,15 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::Body;
 use crate::callback::SharedCallback;
 use crate::error::Result;
 use crate::json::truthy;
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
+
+/// A response body (the same type as `serve::Body`, spelled out: `serve/mod.rs` imports this
+/// file, so this file does not import it back).
+type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
 /// The advertised name when the profile gives none.
 pub const DEFAULT_NAME: &str = "toolnexus";

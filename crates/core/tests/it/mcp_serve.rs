@@ -82,7 +82,7 @@ fn recorder() -> (Calls, SharedCallback) {
         async move {
             let mut list = seen.lock().unwrap();
             list.push(ev);
-            if list.len() % 2 == 0 {
+            if list.len().is_multiple_of(2) {
                 Err(Error::Invalid("observer failed".into()))
             } else {
                 Ok(Value::Null)
