@@ -277,7 +277,7 @@ test("an in-memory round trip in a script of its own ends the process by itself"
     import { Client } from "@modelcontextprotocol/sdk/client/index.js"
     import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
     const slow = defineTool({ name: "slow", description: "d", run: () => new Promise((r) => setTimeout(() => r("done"), 100)) })
-    // A tool of the core's own: while it runs, nothing in JavaScript keeps the process up.
+    // A tool of the core's own, run natively.
     const bash = createBuiltinTools().find((t) => t.name === "bash")
     const server = buildMcpServer([slow, bash])
     const [c, s] = InMemoryTransport.createLinkedPair()

@@ -382,3 +382,47 @@ async fn channel_session_filters_and_answers_without_initialize() {
     let r = ch.ask(2, "tools/call", json!({ "name": "echo", "arguments": { "text": "x" } })).await;
     assert_eq!(r["error"]["message"], "Unknown tool: echo");
 }
+
+/// The official TypeScript SDK's streamable-HTTP client against the profile: the route a real
+/// MCP client takes.
+#[tokio::test]
+async fn http_the_typescript_sdk_client_round_trips() {
+    let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    if !std::path::Path::new(repo).join("node_modules/@modelcontextprotocol/sdk").exists() {
+        eprintln!("skipped: the MCP SDK is not installed");
+        return;
+    }
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let (calls, on_call) = recorder();
+    let cfg = McpServeConfig { name: Some("http-gateway".into()), ..Default::default() };
+    let url = http_server(McpProfile::new(tools(tx), cfg, Some(on_call))).await;
+    let script = r#"
+        import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+        import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+        const client = new Client({ name: "ts", version: "1" })
+        await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[1])))
+        const { tools } = await client.listTools()
+        const ok = await client.callTool({ name: "echo", arguments: { text: "over http" } })
+        const bad = await client.callTool({ name: "boom", arguments: {} })
+        let unknown
+        try { await client.callTool({ name: "nope", arguments: {} }) } catch (e) { unknown = { code: e.code, message: e.message } }
+        await client.close()
+        console.log(JSON.stringify({ server: client.getServerVersion(), names: tools.map((t) => t.name), ok, bad, unknown }))
+    "#;
+    let out = tokio::process::Command::new("node")
+        .args(["--input-type=module", "-e", script, &url])
+        .current_dir(repo)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), out).await.expect("in time").expect("node runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(v["server"], json!({ "name": "http-gateway", "version": "0.1.0" }));
+    assert_eq!(v["names"], json!(["echo", "fails", "boom", "wait"]));
+    assert_eq!(v["ok"]["content"], json!([{ "type": "text", "text": "over http" }]));
+    assert_eq!(v["ok"]["isError"], false);
+    assert_eq!((v["bad"]["content"][0]["text"].as_str(), v["bad"]["isError"].as_bool()), (Some("kaboom"), Some(true)));
+    assert_eq!(v["unknown"]["code"], -32602);
+    assert!(v["unknown"]["message"].as_str().is_some_and(|m| m.contains("Unknown tool: nope")), "{v}");
+    assert_eq!(calls.lock().unwrap().len(), 2);
+}
