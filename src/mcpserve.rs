@@ -20,8 +20,8 @@ use toolnexus_core::toolkit::ToolDecl;
 use toolnexus_core::{Error, Tool, ToolContext, ToolResult};
 
 use crate::bridge::{call_json, JsCallback, JsonFn};
+use crate::core_err;
 use crate::nativetool::NativeTool;
-use crate::{core_err, parse_json};
 
 fn profile(cfg: Option<String>) -> Result<McpServeConfig> {
     match cfg {
@@ -153,11 +153,12 @@ impl NativeMcpSession {
     /// One message from the client, as JSON.
     #[napi]
     pub fn receive(&self, message: String) -> Result<()> {
-        let message = parse_json(&message, "message")?;
-        // Called from JavaScript, on the host's own thread: a request may hold the process
-        // until it is answered.
-        toolnexus_core::host::polling_on_host(|| self.inner.receive(message));
-        Ok(())
+        // Read with stack for a deep message. Called from JavaScript, on the host's own
+        // thread: a request may hold the process until it is answered.
+        crate::with_json(&message, "message", |message| {
+            toolnexus_core::host::polling_on_host(|| self.inner.receive(message));
+            Ok(())
+        })
     }
 
     #[napi]
