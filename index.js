@@ -695,7 +695,15 @@ class McpServer {
   }
 
   async connect(transport) {
-    const session = await this.#native.connect(bridge((message) => transport.send(message)))
+    const session = await this.#native.connect(
+      bridge(async (message) => {
+        try {
+          await transport.send(message)
+        } catch (e) {
+          this.onerror?.(e instanceof Error ? e : new Error(String(e)))
+        }
+      }),
+    )
     this.#transport = transport
     this.#session = session
     const priorClose = transport.onclose
@@ -717,7 +725,12 @@ class McpServer {
         this.onerror?.(e instanceof Error ? e : new Error(String(e)))
       }
     }
-    await transport.start()
+    try {
+      await transport.start()
+    } catch (e) {
+      this.#ended(transport, session)
+      throw e
+    }
   }
 
   #ended(transport, session) {
