@@ -174,6 +174,36 @@ test("close: the client sees the connection end; the server can connect again", 
   await again.close()
 })
 
+test("any object with the transport surface: a failed send goes to onerror, a failed start rejects connect", async () => {
+  const server = buildMcpServer([echo])
+  const errors = []
+  server.onerror = (e) => errors.push(e.message)
+  let started = false
+  const transport = {
+    async start() {
+      started = true
+    },
+    async send() {
+      throw new Error("pipe closed")
+    },
+    async close() {
+      this.onclose?.()
+    },
+  }
+  await server.connect(transport)
+  assert.ok(started && typeof transport.onmessage === "function")
+  transport.onmessage({ jsonrpc: "2.0", id: 1, method: "ping" })
+  await within(5000, (async () => { while (!errors.length) await new Promise((r) => setTimeout(r, 10)) })(), "onerror")
+  assert.deepEqual(errors, ["pipe closed"])
+  let closed = 0
+  server.onclose = () => closed++
+  await server.close()
+  assert.equal(closed, 1)
+
+  const broken = { start: async () => { throw new Error("cannot start") }, send: async () => {}, close: async () => {} }
+  await assert.rejects(buildMcpServer([echo]).connect(broken), /cannot start/)
+})
+
 // ---- stdio: a server script as its own process ----
 
 const require = createRequire(import.meta.url)
