@@ -366,6 +366,34 @@ export interface OnCallEvent {
 
 export type OnCall = (ev: OnCallEvent) => void | Promise<void>
 
+/** A message transport of the MCP SDK (`InMemoryTransport`, `StdioServerTransport`, ...). */
+export interface MCPTransport {
+  start(): Promise<void>
+  send(message: any, options?: any): Promise<void>
+  close(): Promise<void>
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: any, extra?: any) => void
+}
+
+/** What `buildMcpServer` returns: the MCP SDK `Server`'s connect surface. */
+export interface MCPServer {
+  /** Serve over `transport` until it closes. */
+  connect(transport: MCPTransport): Promise<void>
+  /** Close the connected transport. */
+  close(): Promise<void>
+  /** The connected transport, if any. */
+  readonly transport: MCPTransport | undefined
+  onclose?: () => void
+  onerror?: (error: Error) => void
+}
+
+/** The tools the profile exposes: all of them, or those `cfg.tools` names (unknown names ignored). */
+export declare function exposedMcpTools(tools: Tool[], cfg?: MCPServeConfig): Tool[]
+
+/** An MCP server of `tools`: `tools/list` advertises them, `tools/call` runs them. */
+export declare function buildMcpServer(tools: Tool[], cfg?: MCPServeConfig, onCall?: OnCall): MCPServer
+
 // ===========================================================================
 // Skills
 // ===========================================================================

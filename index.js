@@ -364,7 +364,7 @@ const toolResult = (crossed) => {
  */
 function wrapNative(handle) {
   const { name, description, inputSchema, source } = JSON.parse(handle.decl())
-  return {
+  return remember(handle, {
     name,
     description,
     inputSchema,
@@ -378,7 +378,23 @@ function wrapNative(handle) {
         release()
       }
     },
-  }
+  })
+}
+
+// Tool objects made by wrapNative, with what they were made with: while a tool still has all
+// of it, a server built from it (buildMcpServer) runs the core's tool without a JS hop.
+const nativeTools = new WeakMap()
+
+function remember(handle, t) {
+  nativeTools.set(t, { handle, name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source, execute: t.execute })
+  return t
+}
+
+/** The core's handle behind `t`, when `t` is a wrapNative tool nobody has changed. */
+function nativeHandle(t) {
+  const r = t !== null && typeof t === "object" ? nativeTools.get(t) : undefined
+  const same = r && r.name === t.name && r.description === t.description && r.inputSchema === t.inputSchema && r.source === t.source && r.execute === t.execute
+  return same ? r.handle : undefined
 }
 
 // ---- skills (SPEC §3) ----
@@ -421,10 +437,11 @@ function listSkills(input) {
 
 function httpTool(opts) {
   if (opts === null || typeof opts !== "object") throw new TypeError("httpTool: options must be an object")
-  const t = wrapNative(native.httpTool(encode(opts)))
+  const handle = native.httpTool(encode(opts))
+  const t = wrapNative(handle)
   // The declared schema object itself, as the reference hands it back.
   if (opts.inputSchema != null) t.inputSchema = opts.inputSchema
-  return t
+  return remember(handle, t)
 }
 
 // ---- built-in tools (SPEC §4A) ----
@@ -613,6 +630,143 @@ async function loadMcp(input, opts) {
 }
 
 const listMcpTools = async (input, opts) => underSignal(opts?.signal, (token) => native.listMcpTools(encode(input), token))
+
+// ---- the MCP profile: a toolkit as an MCP server (SPEC §7C) ----
+
+function exposedMcpTools(tools, cfg) {
+  const picked = native.mcpExposed(
+    tools.map((t) => String(t?.name)),
+    cfg === undefined ? undefined : encode(cfg),
+  )
+  // No filter: the list itself, as the reference hands it back.
+  return picked == null ? tools : picked.map((i) => tools[i])
+}
+
+/**
+ * A JS tool as the served server calls it: `{ args, call }` runs `execute(args, { signal })`
+ * with a signal of its own, `{ abort: call }` aborts that signal. A throw or a rejection is
+ * the error result the reference makes of it.
+ */
+function servedCall(t) {
+  const controllers = new Map()
+  return (json, id) => {
+    const msg = fromCore(json)
+    if (msg.abort !== undefined) {
+      controllers.get(msg.abort)?.abort()
+      controllers.delete(msg.abort)
+      return "null"
+    }
+    const controller = new AbortController()
+    controllers.set(msg.call, controller)
+    let out
+    try {
+      out = Promise.resolve(t.execute(msg.args ?? {}, { signal: controller.signal }))
+    } catch (e) {
+      out = Promise.reject(e)
+    }
+    const settled = out
+      .then(undefined, (e) => ({ output: e instanceof Error ? e.message : String(e), isError: true }))
+      .finally(() => controllers.delete(msg.call))
+    return answer(id, settled, encodeLenient)
+  }
+}
+
+const textOf = (v) => (typeof v === "string" ? v : String(v))
+
+/**
+ * What buildMcpServer returns: the connect surface of the MCP SDK's `Server`. `connect` takes
+ * any SDK transport (in-memory, stdio...): messages from it go to a native session, the
+ * session's messages go out through `transport.send`. The session holds the process only
+ * while a request is being answered, so a server on stdio ends when stdin does.
+ */
+class McpServer {
+  #native
+  #transport
+  #session
+
+  constructor(nativeServer) {
+    this.#native = nativeServer
+    this.onclose = undefined
+    this.onerror = undefined
+  }
+
+  get transport() {
+    return this.#transport
+  }
+
+  async connect(transport) {
+    const session = await this.#native.connect(
+      bridge(async (message) => {
+        try {
+          await transport.send(message)
+        } catch (e) {
+          this.onerror?.(e instanceof Error ? e : new Error(String(e)))
+        }
+      }),
+    )
+    this.#transport = transport
+    this.#session = session
+    const priorClose = transport.onclose
+    const priorError = transport.onerror
+    const priorMessage = transport.onmessage
+    transport.onclose = () => {
+      priorClose?.()
+      this.#ended(transport, session)
+    }
+    transport.onerror = (error) => {
+      priorError?.(error)
+      this.onerror?.(error)
+    }
+    transport.onmessage = (message, extra) => {
+      priorMessage?.(message, extra)
+      try {
+        session.receive(encode(message))
+      } catch (e) {
+        this.onerror?.(e instanceof Error ? e : new Error(String(e)))
+      }
+    }
+    try {
+      await transport.start()
+    } catch (e) {
+      this.#ended(transport, session)
+      throw e
+    }
+  }
+
+  #ended(transport, session) {
+    session.close()
+    if (this.#transport !== transport) return
+    this.#transport = undefined
+    this.#session = undefined
+    this.onclose?.()
+  }
+
+  async close() {
+    const transport = this.#transport
+    const session = this.#session
+    if (!transport) return
+    try {
+      await transport.close()
+    } finally {
+      if (this.#transport === transport) this.#ended(transport, session)
+    }
+  }
+}
+
+function buildMcpServer(tools, cfg, onCall) {
+  const observe = callable("buildMcpServer", "onCall", onCall)
+  const server = new native.NativeMcpServer(cfg === undefined ? undefined : encode(cfg), observe && bridge(observe))
+  for (const t of tools) {
+    const handle = nativeHandle(t)
+    if (handle) {
+      server.addNative(handle)
+      continue
+    }
+    const decl = { name: textOf(t.name), description: t.description, inputSchema: t.inputSchema, source: t.source }
+    server.addJs(encode(decl), servedCall(t))
+  }
+  return new McpServer(server)
+}
 
 // ---- client (SPEC §8, §10) ----
 
@@ -970,6 +1124,8 @@ module.exports.elicitationToRequest = elicitationToRequest
 module.exports.answerToElicitResult = answerToElicitResult
 module.exports.loadMcp = loadMcp
 module.exports.listMcpTools = listMcpTools
+module.exports.exposedMcpTools = exposedMcpTools
+module.exports.buildMcpServer = buildMcpServer
 module.exports.Toolkit = Toolkit
 module.exports.createToolkit = createToolkit
 module.exports.Client = Client

@@ -7,6 +7,7 @@ mod client;
 mod dispatch;
 mod httptool;
 mod mcp;
+mod mcpserve;
 mod nativetool;
 mod pin;
 mod skills;

@@ -19,6 +19,7 @@ mod host;
 mod http_tool;
 mod inprocess;
 mod mcp;
+mod mcp_serve;
 mod memory;
 mod metrics;
 mod retry;

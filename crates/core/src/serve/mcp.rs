@@ -1,0 +1,335 @@
+//! The MCP profile (SPEC §7C): a toolkit's tools served as an MCP server.
+//!
+//! `tools/list` advertises each exposed tool (its name as it is, its description and its
+//! schema); `tools/call` runs `Tool::execute` and hands the result back as one text part, a
+//! failed execution included; nothing else of MCP is offered. The protocol itself is rmcp's:
+//! [`Served`] is its server handler, [`McpProfile::handle`] its streamable-HTTP server side
+//! run statelessly (each request is answered by a server of its own, no session), and
+//! `mcp_session` runs the same handler over a host's message transport.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{BodyExt, Full, StreamBody};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServerHandler};
+use serde::{Deserialize, Deserializer};
+use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::callback::SharedCallback;
+use crate::error::Result;
+use crate::json::truthy;
+use crate::tool::{SharedTool, ToolContext};
+use crate::types::ToolResult;
+
+/// A response body (the same type as `serve::Body`, spelled out: `serve/mod.rs` imports this
+/// file, so this file does not import it back).
+type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+/// The advertised name when the profile gives none.
+pub const DEFAULT_NAME: &str = "toolnexus";
+/// The advertised version when the profile gives none.
+pub const DEFAULT_VERSION: &str = "0.1.0";
+
+/// The `mcp` serve profile: `{ name?, version?, tools? }`.
+#[derive(Deserialize, Default, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServeConfig {
+    /// `serverInfo.name`; any value but `null` is its text.
+    #[serde(default, deserialize_with = "crate::options::text")]
+    pub name: Option<String>,
+    /// `serverInfo.version`; any value but `null` is its text.
+    #[serde(default, deserialize_with = "crate::options::text")]
+    pub version: Option<String>,
+    /// The names to expose; `None` exposes every tool.
+    #[serde(default, deserialize_with = "name_filter")]
+    pub tools: Option<Vec<String>>,
+}
+
+/// The `tools` filter as the reference reads it: a falsy value is no filter; an array keeps
+/// its string items (others can never equal a name); a string is the set of its characters.
+/// Anything else (the reference throws building a set of it) exposes nothing.
+fn name_filter<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(match v {
+        ref falsy if !truthy(falsy) => None,
+        Value::Array(items) => Some(
+            items
+                .into_iter()
+                .filter_map(|x| match x {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        Value::String(s) => Some(s.chars().map(String::from).collect()),
+        _ => Some(Vec::new()),
+    })
+}
+
+impl McpServeConfig {
+    /// The profile from its JSON; anything but an object is the empty profile.
+    pub fn from_json(text: &str) -> Result<McpServeConfig> {
+        Ok(crate::options::parse_object(text, "mcp")?.unwrap_or_default())
+    }
+
+    /// `serverInfo.name`.
+    pub fn server_name(&self) -> &str {
+        self.name.as_deref().unwrap_or(DEFAULT_NAME)
+    }
+
+    /// `serverInfo.version`.
+    pub fn server_version(&self) -> &str {
+        self.version.as_deref().unwrap_or(DEFAULT_VERSION)
+    }
+}
+
+/// Whether a tool named `name` is exposed under `cfg`.
+pub fn is_exposed(name: &str, cfg: &McpServeConfig) -> bool {
+    cfg.tools.as_ref().is_none_or(|names| names.iter().any(|n| n == name))
+}
+
+/// The tools `cfg` exposes, in their order: all of them without a filter; with one, those
+/// it names (a name that matches no tool is ignored).
+pub fn exposed_tools(tools: &[SharedTool], cfg: &McpServeConfig) -> Vec<SharedTool> {
+    tools.iter().filter(|t| is_exposed(t.name(), cfg)).cloned().collect()
+}
+
+/// The MCP server behind every transport: the tools by name, the advertised identity and the
+/// `onCall` observer. Cheap to clone (one per stateless request).
+#[derive(Clone)]
+pub struct Served {
+    inner: Arc<ServedInner>,
+}
+
+struct ServedInner {
+    tools: Vec<SharedTool>,
+    /// Name → position in `tools`; a repeated name is called on its last tool (both are
+    /// listed), as the reference's name map does.
+    index: HashMap<String, usize>,
+    /// The `tools/list` entries, built once.
+    listed: Vec<McpTool>,
+    name: String,
+    version: String,
+    on_call: Option<SharedCallback>,
+}
+
+impl Served {
+    /// A server for `tools` (already filtered) under the profile `cfg`.
+    pub fn new(tools: Vec<SharedTool>, cfg: &McpServeConfig, on_call: Option<SharedCallback>) -> Served {
+        let mut index = HashMap::with_capacity(tools.len());
+        for (i, t) in tools.iter().enumerate() {
+            index.insert(t.name().to_string(), i);
+        }
+        let listed = tools.iter().map(|t| listing(t.as_ref())).collect();
+        Served {
+            inner: Arc::new(ServedInner {
+                tools,
+                index,
+                listed,
+                name: cfg.server_name().to_string(),
+                version: cfg.server_version().to_string(),
+                on_call,
+            }),
+        }
+    }
+
+    /// Run one `tools/call`: `Ok` with the result (a failed execution is an error result),
+    /// `Err` with the JSON-RPC error for a tool that is not served.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        cancel: CancellationToken,
+    ) -> std::result::Result<ToolResult, ErrorData> {
+        let Some(tool) = self.inner.index.get(name).and_then(|&i| self.inner.tools.get(i)) else {
+            return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
+        };
+        let started = Instant::now();
+        let args = Value::Object(args.unwrap_or_default());
+        let ctx = ToolContext { cancel: Some(cancel), ..ToolContext::default() };
+        let result = match tool.execute(args, ctx).await {
+            Ok(r) => r,
+            Err(e) => ToolResult::error(e.to_string()),
+        };
+        if let Some(on_call) = &self.inner.on_call {
+            let ms = started.elapsed().as_millis() as u64;
+            let event = json!({ "name": tool.name(), "source": tool.source(), "ms": ms, "isError": result.is_error });
+            // The observer's failure is its own: the caller still gets the result.
+            let _ = on_call.call(event).await;
+        }
+        Ok(result)
+    }
+}
+
+/// A tool's `tools/list` entry: its schema when that is an object, the empty object schema
+/// otherwise (MCP requires an object).
+fn listing(t: &dyn crate::tool::Tool) -> McpTool {
+    let schema = match t.input_schema() {
+        Value::Object(m) => m.clone(),
+        _ => match crate::fn_tool::empty_schema() {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        },
+    };
+    McpTool::new(t.name().to_string(), t.description().to_string(), schema)
+}
+
+impl ServerHandler for Served {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new(self.inner.name.clone(), self.inner.version.clone());
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.listed.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let r = self.call(&request.name, request.arguments, context.ct.clone()).await?;
+        let content = vec![ContentBlock::text(r.output)];
+        Ok(if r.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }.into())
+    }
+}
+
+/// The MCP profile of an HTTP server: answers the requests to `/mcp`.
+#[derive(Clone)]
+pub struct McpProfile {
+    service: StreamableHttpService<Served, NeverSessionManager>,
+    /// Fired by [`McpProfile::shutdown`]: ends open event streams and requests in flight.
+    stop: CancellationToken,
+}
+
+/// The reply to a GET that does not accept an event stream, and to a method MCP does not use:
+/// the JSON-RPC error body the reference's transport sends.
+fn rpc_error_response(status: u16, message: &str, allow: Option<&str>) -> http::Response<Body> {
+    let body = json!({ "jsonrpc": "2.0", "error": { "code": -32000, "message": message }, "id": null });
+    let mut b = http::Response::builder().status(status).header(http::header::CONTENT_TYPE, "application/json");
+    if let Some(allow) = allow {
+        b = b.header(http::header::ALLOW, allow);
+    }
+    b.body(Full::new(Bytes::from(body.to_string())).boxed()).unwrap_or_else(|_| plain(500))
+}
+
+fn plain(status: u16) -> http::Response<Body> {
+    let mut r = http::Response::new(Full::new(Bytes::new()).boxed());
+    *r.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    r
+}
+
+impl McpProfile {
+    /// The profile serving `tools` (already filtered with [`exposed_tools`]).
+    pub fn new(tools: Vec<SharedTool>, cfg: McpServeConfig, on_call: Option<SharedCallback>) -> McpProfile {
+        let served = Served::new(tools, &cfg, on_call);
+        let stop = CancellationToken::new();
+        // Any Host is answered (a server bound to every interface is reached by its LAN
+        // address) and Origin is the HTTP server's to check; the caller caps the body.
+        let config = StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_legacy_session_mode(false)
+            .with_json_response(false)
+            .with_max_request_body_bytes(usize::MAX)
+            .with_cancellation_token(stop.clone());
+        let service =
+            StreamableHttpService::new(move || Ok(served.clone()), Arc::new(NeverSessionManager::default()), config);
+        McpProfile { service, stop }
+    }
+
+    /// End the event streams still open and the requests still running (the server stops).
+    pub fn shutdown(&self) {
+        self.stop.cancel();
+    }
+
+    /// One HTTP request to `/mcp` (its body already read and capped by the caller).
+    ///
+    /// POST is MCP's, answered by rmcp's stateless server side. The rest is what the
+    /// reference's stateless transport answers: GET opens an event stream (nothing is ever
+    /// sent on it; it ends when the client leaves or the server stops), or is refused with
+    /// 406 without `text/event-stream` in `Accept`; DELETE is 200 (there is no session to
+    /// end); any other method is 405.
+    pub async fn handle(&self, req: http::Request<Bytes>) -> http::Response<Body> {
+        match *req.method() {
+            http::Method::POST => self.service.handle(req.map(Full::new)).await,
+            http::Method::GET => {
+                let accepts_stream = req
+                    .headers()
+                    .get_all(http::header::ACCEPT)
+                    .iter()
+                    .any(|v| v.to_str().is_ok_and(|v| v.contains("text/event-stream")));
+                if !accepts_stream {
+                    return rpc_error_response(406, "Not Acceptable: Client must accept text/event-stream", None);
+                }
+                self.idle_stream()
+            }
+            http::Method::DELETE => plain(200),
+            _ => rpc_error_response(405, "Method not allowed.", Some("GET, POST, DELETE")),
+        }
+    }
+
+    /// An event stream that carries nothing and ends when the server stops.
+    fn idle_stream(&self) -> http::Response<Body> {
+        let stop = self.stop.clone();
+        let never = futures::stream::once(async move {
+            stop.cancelled_owned().await;
+        })
+        .filter_map(|()| async { None::<std::result::Result<hyper::body::Frame<Bytes>, Infallible>> });
+        http::Response::builder()
+            .status(200)
+            .header(http::header::CONTENT_TYPE, "text/event-stream")
+            .header(http::header::CACHE_CONTROL, "no-cache, no-transform")
+            .header("x-accel-buffering", "no")
+            .body(BodyExt::boxed(StreamBody::new(never)))
+            .unwrap_or_else(|_| plain(500))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_from_json() {
+        let c = McpServeConfig::from_json(r#"{"name":"gw","version":2,"tools":["a",1,"b"]}"#).unwrap();
+        assert_eq!(c.server_name(), "gw");
+        assert_eq!(c.server_version(), "2");
+        assert_eq!(c.tools, Some(vec!["a".to_string(), "b".to_string()]));
+        let c = McpServeConfig::from_json(r#"{"name":null,"tools":null}"#).unwrap();
+        assert_eq!((c.server_name(), c.server_version(), c.tools.clone()), (DEFAULT_NAME, DEFAULT_VERSION, None));
+        for text in ["null", "[1]", "5", "{}", r#"{"tools":""}"#, r#"{"tools":0}"#, r#"{"tools":false}"#] {
+            assert_eq!(McpServeConfig::from_json(text).unwrap().tools, None, "{text}");
+        }
+        assert_eq!(McpServeConfig::from_json(r#"{"tools":[]}"#).unwrap().tools, Some(vec![]));
+        assert_eq!(McpServeConfig::from_json(r#"{"tools":"ab"}"#).unwrap().tools, Some(vec!["a".into(), "b".into()]));
+        assert_eq!(McpServeConfig::from_json(r#"{"tools":{"a":true}}"#).unwrap().tools, Some(vec![]));
+        assert_eq!(McpServeConfig::from_json(r#"{"name":""}"#).unwrap().server_name(), "");
+        assert!(McpServeConfig::from_json("{").unwrap_err().to_string().starts_with("mcp: invalid JSON ("));
+    }
+
+    #[test]
+    fn the_filter_keeps_named_tools_in_order() {
+        let cfg = McpServeConfig { tools: Some(vec!["b".into(), "nope".into(), "a".into()]), ..Default::default() };
+        assert!(is_exposed("a", &cfg) && is_exposed("b", &cfg) && !is_exposed("c", &cfg));
+        assert!(is_exposed("anything", &McpServeConfig::default()));
+    }
+}
