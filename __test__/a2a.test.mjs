@@ -10,7 +10,8 @@ import express from "express"
 import { DefaultRequestHandler, InMemoryTaskStore, AgentEvent } from "@a2a-js/sdk/server"
 import { TaskState } from "@a2a-js/sdk"
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
-import { agent, agentTools, parseAgentsConfig, createToolkit, defineTool } from "../index.js"
+import { agent, agentTools, parseAgentsConfig, createClient, createToolkit, defineTool } from "../index.js"
+import { startLLM, oaText, oaCalls } from "./support/llm.mjs"
 
 const listen = async (server) => {
   await new Promise((r) => server.listen(0, "127.0.0.1", r))
@@ -258,6 +259,26 @@ test("addAgent: a card URL or a descriptor, first name wins, a failing card reje
   } finally {
     p.close()
   }
+})
+
+test("a client run calls an agent's tool and hands its answer to the model", async (t) => {
+  const p = await peer({ name: "desk", url: "SELF", skills: [{ id: "ask" }] }, (rpc) =>
+    rpc.method === "SendMessage"
+      ? { id: "t-run", status: { state: "working" } }
+      : { id: "t-run", status: { state: "completed" }, artifacts: [{ parts: [{ kind: "text", text: "the desk says 42" }] }] },
+  )
+  t.after(() => p.close())
+  const llm = await startLLM((req) => {
+    const tool = req.json.messages.find((m) => m.role === "tool")
+    return tool ? oaText("relayed: " + tool.content) : oaCalls([{ id: "c1", name: "desk_ask", args: { task: "what is the answer?" } }])
+  })
+  t.after(() => llm.close())
+  const tk = await createToolkit({ builtins: false, agents: [agent({ card: p.cardUrl, pollEvery: 5 })] })
+  const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" })
+  const res = await client.run("ask the desk", { toolkit: tk })
+  assert.equal(res.text, "relayed: the desk says 42")
+  assert.equal(p.rpcs()[0].params.message.parts[0].text, "what is the answer?")
+  await tk.close()
 })
 
 // ---- the official @a2a-js/sdk (1.3.0) as the peer ----------------------------------------
