@@ -303,6 +303,56 @@ export interface A2ATask {
   [k: string]: unknown
 }
 
+/** A skill an Agent Card advertises. */
+export interface A2ASkill {
+  id?: string
+  name?: string
+  description?: string
+  tags?: string[]
+  examples?: string[]
+  [k: string]: unknown
+}
+
+/** What a remote agent publishes at `/.well-known/agent-card.json`. */
+export interface AgentCard {
+  name: string
+  description?: string
+  version?: string
+  protocolVersion?: string
+  capabilities?: { streaming?: boolean; pushNotifications?: boolean; [k: string]: unknown }
+  defaultInputModes?: string[]
+  defaultOutputModes?: string[]
+  skills?: A2ASkill[]
+  /** The agent's JSON-RPC endpoint. */
+  url?: string
+  [k: string]: unknown
+}
+
+/** One entry of a config file's `agents` block. */
+export interface AgentConfig {
+  card: string
+  headers?: Record<string, string>
+  timeout?: number
+  pollEvery?: number
+  enabled?: boolean
+  disabled?: boolean
+}
+
+/** A config file's `agents` block: entry id → its settings (the id is only a label). */
+export type AgentsConfig = Record<string, AgentConfig>
+
+/** An {@link Agent} descriptor from its fields; nothing is fetched until it is resolved. */
+export declare function agent(opts: Agent): Agent
+
+/** Fetch the agent's card and make one tool (`source: "a2a"`) per advertised skill. */
+export declare function agentTools(ag: Agent): Promise<Tool[]>
+
+/**
+ * The enabled entries of an `agents` block as descriptors, in order: `disabled: true` wins,
+ * then `enabled: false`; entries without a string `card` are skipped.
+ */
+export declare function parseAgentsConfig(block: AgentsConfig | undefined): Agent[]
+
 /** Persistence backend for tasks served over A2A. */
 export interface TaskStore {
   get(id: string): Promise<A2ATask | undefined>
@@ -521,6 +571,8 @@ export declare class Toolkit {
   get(name: string): Tool | undefined
   /** Add tools at runtime; an existing name is kept. */
   register(...tools: Tool[]): this
+  /** Resolve a remote agent (a descriptor, or a card URL plus options) and register its tools. */
+  addAgent(agentOrCardUrl: Agent | string, opts?: Omit<Agent, "card">): Promise<this>
   execute(name: string, args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
   /** Skill catalog (markdown) to append to a system prompt. */
   skillsPrompt(): string

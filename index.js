@@ -456,11 +456,25 @@ const createBuiltinTools = () => native.createBuiltinTools().map(wrapNative)
 const selectBuiltins = (cfg) => native.selectBuiltins(builtinsJson(cfg)).map(wrapNative)
 const builtinsEnabled = (cfg) => native.builtinsEnabled(builtinsJson(cfg))
 
+// ---- remote A2A agents (SPEC §7A) ----
+
+/** An Agent descriptor: plain data, the four fields present even when unset. */
+function agent(opts) {
+  return { card: opts.card, headers: opts.headers, timeout: opts.timeout, pollEvery: opts.pollEvery }
+}
+
+/** The `agents` option as a list (an iterable is spread as the reference spreads it). */
+const agentList = (agents) => (agents == null ? undefined : [...agents])
+
+const agentTools = async (ag) => (await withSignal(undefined, () => native.agentTools(encode(ag)))).map(wrapNative)
+
+const parseAgentsConfig = (block) =>
+  JSON.parse(native.parseAgentsConfig(block === undefined ? undefined : encode(block))).map(agent)
+
 // ---- toolkit (SPEC §4) ----
 
 const handles = new WeakMap() // Toolkit -> NativeToolkit
 const CREATE = Symbol("toolnexus.createToolkit")
-const NOT_YET = ["agents"]
 
 function toolSpec(t, i) {
   if (t === null || typeof t !== "object" || typeof t.name !== "string" || typeof t.execute !== "function") {
@@ -493,13 +507,10 @@ class Toolkit {
 
   static async create(opts = {}) {
     if (opts === null || typeof opts !== "object") throw new TypeError("createToolkit: options must be an object")
-    for (const key of NOT_YET) {
-      if (opts[key] !== undefined) throw new Error(`createToolkit: option \`${key}\` is not supported by this build yet`)
-    }
     const extra = opts.extraTools ?? []
     if (!Array.isArray(extra)) throw new TypeError("createToolkit: `extraTools` must be an array of Tool objects")
     const waitFor = callable("createToolkit", "waitFor", opts.waitFor)
-    const plain = { disableTools: opts.disableTools, builtins: opts.builtins, mcpConfig: opts.mcpConfig }
+    const plain = { disableTools: opts.disableTools, builtins: opts.builtins, mcpConfig: opts.mcpConfig, agents: agentList(opts.agents) }
     if (opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined) {
       // The provider is resolved once, here; a failing one is reported and contributes nothing.
       let providerDefs = []
@@ -557,6 +568,12 @@ class Toolkit {
     const specs = tools.map(toolSpec)
     this.#slots.push(...tools)
     this.#adopt(this.#native.register(specs))
+    return this
+  }
+
+  async addAgent(agentOrCardUrl, opts) {
+    const ag = typeof agentOrCardUrl === "string" ? { card: agentOrCardUrl, ...opts } : agentOrCardUrl
+    this.#adopt(await withSignal(undefined, () => this.#native.addAgent(encode(ag))))
     return this
   }
 
@@ -1126,6 +1143,9 @@ module.exports.loadMcp = loadMcp
 module.exports.listMcpTools = listMcpTools
 module.exports.exposedMcpTools = exposedMcpTools
 module.exports.buildMcpServer = buildMcpServer
+module.exports.agent = agent
+module.exports.agentTools = agentTools
+module.exports.parseAgentsConfig = parseAgentsConfig
 module.exports.Toolkit = Toolkit
 module.exports.createToolkit = createToolkit
 module.exports.Client = Client

@@ -97,15 +97,6 @@ test("a malformed builtins value rejects, naming builtins", async () => {
   }
 })
 
-test("options this build does not support reject, naming the option", async () => {
-  const cases = {
-    agents: [{ card: "http://127.0.0.1:1/card" }],
-  }
-  for (const [key, value] of Object.entries(cases)) {
-    await assert.rejects(createToolkit({ [key]: value }), (e) => e instanceof Error && e.message.includes(key), key)
-  }
-})
-
 test("a malformed extraTools entry rejects with a TypeError naming its index", async () => {
   await assert.rejects(createToolkit({ extraTools: [named("ok"), { name: "no_execute" }] }), (e) => e instanceof TypeError && e.message.includes("extraTools[1]"))
   await assert.rejects(createToolkit({ extraTools: [null] }), (e) => e instanceof TypeError && e.message.includes("extraTools[0]"))

@@ -1,6 +1,7 @@
 //! Node-API binding for the toolnexus core. Values cross as JSON text once per call;
 //! JS callbacks are bridged with weak threadsafe functions (see `bridge`). No logic here.
 
+mod a2a;
 mod bridge;
 mod cancel;
 mod client;

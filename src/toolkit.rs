@@ -90,6 +90,18 @@ impl NativeToolkit {
         Ok(list.iter().zip(added).filter(|(_, a)| *a).map(|(t, _)| entry(t.as_ref())).collect())
     }
 
+    /// `addAgent`: resolve the descriptor (JSON) and register its tools; resolves with the
+    /// entries that were added (first name wins), rejects when the card cannot be resolved.
+    #[napi(js_name = "addAgent", ts_return_type = "Promise<ToolEntry[]>")]
+    pub fn add_agent(&self, env: &Env, agent: String) -> Result<crate::dispatch::JsPromise> {
+        let agent = toolnexus_core::a2a::Agent::from_value(&parse_json(&agent, "addAgent")?);
+        let inner = self.inner.clone();
+        crate::dispatch::promise(env, async move {
+            let added = inner.add_agent(&agent).await.map_err(core_err)?;
+            Ok(added.into_iter().filter(|(_, a)| *a).map(|(t, _)| entry(t.as_ref())).collect::<Vec<_>>())
+        })
+    }
+
     /// Route a call through the core (used for tools that are not JS objects).
     #[napi(ts_return_type = "Promise<string | [string, string]>")]
     pub fn execute(

@@ -4,6 +4,7 @@
 //! transport, hooks, the suspension resolver) is an async trait or a callback type;
 //! the Node binding implements those seams once, a Rust program can implement them too.
 
+pub mod a2a;
 pub mod adapters;
 pub mod body;
 pub mod builtins;

@@ -7,6 +7,7 @@ use std::sync::{PoisonError, RwLock};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::a2a::{self, Agent};
 use crate::adapters;
 use crate::builtins::{self, BuiltinsConfig};
 use crate::callback::SharedCallback;
@@ -47,6 +48,8 @@ pub struct ToolkitOptions {
     pub wait_for: Option<SharedCallback>,
     /// Bounds the MCP load.
     pub cancel: Option<Abort>,
+    /// Remote A2A agents; a parsed `mcpConfig` object's `agents` block adds its own after them.
+    pub agents: Vec<Agent>,
 }
 
 impl ToolkitOptions {
@@ -92,6 +95,8 @@ struct ToolkitJson {
     disable_skills: Vec<String>,
     #[serde(default, deserialize_with = "options::number_only")]
     skill_sample_limit: Option<f64>,
+    #[serde(default)]
+    agents: Option<Value>,
 }
 
 impl ToolkitOptions {
@@ -117,6 +122,7 @@ impl ToolkitOptions {
             mcp_config: o.mcp_config,
             wait_for: None,
             cancel: None,
+            agents: Agent::list_from_value(o.agents.as_ref()),
         })
     }
 }
@@ -192,7 +198,7 @@ pub struct Toolkit {
 }
 
 impl Toolkit {
-    /// Assemble: drop builtins a host tool shadows, then MCP → skill → builtin → extras,
+    /// Assemble: drop builtins a host tool shadows, then MCP → skill → builtin → A2A → extras,
     /// skipping disabled names, first name wins.
     pub async fn create(mut opts: ToolkitOptions) -> Result<Toolkit> {
         let mcp = match &opts.mcp_config {
@@ -216,11 +222,14 @@ impl Toolkit {
         let extra_names: HashSet<&str> = opts.extra_tools.iter().map(|t| t.name()).collect();
         let builtins: Vec<SharedTool> =
             builtins::select(&cfg).into_iter().filter(|b| !extra_names.contains(b.name())).collect();
+        let agent_tools = resolve_agents(&opts).await;
         let disabled: HashSet<&str> = opts.disable_tools.iter().map(String::as_str).collect();
         let mut inner = Inner::default();
         let skill_tool = skill.as_ref().map(SkillSource::tool);
         let mcp_tools = mcp.iter().flat_map(|m| m.tools.iter().cloned());
-        for t in mcp_tools.chain(skill_tool).chain(builtins).chain(opts.extra_tools.iter().cloned()) {
+        let tools =
+            mcp_tools.chain(skill_tool).chain(builtins).chain(agent_tools).chain(opts.extra_tools.iter().cloned());
+        for t in tools {
             if disabled.contains(t.name()) {
                 continue;
             }
@@ -246,6 +255,14 @@ impl Toolkit {
     pub fn register(&self, tools: Vec<SharedTool>) -> Vec<bool> {
         let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
         tools.into_iter().map(|t| inner.add(t)).collect()
+    }
+
+    /// Resolve a remote agent's card and register its skills' tools (first name wins). A card
+    /// that cannot be resolved is an error here (unlike at creation, where it is a warning).
+    pub async fn add_agent(&self, agent: &Agent) -> Result<Vec<(SharedTool, bool)>> {
+        let tools = a2a::agent_tools(agent).await?;
+        let added = self.register(tools.clone());
+        Ok(tools.into_iter().zip(added).collect())
     }
 
     /// Route a call; an unknown name is an error result, not a failure.
@@ -301,6 +318,24 @@ impl Toolkit {
             m.close().await;
         }
     }
+}
+
+/// Every agent of the options (then of a parsed config's `agents` block) resolved to its
+/// tools, all at once; one that fails is reported and contributes none.
+async fn resolve_agents(opts: &ToolkitOptions) -> Vec<SharedTool> {
+    let mut agents = opts.agents.clone();
+    if let Some(block) = opts.mcp_config.as_ref().and_then(|c| c.as_object()).and_then(|c| c.get("agents")) {
+        agents.extend(a2a::parse_agents_config(Some(block)));
+    }
+    let resolved = futures::future::join_all(agents.iter().map(a2a::agent_tools)).await;
+    let mut out = Vec::new();
+    for (agent, r) in agents.iter().zip(resolved) {
+        match r {
+            Ok(tools) => out.extend(tools),
+            Err(e) => crate::warn::warn(&format!("[toolnexus] A2A agent \"{}\" failed: {e}", agent.card)),
+        }
+    }
+    out
 }
 
 /// The result for a name no tool answers to.

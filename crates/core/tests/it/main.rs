@@ -6,6 +6,7 @@
 mod common;
 mod util;
 
+mod a2a;
 mod agent_loop;
 mod bounds;
 mod builtins;

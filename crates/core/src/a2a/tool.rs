@@ -1,0 +1,371 @@
+//! Card resolution and the skill tool: one `SendMessage`, then `GetTask` polls until the task
+//! ends, the whole call bounded by one budget.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::agent::Agent;
+use super::wire::{self, checked_headers, fired, json_rpc, Fail, Reply};
+use crate::error::{Error, Result};
+use crate::fetch::Request;
+use crate::json::js_string;
+use crate::tool::{SharedTool, Tool, ToolContext};
+use crate::types::{sanitize, ToolResult};
+
+/// The description of the one argument every A2A tool takes.
+pub const TASK_DESCRIPTION: &str = "The task to send to the agent, in natural language.";
+
+/// `{ type: "object", properties: { task: { type: "string", description } }, required: ["task"],
+/// additionalProperties: false }`
+fn task_schema() -> Value {
+    let mut task = Map::with_capacity(2);
+    task.insert("type".into(), "string".into());
+    task.insert("description".into(), TASK_DESCRIPTION.into());
+    let mut props = Map::with_capacity(1);
+    props.insert("task".into(), Value::Object(task));
+    let mut schema = Map::with_capacity(4);
+    schema.insert("type".into(), "object".into());
+    schema.insert("properties".into(), Value::Object(props));
+    schema.insert("required".into(), Value::Array(vec!["task".into()]));
+    schema.insert("additionalProperties".into(), Value::Bool(false));
+    Value::Object(schema)
+}
+
+/// The descriptor's headers, `${ENV}` expanded, checked.
+fn headers_of(agent: &Agent) -> std::result::Result<Vec<(String, String)>, Fail> {
+    let expanded = crate::mcp::expand_env_headers(agent.headers.as_ref()).map_err(|e| Fail::Message(e.to_string()))?;
+    let pairs = expanded.unwrap_or_default().into_iter().map(|(k, v)| (k, js_string(&v))).collect();
+    checked_headers(pairs)
+}
+
+fn fail_to_error(f: Fail) -> Error {
+    match f {
+        Fail::Fetch(e) => Error::Fetch(e),
+        other => Error::Invalid(other.message()),
+    }
+}
+
+/// `GET` the card with the descriptor's headers, within its timeout; a non-2xx reply is
+/// `HTTP <status>: <body>`, a body that is not JSON a `SyntaxError`.
+async fn fetch_card(agent: &Agent, headers: Vec<(String, String)>) -> Result<Value> {
+    let until = wire::deadline(Instant::now(), agent.timeout_ms());
+    let req = Request { method: http::Method::GET, url: agent.card.clone(), headers, body: None };
+    let (status, text) = wire::send(req, until, None).await.map_err(fail_to_error)?;
+    if !(200..300).contains(&status) {
+        return Err(Error::Invalid(format!("HTTP {status}: {text}")));
+    }
+    crate::json::parse_str::<Value>(&text)
+        .map_err(|e| Error::NotJson(format!("the agent card at {} is not valid JSON ({e})", agent.card)))
+}
+
+/// `Cannot read properties of <v> (reading '<key>')` for a null card or skill.
+fn read_of_null(v: &Value, key: &str) -> Error {
+    Error::BadShape(format!("Cannot read properties of {} (reading '{key}')", js_string(v)))
+}
+
+/// `v[key] ?? fallback` of a JSON value (a primitive has no fields).
+fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.as_object().and_then(|o| o.get(key)).filter(|x| !x.is_null())
+}
+
+/// Resolve a descriptor to its tools: fetch the card and make one tool per skill. The tools'
+/// prefix is the card's `name` ("agent" without one); their endpoint the card's `url`, else
+/// the card URL's origin.
+pub async fn agent_tools(agent: &Agent) -> Result<Vec<SharedTool>> {
+    let headers = headers_of(agent).map_err(fail_to_error)?;
+    let card = fetch_card(agent, headers).await?;
+    if card.is_null() {
+        return Err(read_of_null(&card, "name"));
+    }
+    let agent_name = field(&card, "name").cloned().unwrap_or_else(|| "agent".into());
+    let endpoint = match field(&card, "url") {
+        Some(u) => js_string(u),
+        None => url::Url::parse(&agent.card).map(|u| u.origin().ascii_serialization()).unwrap_or_default(),
+    };
+    let skills = match field(&card, "skills") {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(s)) => s,
+        Some(_) => return Err(Error::BadShape("card.skills.map is not a function".into())),
+    };
+    let prefix = sanitize(&js_string(&agent_name));
+    let schema = task_schema();
+    skills
+        .iter()
+        .map(|skill| {
+            if skill.is_null() {
+                return Err(read_of_null(skill, "id"));
+            }
+            let skill_id = field(skill, "id").or_else(|| field(skill, "name")).map(js_string).unwrap_or_default();
+            let description = field(skill, "description")
+                .or_else(|| field(skill, "name"))
+                .map(js_string)
+                .unwrap_or_else(|| skill_id.clone());
+            Ok(Arc::new(A2aTool {
+                name: format!("{prefix}_{}", sanitize(&skill_id)),
+                description,
+                schema: schema.clone(),
+                agent_name: agent_name.clone(),
+                endpoint: endpoint.clone(),
+                agent: agent.clone(),
+            }) as SharedTool)
+        })
+        .collect()
+}
+
+/// One advertised skill of a remote agent.
+pub struct A2aTool {
+    name: String,
+    description: String,
+    schema: Value,
+    /// The card's `name` (or "agent"), as `metadata.agent`.
+    agent_name: Value,
+    /// Where the JSON-RPC calls go.
+    endpoint: String,
+    agent: Agent,
+}
+
+impl A2aTool {
+    /// The JSON-RPC endpoint this tool calls.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+}
+
+/// What a call has seen so far, for its `metadata`.
+struct Progress {
+    start: Instant,
+    agent: Value,
+    task_id: Value,
+    state: Value,
+    polls: u64,
+}
+
+impl Progress {
+    fn result(&self, output: String, is_error: bool) -> ToolResult {
+        let mut m = Map::with_capacity(5);
+        m.insert("agent".into(), self.agent.clone());
+        m.insert("taskId".into(), self.task_id.clone());
+        m.insert("state".into(), self.state.clone());
+        m.insert("polls".into(), self.polls.into());
+        m.insert("ms".into(), (self.start.elapsed().as_millis() as u64).into());
+        ToolResult { output, is_error, metadata: Some(Value::Object(m)) }
+    }
+
+    fn error(&self, output: String) -> ToolResult {
+        self.result(output, true)
+    }
+
+    fn canceled(&mut self) -> ToolResult {
+        self.state = "canceled".into();
+        self.error(format!("A2A task {} canceled", js_string(&self.task_id)))
+    }
+
+    fn timed_out(&self, budget: f64) -> ToolResult {
+        let budget = crate::json::js_double_text(budget);
+        self.error(format!(
+            "A2A task {} timed out after {budget}ms (state={})",
+            js_string(&self.task_id),
+            js_string(&self.state)
+        ))
+    }
+
+    /// A failed RPC: a cancel that landed meanwhile is the cancel it is.
+    fn failed(&mut self, f: Fail, token: Option<&CancellationToken>) -> ToolResult {
+        if fired(token) || matches!(f, Fail::Canceled) {
+            return self.canceled();
+        }
+        self.error(f.message())
+    }
+}
+
+fn terminal(state: &Value) -> bool {
+    matches!(state.as_str(), Some("completed" | "failed" | "canceled"))
+}
+
+/// The `kind: "text"` parts' texts of a message or artifact.
+fn texts(holder: &Value) -> Vec<&str> {
+    match field(holder, "parts") {
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|p| field(p, "kind").and_then(Value::as_str) == Some("text"))
+            .filter_map(|p| field(p, "text").and_then(Value::as_str))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A completed task's text: every artifact's text parts joined by newlines, else the last
+/// agent message of the history that has text.
+fn task_output(task: &Value) -> String {
+    let list = |k: &str| match field(task, k) {
+        Some(Value::Array(items)) => items.as_slice(),
+        _ => &[],
+    };
+    let parts: Vec<&str> = list("artifacts").iter().flat_map(texts).collect();
+    if !parts.is_empty() {
+        return parts.join("\n");
+    }
+    for msg in list("history").iter().rev() {
+        if field(msg, "role").and_then(Value::as_str) != Some("agent") {
+            continue;
+        }
+        let text = texts(msg).join("\n");
+        if !text.is_empty() {
+            return text;
+        }
+    }
+    String::new()
+}
+
+/// The text of a task's `status.message`.
+fn status_text(task: &Value) -> String {
+    field(task, "status").and_then(|s| field(s, "message")).map(|m| texts(m).join("\n")).unwrap_or_default()
+}
+
+#[async_trait]
+impl Tool for A2aTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+    fn source(&self) -> &str {
+        "a2a"
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
+        let start = Instant::now();
+        let budget = ctx.timeout.unwrap_or_else(|| self.agent.timeout_ms());
+        let until = wire::deadline(start, budget);
+        let token = ctx.cancel.as_ref();
+        let mut p =
+            Progress { start, agent: self.agent_name.clone(), task_id: "".into(), state: "submitted".into(), polls: 0 };
+        let headers = match headers_of(&self.agent) {
+            Ok(h) => h,
+            Err(f) => return Ok(p.error(f.message())),
+        };
+        // A call cancelled before it starts sends nothing.
+        if fired(token) {
+            return Ok(p.canceled());
+        }
+        let text = match field(&args, "task") {
+            None => String::new(),
+            Some(t) => js_string(t),
+        };
+        let mut message = Map::with_capacity(3);
+        message.insert("role".into(), "user".into());
+        message.insert("messageId".into(), wire::uuid().into());
+        let mut part = Map::with_capacity(2);
+        part.insert("kind".into(), "text".into());
+        part.insert("text".into(), text.into());
+        message.insert("parts".into(), Value::Array(vec![Value::Object(part)]));
+        let mut configuration = Map::with_capacity(1);
+        configuration.insert("blocking".into(), false.into());
+        let mut params = Map::with_capacity(2);
+        params.insert("message".into(), Value::Object(message));
+        params.insert("configuration".into(), Value::Object(configuration));
+
+        let mut task =
+            match json_rpc(&self.endpoint, "SendMessage", Value::Object(params), &headers, until, token).await {
+                Ok(Reply::Result(r)) => r.unwrap_or(Value::Null),
+                Ok(Reply::NotJson) => {
+                    return Ok(p.error("A2A SendMessage: the agent's reply is not JSON".into()));
+                }
+                Err(f) => return Ok(p.failed(f, token)),
+            };
+        p.task_id = field(&task, "id").cloned().unwrap_or_else(|| "".into());
+        if let Some(s) = field(&task, "status").and_then(|s| field(s, "state")) {
+            p.state = s.clone();
+        }
+
+        let poll_every = self.agent.poll_every_ms();
+        let past = || until.is_some_and(|d| Instant::now() >= d);
+        while !terminal(&p.state) {
+            if fired(token) {
+                return Ok(p.canceled());
+            }
+            if start.elapsed().as_secs_f64() * 1000.0 >= budget || past() {
+                return Ok(p.timed_out(budget));
+            }
+            wire::sleep(poll_every, until, token).await;
+            if fired(token) {
+                return Ok(p.canceled());
+            }
+            if past() {
+                return Ok(p.timed_out(budget));
+            }
+            let mut id = Map::with_capacity(1);
+            id.insert("id".into(), p.task_id.clone());
+            match json_rpc(&self.endpoint, "GetTask", Value::Object(id), &headers, until, token).await {
+                Ok(reply) => {
+                    p.polls += 1;
+                    task = match reply {
+                        Reply::Result(r) => r.unwrap_or(Value::Null),
+                        Reply::NotJson => Value::Null,
+                    };
+                    if let Some(s) = field(&task, "status").and_then(|s| field(s, "state")) {
+                        p.state = s.clone();
+                    }
+                }
+                Err(Fail::TimedOut) if !fired(token) => return Ok(p.timed_out(budget)),
+                Err(f) => return Ok(p.failed(f, token)),
+            }
+        }
+
+        if p.state.as_str() == Some("completed") {
+            let out = task_output(&task);
+            return Ok(p.result(out, false));
+        }
+        let detail = status_text(&task);
+        let state = js_string(&p.state);
+        let id = js_string(&p.task_id);
+        let output = if detail.is_empty() {
+            format!("A2A task {id} {state}")
+        } else {
+            format!("A2A task {id} {state}: {detail}")
+        };
+        Ok(p.error(output))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn outputs_come_from_artifacts_then_the_last_agent_message() {
+        let t = json!({"artifacts": [{"parts": [{"kind": "text", "text": "a"}, {"kind": "data", "text": "x"}]},
+            {"parts": [{"kind": "text", "text": "b"}, {"kind": "text", "text": 5}]}, null]});
+        assert_eq!(task_output(&t), "a\nb");
+        let t = json!({"artifacts": [], "history": [
+            {"role": "agent", "parts": [{"kind": "text", "text": "old"}]},
+            {"role": "agent", "parts": [{"kind": "text", "text": "new"}, {"kind": "text", "text": "er"}]},
+            {"role": "agent", "parts": []},
+            {"role": "user", "parts": [{"kind": "text", "text": "q"}]}]});
+        assert_eq!(task_output(&t), "new\ner");
+        assert_eq!(task_output(&json!(null)), "");
+        assert_eq!(status_text(&json!({"status": {"message": {"parts": [{"kind": "text", "text": "why"}]}}})), "why");
+        assert_eq!(status_text(&json!({"status": {}})), "");
+    }
+
+    #[test]
+    fn the_schema_in_its_order() {
+        assert_eq!(
+            crate::json::to_string(&task_schema()),
+            r#"{"type":"object","properties":{"task":{"type":"string","description":"The task to send to the agent, in natural language."}},"required":["task"],"additionalProperties":false}"#
+        );
+    }
+}
