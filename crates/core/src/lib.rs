@@ -22,6 +22,7 @@ pub mod net;
 pub mod nodepath;
 pub mod options;
 pub mod redact;
+pub mod serve;
 pub mod skills;
 pub mod tool;
 pub mod toolkit;

@@ -1,0 +1,21 @@
+//! `serve`: a toolkit as a server (SPEC §7B, §7C). The top level of the core, above the
+//! toolkit and the client: it only calls them through the host's callbacks.
+//!
+//! Parts, each using only those listed before it:
+//!
+//! - `options`: the option types (`A2AConfig`, the server's guards).
+//! - `store`: where served Tasks live (`TaskStore`, in memory, on disk, the selector).
+//! - `a2a`: the Agent Card and the A2A JSON-RPC methods, with the fulfilment of a Task.
+//! - `mcp`: the MCP profile at `/mcp`.
+//! - `http`: the HTTP server: binding, routing, the guards, stopping.
+//! - `start`: a server from a host's options (`startA2AServer`, `toolkit.serve`).
+
+pub mod a2a;
+pub mod http;
+pub mod mcp;
+pub mod options;
+pub mod start;
+pub mod store;
+
+/// A response body of the server.
+pub type Body = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
