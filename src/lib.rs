@@ -9,6 +9,7 @@ mod httptool;
 mod mcp;
 mod nativetool;
 mod pin;
+mod serve;
 mod skills;
 mod toolkit;
 mod translate;
