@@ -1,6 +1,9 @@
 //! `serve`: `startA2AServer`, `toolkit.serve`, `buildAgentCard`, the Task stores. The core
 //! decides everything; this converts the options and bridges the callbacks.
 
+// napi's exports are its only users; a test build registers none.
+#![cfg_attr(test, allow(dead_code))]
+
 use std::sync::Arc;
 
 use async_trait::async_trait;

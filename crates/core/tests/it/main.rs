@@ -22,6 +22,7 @@ mod mcp;
 mod memory;
 mod metrics;
 mod retry;
+mod serve;
 mod stream;
 mod suspension;
 mod tls;
