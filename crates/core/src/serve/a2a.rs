@@ -125,13 +125,18 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INTERNAL_ERROR: i64 = -32603;
 pub const TASK_NOT_FOUND: i64 = -32001;
 
-/// The text of a `SendMessage`'s message: its text parts joined with nothing between.
+/// The text of a `SendMessage`'s message: its text parts joined with nothing between. A text
+/// part is `{ kind: "text", text }`, or `{ text }` with no `kind` at all (A2A 1.0 peers drop
+/// the discriminator; the reference reads only the former).
 pub fn message_text(params: Option<&Value>) -> String {
     let parts = params.and_then(|p| p.get("message")).and_then(|m| m.get("parts")).and_then(Value::as_array);
     let Some(parts) = parts else { return String::new() };
     parts
         .iter()
-        .filter(|p| p.get("kind").and_then(Value::as_str) == Some("text"))
+        .filter(|p| match p.get("kind") {
+            Some(kind) => kind.as_str() == Some("text"),
+            None => p.is_object(),
+        })
         .filter_map(|p| p.get("text").and_then(Value::as_str))
         .collect()
 }
@@ -333,8 +338,8 @@ mod tests {
 
     #[test]
     fn message_text_joins_text_parts() {
-        let p = json!({"message": {"parts": [{"kind": "text", "text": "a"}, {"kind": "data"}, {"kind": "text", "text": "b"}, {"kind": "text", "text": 1}]}});
-        assert_eq!(message_text(Some(&p)), "ab");
+        let p = json!({"message": {"parts": [{"kind": "text", "text": "a"}, {"kind": "data", "text": "no"}, {"kind": "text", "text": "b"}, {"kind": "text", "text": 1}, {"text": "c"}, {"kind": null, "text": "no"}]}});
+        assert_eq!(message_text(Some(&p)), "abc");
         assert_eq!(message_text(None), "");
     }
 }
