@@ -406,9 +406,10 @@ export interface ServeOptions extends ServeSecurityOptions {
   /** Runs each served task (`client.ask` with the A2A contextId, else `client.run`). */
   client?: Client
   a2a?: A2AConfig
-  onTask?: OnTask
+  /** Any return value is ignored (a listener such as `(ev) => events.push(ev)` fits). */
+  onTask?: OnTask | ((ev: OnTaskEvent) => unknown)
   mcp?: MCPServeConfig
-  onCall?: OnCall
+  onCall?: OnCall | ((ev: OnCallEvent) => unknown)
 }
 
 /** `startA2AServer`'s options. */
@@ -421,12 +422,13 @@ export interface StartServerOptions extends ServeSecurityOptions {
   skills: SkillInfo[]
   /** Runs one served task; `contextId` is the peer's conversation key. */
   runTask: (text: string, contextId?: string) => Promise<RunResult>
-  onTask?: OnTask
+  /** Any return value is ignored (a listener such as `(ev) => events.push(ev)` fits). */
+  onTask?: OnTask | ((ev: OnTaskEvent) => unknown)
   /** Mounts a streamable-HTTP MCP server at `/mcp`; absent ⇒ no MCP route. */
   mcp?: MCPServeConfig
   /** The tools the MCP profile exposes. */
   mcpTools?: Tool[]
-  onCall?: OnCall
+  onCall?: OnCall | ((ev: OnCallEvent) => unknown)
 }
 
 /** Tasks kept for the life of the process (the default store). */
