@@ -395,7 +395,7 @@ export interface AgentCard {
 export interface ServeSecurityOptions {
   /** Bearer token required on JSON-RPC and `/mcp` requests: the token, or `{ token }`. */
   auth?: string | { token: string }
-  /** Origins `/mcp` accepts besides loopback ones and the server's own (`"*"`: any). */
+  /** Origins `/mcp` and JSON-RPC POSTs accept besides loopback ones and the server's own (`"*"`: any); a request without `Origin` (a program, not a browser) is always accepted. */
   allowedOrigins?: string[]
   /** Largest request body accepted, in bytes (default 4 MiB); beyond it the answer is 413. */
   maxBodyBytes?: number

@@ -246,6 +246,21 @@ test("toolkit.serve without a client fails the Task as the reference's TypeError
   await plain.stop()
 })
 
+test("a store object in the config's a2a block is the one toolkit.serve uses", async () => {
+  const saved = []
+  const tasks = new Map()
+  const store = { save: async (t) => { saved.push(t.status.state); tasks.set(t.id, t) }, get: async (id) => tasks.get(id) }
+  const tk = await createToolkit({ builtins: false, mcpConfig: { mcpServers: {}, a2a: { name: "cfg", store } } })
+  const srv = await tk.serve("127.0.0.1:0", { client: { run: async (text) => ({ text: text.toUpperCase(), status: "done" }) } })
+  try {
+    const t = await settled(srv.url, (await rpc(srv.url, "SendMessage", message("quiet"))).result.id)
+    assert.equal(t.artifacts[0].parts[0].text, "QUIET", "any object with run/ask serves as the client")
+    assert.deepEqual(saved, ["submitted", "working", "completed"])
+  } finally {
+    await srv.stop()
+  }
+})
+
 test("serve guards: bearer auth (card stays public), a body cap with 413, a warning for open addresses with risky tools", async () => {
   const tk = await createToolkit({ builtins: true })
   const srv = await tk.serve("127.0.0.1:0", { a2a: {}, auth: "tok", maxBodyBytes: 1024 })

@@ -6,8 +6,8 @@
 //! /.well-known/agent-card.json` is the card and any other `POST` is JSON-RPC.
 //!
 //! Guards this package adds: an opt-in bearer token (`auth`) on JSON-RPC and `/mcp` (the card
-//! stays public: it is how peers discover the agent), Origin checks on `/mcp` against DNS
-//! rebinding, a cap on request bodies, and a warning when tools that run commands or write
+//! stays public: it is how peers discover the agent), Origin checks on `/mcp` and on JSON-RPC
+//! POSTs against DNS rebinding and cross-site requests, a cap on request bodies, and a warning when tools that run commands or write
 //! files are served on a non-loopback address without a token.
 
 use std::convert::Infallible;
@@ -271,11 +271,8 @@ impl State {
         let target = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
         if let Some(mcp) = &self.mcp {
             if target == "/mcp" || target.starts_with("/mcp?") {
-                if let Some(origin) = req.headers().get(header::ORIGIN) {
-                    let origin = origin.to_str().unwrap_or("");
-                    if !origin_allowed(origin, &self.own_origin, &self.allowed_origins) {
-                        return text(StatusCode::FORBIDDEN, "forbidden origin");
-                    }
+                if let Some(denied) = self.check_origin(&req) {
+                    return denied;
                 }
                 if let Some(denied) = self.check_auth(&req) {
                     return denied;
@@ -293,6 +290,9 @@ impl State {
             return json(&a2a.card(&format!("{}/", self.url)));
         }
         if req.method() == Method::POST {
+            if let Some(denied) = self.check_origin(&req) {
+                return denied;
+            }
             if let Some(denied) = self.check_auth(&req) {
                 return denied;
             }
@@ -304,6 +304,19 @@ impl State {
             return json(&a2a.rpc(&bytes).await);
         }
         not_found()
+    }
+
+    /// `None` when the request has no `Origin` or an allowed one; else the 403 to answer. A
+    /// browser page of another site (or a rebound DNS name) must not drive the server: peers
+    /// that are programs send no `Origin`.
+    fn check_origin(&self, req: &Request<Incoming>) -> Option<Response<Body>> {
+        let origin = req.headers().get(header::ORIGIN)?;
+        let origin = origin.to_str().unwrap_or("");
+        if origin_allowed(origin, &self.own_origin, &self.allowed_origins) {
+            None
+        } else {
+            Some(text(StatusCode::FORBIDDEN, "forbidden origin"))
+        }
     }
 
     /// `None` when no token is set or the request carries it; else the 401 to answer.

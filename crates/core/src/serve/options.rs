@@ -53,7 +53,8 @@ pub struct ServeSecurity {
     /// A bearer token every JSON-RPC and `/mcp` request must carry: `"<token>"` or `{ token }`.
     #[serde(deserialize_with = "auth")]
     pub auth: Option<String>,
-    /// Origins `/mcp` accepts besides loopback ones and the server's own (`"*"`: any).
+    /// Origins `/mcp` and JSON-RPC POSTs accept besides loopback ones and the server's own
+    /// (`"*"`: any). A request without `Origin` is always accepted.
     #[serde(deserialize_with = "crate::options::strings")]
     pub allowed_origins: Vec<String>,
     /// The largest request body read, in bytes (default 4 MiB).

@@ -497,6 +497,38 @@ async fn mcp_origins_are_checked_against_dns_rebinding() {
 }
 
 #[tokio::test]
+async fn a2a_json_rpc_refuses_a_foreign_browser_origin_too() {
+    let (srv, calls) = a2a_server().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"parts": [{"kind": "text", "text": "csrf"}]}}});
+    let res = http()
+        .post(format!("{}/", srv.url()))
+        .header("origin", "http://evil.example")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    let res = http()
+        .post(format!("{}/", srv.url()))
+        .header("origin", "http://localhost:3000")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let card = http()
+        .get(format!("{}/.well-known/agent-card.json", srv.url()))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(card.status(), 200, "the card is public");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(taken(&calls).len(), 1, "only the allowed request ran");
+    srv.stop().await;
+}
+
+#[tokio::test]
 async fn open_addresses_serving_risky_tools_without_auth_are_warned_about() {
     let seen = log();
     let sink: toolnexus_core::warn::Sink = {
@@ -609,4 +641,41 @@ async fn a_toolkit_config_block_is_the_fallback_profile() {
     assert_eq!(or_block(Some(Value::Null), tk.a2a_block()), Some(json!({"name": "from-config"})));
     assert_eq!(or_block(Some(json!({"name": "inline"})), tk.a2a_block()), Some(json!({"name": "inline"})));
     assert_eq!(tk.mcp_server_block(), Some(&json!({"name": "m"})));
+}
+
+/// A store whose reads never answer.
+struct Stuck;
+
+#[async_trait]
+impl TaskStore for Stuck {
+    async fn get(&self, _id: &str) -> Result<Option<Value>> {
+        futures::future::pending().await
+    }
+    async fn save(&self, _task: Value) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn stop_closes_a_call_that_never_finishes_after_its_grace() {
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.store = Some(Arc::new(Stuck) as SharedTaskStore);
+    let srv = start_server(o).await.unwrap();
+    let url = srv.url().to_string();
+    let stuck = tokio::spawn(async move {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+        http().post(format!("{url}/")).body(body.to_string()).send().await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = std::time::Instant::now();
+    srv.stop().await;
+    let waited = started.elapsed();
+    assert!(waited >= toolnexus_core::serve::http::STOP_GRACE, "the call had its grace: {waited:?}");
+    assert!(
+        waited < toolnexus_core::serve::http::STOP_GRACE + Duration::from_secs(2),
+        "then it was closed: {waited:?}"
+    );
+    let answer =
+        tokio::time::timeout(Duration::from_secs(2), stuck).await.expect("the caller is not left hanging").unwrap();
+    assert!(answer.is_err(), "the caller sees its connection closed");
 }
