@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::callback::SharedCallback;
 use crate::error::Error;
-use crate::json::truthy;
+use crate::json::{truthy, DeepStack};
 use crate::serve::options::A2AConfig;
 use crate::serve::store::SharedTaskStore;
 use crate::skills::SkillInfo;
@@ -190,9 +190,13 @@ impl A2AService {
 
     /// Answer one JSON-RPC request body.
     pub async fn rpc(self: &Arc<Self>, body: &[u8]) -> Value {
+        let before = crate::json::deepest();
         let Ok(req) = crate::json::parse_slice::<Value>(body) else {
             return rpc_error(Value::Null, PARSE_ERROR, "Parse error");
         };
+        // A request deeper than any seen so far: the rest of this work (a clone of its id,
+        // its drop) runs with the stack for it (see `json::DeepStack`, which polls this).
+        crate::json::settle_depth(before).await;
         let id = match req.get("id") {
             Some(id) => id.clone(),
             None => Value::Null,
@@ -209,7 +213,8 @@ impl A2AService {
                 // The save and the start of the fulfilment go on in a task of their own, so a
                 // caller that hangs up meanwhile never leaves a Task half started.
                 let this = self.clone();
-                let work = tokio::spawn(crate::warn::carry(async move { this.send(text, context).await }));
+                let work =
+                    tokio::spawn(DeepStack::new(crate::warn::carry(async move { this.send(text, context).await })));
                 match work.await {
                     Ok(Ok(task)) => rpc_result(id, task),
                     Ok(Err(e)) => rpc_error(id, INTERNAL_ERROR, &e.to_string()),
@@ -221,7 +226,10 @@ impl A2AService {
                     None | Some(Value::Null) => String::new(),
                     Some(v) => crate::json::js_string(v),
                 };
-                match self.store.get(&task_id).await {
+                let before = crate::json::deepest();
+                let found = self.store.get(&task_id).await;
+                crate::json::settle_depth(before).await;
+                match found {
                     Ok(Some(task)) if !task.is_null() => rpc_result(id, task),
                     Ok(_) => rpc_error(id, TASK_NOT_FOUND, &format!("Task not found: {task_id}")),
                     Err(e) => rpc_error(id, INTERNAL_ERROR, &e.to_string()),
@@ -239,7 +247,8 @@ impl A2AService {
         let id = new_id();
         let submitted = task(&id, &context, "submitted", None, None);
         self.store.save(submitted.clone()).await?;
-        tokio::spawn(crate::warn::carry(self.clone().fulfil(id, text, context)));
+        // Polled with the stack for whatever depth a run's result may have.
+        tokio::spawn(DeepStack::new(crate::warn::carry(self.clone().fulfil(id, text, context))));
         Ok(submitted)
     }
 
@@ -254,7 +263,9 @@ impl A2AService {
             if let Some(c) = &context {
                 arg.insert("contextId".into(), c.clone().into());
             }
+            let before = crate::json::deepest();
             let r = self.run_task.call(Value::Object(arg)).await?;
+            crate::json::settle_depth(before).await;
             if r.is_null() {
                 return Err(Error::Invalid("Cannot read properties of undefined (reading 'status')".into()));
             }

@@ -134,7 +134,13 @@ impl Server {
         let stop = CancellationToken::new();
         let (done_tx, done) = watch::channel(false);
         let hold = cfg.hold;
-        tokio::spawn(crate::warn::carry(accept(listener, state, stop.clone(), done_tx, hold)));
+        tokio::spawn(crate::json::DeepStack::new(crate::warn::carry(accept(
+            listener,
+            state,
+            stop.clone(),
+            done_tx,
+            hold,
+        ))));
         Ok(Server { url, local, stop, done })
     }
 
@@ -182,7 +188,8 @@ async fn accept(
         let st = state.clone();
         let service = service_fn(move |req: Request<Incoming>| {
             let st = st.clone();
-            async move { Ok::<_, Infallible>(st.handle(req).await) }
+            // A body may nest as deep as its size allows: its value is dropped with the stack for it.
+            async move { Ok::<_, Infallible>(crate::json::DeepStack::new(st.handle(req)).await) }
         });
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
@@ -190,12 +197,12 @@ async fn accept(
             .serve_connection(TokioIo::new(sock), service);
         let conn = graceful.watch(conn);
         let force = force.clone();
-        tokio::spawn(async move {
+        tokio::spawn(crate::json::DeepStack::new(async move {
             tokio::select! {
                 _ = conn => {}
                 _ = force.cancelled() => {}
             }
-        });
+        }));
     }
     // The port is released here; connections in flight get their grace.
     drop(listener);

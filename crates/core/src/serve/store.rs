@@ -43,6 +43,17 @@ impl InMemoryTaskStore {
     }
 }
 
+impl Drop for InMemoryTaskStore {
+    /// Tasks may nest deep (a run's result is kept as it came): they go without recursing,
+    /// wherever the store is let go.
+    fn drop(&mut self) {
+        let tasks = std::mem::take(self.tasks.get_mut().unwrap_or_else(PoisonError::into_inner));
+        for (_, task) in tasks {
+            crate::json::release(task);
+        }
+    }
+}
+
 #[async_trait]
 impl TaskStore for InMemoryTaskStore {
     async fn get(&self, id: &str) -> Result<Option<Value>> {
@@ -51,7 +62,10 @@ impl TaskStore for InMemoryTaskStore {
 
     async fn save(&self, task: Value) -> Result<()> {
         let id = task_id(&task);
-        self.tasks.lock().unwrap_or_else(PoisonError::into_inner).insert(id, task);
+        let old = self.tasks.lock().unwrap_or_else(PoisonError::into_inner).insert(id, task);
+        if let Some(old) = old {
+            crate::json::release(old);
+        }
         Ok(())
     }
 }
@@ -102,10 +116,13 @@ impl TaskStore for FileTaskStore {
     async fn get(&self, id: &str) -> Result<Option<Value>> {
         let path = self.file(id);
         // Any failure to read or parse is "no such Task", as the reference's store has it.
-        match tokio::fs::read(&path).await {
-            Ok(bytes) => Ok(crate::json::parse_slice::<Value>(&bytes).ok()),
-            Err(_) => Ok(None),
-        }
+        let before = crate::json::deepest();
+        let task = match tokio::fs::read(&path).await {
+            Ok(bytes) => crate::json::parse_slice::<Value>(&bytes).ok(),
+            Err(_) => None,
+        };
+        crate::json::settle_depth(before).await;
+        Ok(task)
     }
 
     async fn save(&self, task: Value) -> Result<()> {

@@ -41,6 +41,16 @@ fn echo_runner(calls: Log) -> SharedCallback {
             if text.contains("boom") {
                 return Err(Error::host_message("runner exploded"));
             }
+            if text.contains("deep") {
+                let n = 100_000;
+                let deep: Value =
+                    toolnexus_core::json::parse_str(&format!("{}{}", "[".repeat(n), "]".repeat(n))).unwrap();
+                // Built by hand: `json!` would serialize the value again, recursively.
+                let mut r = serde_json::Map::new();
+                r.insert("text".into(), deep);
+                r.insert("status".into(), json!("done"));
+                return Ok(Value::Object(r));
+            }
             if text.contains("wait") {
                 return Ok(
                     json!({"text": "", "status": "pending", "pending": {"id": "p1", "kind": "approval", "prompt": "Approve?"}}),
@@ -428,6 +438,39 @@ async fn bodies_over_the_cap_are_refused_with_413_even_when_endless() {
     let ok = send(srv.url(), "small", None).await;
     assert_eq!(ok["result"]["status"]["state"], "submitted");
     assert!(taken(&calls).len() <= 1);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_nested_as_deep_as_the_cap_allows_is_answered_and_the_server_lives() {
+    let (srv, _) = a2a_server().await;
+    let depth = 100_000;
+    let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    for method in ["GetTask", "SendMessage", "Nope"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{deep},"method":"{method}","params":{{"id":{deep},"message":{{"parts":{deep},"contextId":{deep}}}}}}}"#
+        );
+        assert!(body.len() < 4 * 1024 * 1024);
+        let res = http().post(format!("{}/", srv.url())).body(body).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{method}");
+        let text = res.text().await.unwrap();
+        assert!(text.starts_with(r#"{"jsonrpc":"2.0","id":[[["#), "{method}");
+    }
+    // A run whose result nests as deep: the Task holds it, the server lives.
+    let sent = send(srv.url(), "deep result", None).await;
+    let id = sent["result"]["id"].as_str().unwrap().to_string();
+    for _ in 0..500 {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}});
+        let text =
+            http().post(format!("{}/", srv.url())).body(body.to_string()).send().await.unwrap().text().await.unwrap();
+        if text.contains("completed") {
+            assert!(text.contains(r#""text":[[[["#));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let ok = send(srv.url(), "still up", None).await;
+    assert_eq!(ok["result"]["status"]["state"], "submitted");
     srv.stop().await;
 }
 
