@@ -444,6 +444,69 @@ export declare function exposedMcpTools(tools: Tool[], cfg?: MCPServeConfig): To
 /** An MCP server of `tools`: `tools/list` advertises them, `tools/call` runs them. */
 export declare function buildMcpServer(tools: Tool[], cfg?: MCPServeConfig, onCall?: OnCall): MCPServer
 
+/** Guards of the served HTTP endpoint (additions of this package; all opt-in but the body cap). */
+export interface ServeSecurityOptions {
+  /** Bearer token required on JSON-RPC and `/mcp` requests: the token, or `{ token }`. */
+  auth?: string | { token: string }
+  /** Origins `/mcp` and JSON-RPC POSTs accept besides loopback ones and the server's own (`"*"`: any); a request without `Origin` (a program, not a browser) is always accepted. */
+  allowedOrigins?: string[]
+  /** Largest request body accepted, in bytes (default 4 MiB); beyond it the answer is 413. */
+  maxBodyBytes?: number
+}
+
+/** `toolkit.serve`'s options. */
+export interface ServeOptions extends ServeSecurityOptions {
+  /** Runs each served task (`client.ask` with the A2A contextId, else `client.run`). */
+  client?: Client
+  a2a?: A2AConfig
+  /** Any return value is ignored (a listener such as `(ev) => events.push(ev)` fits). */
+  onTask?: OnTask | ((ev: OnTaskEvent) => unknown)
+  mcp?: MCPServeConfig
+  onCall?: OnCall | ((ev: OnCallEvent) => unknown)
+}
+
+/** `startA2AServer`'s options. */
+export interface StartServerOptions extends ServeSecurityOptions {
+  /** `host:port` (port 0 ⇒ ephemeral). */
+  addr: string
+  /** Mounts the Agent Card and the JSON-RPC endpoint; absent ⇒ no A2A routes. */
+  a2a?: A2AConfig
+  /** The skills the card advertises. */
+  skills: SkillInfo[]
+  /** Runs one served task; `contextId` is the peer's conversation key. */
+  runTask: (text: string, contextId?: string) => Promise<RunResult>
+  /** Any return value is ignored (a listener such as `(ev) => events.push(ev)` fits). */
+  onTask?: OnTask | ((ev: OnTaskEvent) => unknown)
+  /** Mounts a streamable-HTTP MCP server at `/mcp`; absent ⇒ no MCP route. */
+  mcp?: MCPServeConfig
+  /** The tools the MCP profile exposes. */
+  mcpTools?: Tool[]
+  onCall?: OnCall | ((ev: OnCallEvent) => unknown)
+}
+
+/** Tasks kept for the life of the process (the default store). */
+export declare class InMemoryTaskStore implements TaskStore {
+  constructor()
+  get(id: string): Promise<A2ATask | undefined>
+  save(task: A2ATask): Promise<void>
+}
+
+/** One JSON file per task under `dir` (created if missing), written atomically. */
+export declare class FileTaskStore implements TaskStore {
+  constructor(dir: string)
+  get(id: string): Promise<A2ATask | undefined>
+  save(task: A2ATask): Promise<void>
+}
+
+/** `undefined` | `"memory"` ⇒ in memory, `"file:<dir>"` ⇒ a file store, an object ⇒ itself. */
+export declare function resolveStore(store?: TaskStore | "memory" | string): TaskStore
+
+/** The Agent Card for an A2A profile, its skills (filtered by `cfg.skills`) and endpoint `url`. */
+export declare function buildAgentCard(cfg: A2AConfig, skills: SkillInfo[], url: string): AgentCard
+
+/** Start the HTTP server behind `toolkit.serve` with your own `runTask`. */
+export declare function startA2AServer(opts: StartServerOptions): Promise<ServeHandle>
+
 // ===========================================================================
 // Skills
 // ===========================================================================
@@ -577,6 +640,11 @@ export declare class Toolkit {
   /** Skill catalog (markdown) to append to a system prompt. */
   skillsPrompt(): string
   mcpStatus(): Record<string, McpStatus>
+  /**
+   * Serve this toolkit over HTTP: the A2A profile (`a2a`, or the config's `a2a` block) and/or
+   * the MCP profile (`mcp`, or the config's `mcpServer` block). No profile ⇒ every request 404s.
+   */
+  serve(addr: string, opts: ServeOptions): Promise<ServeHandle>
   toOpenAI(): {
     type: "function"
     function: { name: string; description: string; parameters: JSONSchema }

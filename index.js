@@ -496,6 +496,7 @@ class Toolkit {
   #entries = [] // { name, slot } in assembly order; slot -1 is a tool of the core's own
   #coreNames = new Set()
   #wrapped = new Map() // name -> wrapNative(...) of a core tool, built on first use
+  #configStore // a store object in an object mcpConfig's `a2a` block (it cannot cross as JSON)
 
   constructor(key, nativeToolkit, tools) {
     if (key !== CREATE) throw new TypeError("use createToolkit(options) to build a Toolkit")
@@ -533,7 +534,10 @@ class Toolkit {
     const nativeToolkit = await withSignal(opts.signal, (token) =>
       native.NativeToolkit.create(encode(plain), specs, waitFor && bridge(waitFor, opts), token),
     )
-    return new Toolkit(CREATE, nativeToolkit, [...extra])
+    const tk = new Toolkit(CREATE, nativeToolkit, [...extra])
+    const cfg = opts.mcpConfig
+    if (cfg && typeof cfg === "object" && cfg.a2a && typeof cfg.a2a === "object") tk.#configStore = storeObject(cfg.a2a.store)
+    return tk
   }
 
   #adopt(entries) {
@@ -608,12 +612,117 @@ class Toolkit {
     return withSchemas("gemini", JSON.parse(this.#native.adapt("gemini")), this.tools())
   }
 
+  /**
+   * Serve this toolkit (SPEC §7B/§7C). A Task runs through `client.ask` (keyed by the A2A
+   * `contextId`) or `client.run`, as the reference does; the rest is the core's.
+   */
+  serve(addr, opts) {
+    const runTask = (text, contextId) =>
+      contextId ? opts.client.ask(text, { toolkit: this, id: contextId }) : opts.client.run(text, { toolkit: this })
+    const a2a = opts.a2a ?? undefined
+    const store = a2a == null ? this.#configStore : storeObject(a2a.store)
+    return startServer(addr, opts, { runTask, store, toolkit: this.#native })
+  }
+
   async close() {
     await this.#native.close()
   }
 }
 
 const createToolkit = (opts) => Toolkit.create(opts)
+
+// ---- serving (SPEC §7B, §7C) ----
+
+const taskStores = new WeakMap() // InMemoryTaskStore | FileTaskStore -> NativeTaskStore
+
+async function storeGet(store, id) {
+  const json = await taskStores.get(store).get(String(id))
+  return json == null ? undefined : JSON.parse(json)
+}
+
+async function storeSave(store, task) {
+  await taskStores.get(store).save(encode(task))
+}
+
+/** Tasks for the life of the process. */
+class InMemoryTaskStore {
+  constructor() {
+    taskStores.set(this, new native.NativeTaskStore())
+  }
+
+  get(id) {
+    return storeGet(this, id)
+  }
+
+  save(task) {
+    return storeSave(this, task)
+  }
+}
+
+/** One `<id>.json` per Task under `dir` (created now), written atomically. */
+class FileTaskStore {
+  constructor(dir) {
+    taskStores.set(this, native.NativeTaskStore.file(String(dir)))
+  }
+
+  get(id) {
+    return storeGet(this, id)
+  }
+
+  save(task) {
+    return storeSave(this, task)
+  }
+}
+
+function resolveStore(store) {
+  if (store === undefined || typeof store === "string") {
+    const dir = native.storeChoice(store)
+    return dir == null ? new InMemoryTaskStore() : new FileTaskStore(dir)
+  }
+  return store
+}
+
+/** A store given as an object (not a selector), or undefined. */
+const storeObject = (store) => (store !== null && (typeof store === "object" || typeof store === "function") ? store : undefined)
+
+const buildAgentCard = (cfg, skills, url) => JSON.parse(native.buildAgentCard(encode(cfg ?? {}), encode(skills ?? []), String(url)))
+
+/**
+ * The server behind `startA2AServer` and `toolkit.serve`. A store object is handed over as
+ * the native store it wraps when it is one of ours, else as its bridged `get` / `save`.
+ */
+async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
+  const { a2a, mcp, onTask, onCall } = opts
+  const plain = {
+    addr,
+    a2a: a2a && typeof a2a === "object" ? { ...a2a, store: storeObject(a2a.store) ? undefined : a2a.store } : a2a,
+    mcp,
+    skills: opts.skills,
+    auth: opts.auth,
+    allowedOrigins: opts.allowedOrigins,
+    maxBodyBytes: opts.maxBodyBytes,
+  }
+  const proto = store && Object.getPrototypeOf(store)
+  const ours = proto === InMemoryTaskStore.prototype || proto === FileTaskStore.prototype ? taskStores.get(store) : undefined
+  const spec = {
+    options: encode(plain),
+    runTask: bridge(({ text, contextId }) => runTask(text, contextId)),
+    onTask: onTask ? bridge((ev) => onTask(ev)) : undefined,
+    onCall: onCall ? bridge((ev) => onCall(ev)) : undefined,
+    storeGet: store && !ours ? bridge((id) => store.get(id)) : undefined,
+    storeSave: store && !ours ? bridge((task) => store.save(task)) : undefined,
+    mcpTools: mcpTools && mcp ? mcpTools.map(toolSpec) : undefined,
+  }
+  const server = await native.startServer(spec, ours, toolkit)
+  const stop = () => server.stop()
+  return { url: server.url, stop, close: stop }
+}
+
+/** Stand up the HTTP server with your own `runTask` (what `toolkit.serve` is built on). */
+function startA2AServer(opts) {
+  const store = opts.a2a ? storeObject(opts.a2a.store) : undefined
+  return startServer(opts.addr, opts, { runTask: opts.runTask, store, mcpTools: opts.mcpTools })
+}
 
 // ---- MCP source (SPEC §2) ----
 
@@ -1153,3 +1262,8 @@ module.exports.createClient = createClient
 module.exports.Conversation = Conversation
 module.exports.InMemoryConversationStore = InMemoryConversationStore
 module.exports.createInProcessClient = createInProcessClient
+module.exports.InMemoryTaskStore = InMemoryTaskStore
+module.exports.FileTaskStore = FileTaskStore
+module.exports.resolveStore = resolveStore
+module.exports.buildAgentCard = buildAgentCard
+module.exports.startA2AServer = startA2AServer

@@ -11,6 +11,7 @@ mod mcp;
 mod mcpserve;
 mod nativetool;
 mod pin;
+mod serve;
 mod skills;
 mod toolkit;
 mod translate;

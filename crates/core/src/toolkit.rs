@@ -195,6 +195,8 @@ pub struct Toolkit {
     inner: RwLock<Inner>,
     skill: Option<SkillSource>,
     mcp: Option<McpSource>,
+    /// The `a2a` and `mcpServer` blocks of an object `mcpConfig` (what `serve` falls back to).
+    serve_blocks: (Option<Value>, Option<Value>),
 }
 
 impl Toolkit {
@@ -235,7 +237,9 @@ impl Toolkit {
             }
             inner.add(t);
         }
-        Ok(Toolkit { inner: RwLock::new(inner), skill, mcp })
+        let block = |key: &str| opts.mcp_config.as_ref().and_then(|c| c.as_object()).and_then(|c| c.get(key)).cloned();
+        let serve_blocks = (block("a2a"), block("mcpServer"));
+        Ok(Toolkit { inner: RwLock::new(inner), skill, mcp, serve_blocks })
     }
 
     fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
@@ -283,6 +287,16 @@ impl Toolkit {
     /// The skill catalog for the system prompt ("" when no skills option was given).
     pub fn skills_prompt(&self) -> String {
         self.skill.as_ref().map(SkillSource::prompt).unwrap_or_default()
+    }
+
+    /// The top-level `a2a` block of an object `mcpConfig`, as given.
+    pub fn a2a_block(&self) -> Option<&Value> {
+        self.serve_blocks.0.as_ref()
+    }
+
+    /// The top-level `mcpServer` block of an object `mcpConfig`, as given.
+    pub fn mcp_server_block(&self) -> Option<&Value> {
+        self.serve_blocks.1.as_ref()
     }
 
     /// The skill source, when a skills option was given.

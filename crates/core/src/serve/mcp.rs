@@ -218,6 +218,8 @@ pub struct McpProfile {
     service: StreamableHttpService<Served, NeverSessionManager>,
     /// Fired by [`McpProfile::shutdown`]: ends open event streams and requests in flight.
     stop: CancellationToken,
+    /// Fired by [`McpProfile::end_streams`] (and by `stop`): ends open event streams only.
+    streams: CancellationToken,
 }
 
 /// The reply to a GET that does not accept an event stream, and to a method MCP does not use:
@@ -253,7 +255,14 @@ impl McpProfile {
             .with_cancellation_token(stop.clone());
         let service =
             StreamableHttpService::new(move || Ok(served.clone()), Arc::new(NeverSessionManager::default()), config);
-        McpProfile { service, stop }
+        let streams = stop.child_token();
+        McpProfile { service, stop, streams }
+    }
+
+    /// End the event streams still open (they carry nothing; the server is stopping), and let
+    /// requests in flight finish.
+    pub fn end_streams(&self) {
+        self.streams.cancel();
     }
 
     /// End the event streams still open and the requests still running (the server stops).
@@ -289,7 +298,7 @@ impl McpProfile {
 
     /// An event stream that carries nothing and ends when the server stops.
     fn idle_stream(&self) -> http::Response<Body> {
-        let stop = self.stop.clone();
+        let stop = self.streams.clone();
         let never = futures::stream::once(async move {
             stop.cancelled_owned().await;
         })

@@ -1,13 +1,26 @@
-//! Serving a toolkit to peers (SPEC §7B, §7C).
+//! `serve`: a toolkit as a server (SPEC §7B, §7C). The top level of the core, above the
+//! toolkit and the client: it only calls them through the host's callbacks.
 //!
-//! Parts, in order: `mcp` (the MCP profile: the tools as an MCP server, over one HTTP request
-//! or a message channel), `mcp_session` (that server over a host's message transport).
+//! Parts, each using only those listed before it:
+//!
+//! - `options`: the option types (`A2AConfig`, the server's guards).
+//! - `store`: where served Tasks live (`TaskStore`, in memory, on disk, the selector).
+//! - `a2a`: the Agent Card and the A2A JSON-RPC methods, with the fulfilment of a Task.
+//! - `mcp`: the MCP profile: the tools as an MCP server, over one HTTP request to `/mcp`.
+//! - `mcp_session`: that MCP server over a host's message transport (an SDK transport).
+//! - `http`: the HTTP server: binding, routing, the guards, stopping.
+//! - `start`: a server from a host's options (`startA2AServer`, `toolkit.serve`).
 
+pub mod a2a;
+pub mod http;
 pub mod mcp;
 pub mod mcp_session;
+pub mod options;
+pub mod start;
+pub mod store;
 
 pub use mcp::{exposed_tools, McpProfile, McpServeConfig};
 pub use mcp_session::McpSession;
 
-/// A response body: bytes that arrive whole or as a stream, never failing.
+/// A response body of the server: bytes that arrive whole or as a stream, never failing.
 pub type Body = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;

@@ -24,6 +24,7 @@ mod mcp_serve;
 mod memory;
 mod metrics;
 mod retry;
+mod serve;
 mod stream;
 mod suspension;
 mod tls;

@@ -1,0 +1,356 @@
+//! The A2A inbound profile (SPEC §7B): the Agent Card, the JSON-RPC methods `SendMessage` and
+//! `GetTask`, and the background fulfilment of a Task through the host's `runTask`.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::callback::SharedCallback;
+use crate::error::Error;
+use crate::json::{truthy, DeepStack};
+use crate::serve::options::A2AConfig;
+use crate::serve::store::SharedTaskStore;
+use crate::skills::SkillInfo;
+
+pub const PROTOCOL_VERSION: &str = "0.3.0";
+pub const DEFAULT_VERSION: &str = "0.1.0";
+pub const DEFAULT_NAME: &str = "toolnexus-agent";
+
+/// What the card needs of a skill: its name and description, as given.
+#[derive(Debug, Clone, Default)]
+pub struct CardSkill {
+    pub name: Option<Value>,
+    pub description: Option<Value>,
+}
+
+impl CardSkill {
+    pub fn of_info(s: &SkillInfo) -> CardSkill {
+        CardSkill { name: Some(Value::String(s.name.clone())), description: s.description.clone().map(Value::String) }
+    }
+
+    /// From a `SkillInfo`-shaped JSON value (anything else has neither field).
+    pub fn of_value(v: &Value) -> CardSkill {
+        CardSkill { name: v.get("name").cloned(), description: v.get("description").cloned() }
+    }
+}
+
+/// `v ?? fallback`: absent or `null` takes the fallback.
+fn or_default(v: &Option<Value>, fallback: &str) -> Value {
+    match v {
+        Some(Value::Null) | None => Value::String(fallback.into()),
+        Some(v) => v.clone(),
+    }
+}
+
+/// Whether a skill passes the `skills` filter: an array names the wanted skills (strictly
+/// equal names), a string is searched for the name as text; anything else keeps all.
+fn wanted(filter: &Option<Value>, skill: &CardSkill) -> bool {
+    let Some(filter) = filter.as_ref().filter(|f| truthy(f)) else { return true };
+    match filter {
+        Value::Array(names) => skill.name.as_ref().is_some_and(|n| names.contains(n)),
+        Value::String(text) => {
+            let name = skill.name.as_ref().map_or_else(|| "undefined".to_string(), crate::json::js_string);
+            text.contains(&name)
+        }
+        _ => true,
+    }
+}
+
+/// The Agent Card for `cfg`, advertising `skills` (filtered by `cfg.skills`), whose JSON-RPC
+/// endpoint is `url`.
+pub fn build_agent_card(cfg: &A2AConfig, skills: &[CardSkill], url: &str) -> Value {
+    let mut card = Map::new();
+    card.insert("name".into(), or_default(&cfg.name, DEFAULT_NAME));
+    card.insert("description".into(), or_default(&cfg.description, ""));
+    card.insert("version".into(), or_default(&cfg.version, DEFAULT_VERSION));
+    card.insert("protocolVersion".into(), PROTOCOL_VERSION.into());
+    let mut capabilities = Map::new();
+    capabilities.insert("streaming".into(), false.into());
+    capabilities.insert("pushNotifications".into(), false.into());
+    card.insert("capabilities".into(), Value::Object(capabilities));
+    card.insert("defaultInputModes".into(), Value::Array(vec!["text".into()]));
+    card.insert("defaultOutputModes".into(), Value::Array(vec!["text".into()]));
+    let advertised = skills
+        .iter()
+        .filter(|s| wanted(&cfg.skills, s))
+        .map(|s| {
+            let mut m = Map::new();
+            if let Some(name) = &s.name {
+                m.insert("id".into(), name.clone());
+                m.insert("name".into(), name.clone());
+            }
+            m.insert("description".into(), or_default(&s.description, ""));
+            Value::Object(m)
+        })
+        .collect();
+    card.insert("skills".into(), Value::Array(advertised));
+    card.insert("url".into(), url.into());
+    if let Some(provider) = cfg.provider.as_ref().filter(|p| truthy(p)) {
+        card.insert("provider".into(), provider.clone());
+    }
+    Value::Object(card)
+}
+
+/// A random (version 4) UUID in its usual text form.
+pub fn new_id() -> String {
+    let mut b: [u8; 16] = rand::random();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+/// A JSON-RPC answer: `{ jsonrpc, id, result | error }`.
+pub fn rpc_result(id: Value, result: Value) -> Value {
+    envelope(id, "result", result)
+}
+
+pub fn rpc_error(id: Value, code: i64, message: &str) -> Value {
+    let mut e = Map::new();
+    e.insert("code".into(), code.into());
+    e.insert("message".into(), message.into());
+    envelope(id, "error", Value::Object(e))
+}
+
+fn envelope(id: Value, key: &str, payload: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), "2.0".into());
+    m.insert("id".into(), id);
+    m.insert(key.into(), payload);
+    Value::Object(m)
+}
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INTERNAL_ERROR: i64 = -32603;
+pub const TASK_NOT_FOUND: i64 = -32001;
+
+/// The text of a `SendMessage`'s message: its text parts joined with nothing between. A text
+/// part is `{ kind: "text", text }`, or `{ text }` with no `kind` at all (A2A 1.0 peers drop
+/// the discriminator; the reference reads only the former).
+pub fn message_text(params: Option<&Value>) -> String {
+    let parts = params.and_then(|p| p.get("message")).and_then(|m| m.get("parts")).and_then(Value::as_array);
+    let Some(parts) = parts else { return String::new() };
+    parts
+        .iter()
+        .filter(|p| match p.get("kind") {
+            Some(kind) => kind.as_str() == Some("text"),
+            None => p.is_object(),
+        })
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect()
+}
+
+fn text_message(role: &str, text: Option<Value>) -> Value {
+    let mut part = Map::new();
+    part.insert("kind".into(), "text".into());
+    if let Some(t) = text {
+        part.insert("text".into(), t);
+    }
+    let mut m = Map::new();
+    m.insert("role".into(), role.into());
+    m.insert("parts".into(), Value::Array(vec![Value::Object(part)]));
+    Value::Object(m)
+}
+
+/// A Task: `{ id, contextId?, status: { state, message? }, artifacts? }`.
+fn task(id: &str, context: &Option<String>, state: &str, message: Option<Value>, artifacts: Option<Value>) -> Value {
+    let mut status = Map::new();
+    status.insert("state".into(), state.into());
+    if let Some(m) = message {
+        status.insert("message".into(), m);
+    }
+    let mut t = Map::new();
+    t.insert("id".into(), id.into());
+    if let Some(c) = context {
+        t.insert("contextId".into(), c.clone().into());
+    }
+    t.insert("status".into(), Value::Object(status));
+    if let Some(a) = artifacts {
+        t.insert("artifacts".into(), a);
+    }
+    Value::Object(t)
+}
+
+/// The A2A side of a running server.
+pub struct A2AService {
+    pub config: A2AConfig,
+    pub skills: Vec<CardSkill>,
+    pub store: SharedTaskStore,
+    /// Runs one Task: called with `{ text, contextId? }`, answers a `RunResult`.
+    pub run_task: SharedCallback,
+    /// Told `{ id, task, result?, state }` once a Task reaches its final state.
+    pub on_task: Option<SharedCallback>,
+}
+
+impl A2AService {
+    pub fn card(&self, url: &str) -> Value {
+        build_agent_card(&self.config, &self.skills, url)
+    }
+
+    /// Answer one JSON-RPC request body.
+    pub async fn rpc(self: &Arc<Self>, body: &[u8]) -> Value {
+        let before = crate::json::deepest();
+        let Ok(req) = crate::json::parse_slice::<Value>(body) else {
+            return rpc_error(Value::Null, PARSE_ERROR, "Parse error");
+        };
+        // A request deeper than any seen so far: the rest of this work (a clone of its id,
+        // its drop) runs with the stack for it (see `json::DeepStack`, which polls this).
+        crate::json::settle_depth(before).await;
+        let id = match req.get("id") {
+            Some(id) => id.clone(),
+            None => Value::Null,
+        };
+        let params = req.get("params");
+        match req.get("method") {
+            Some(Value::String(m)) if m == "SendMessage" => {
+                let text = message_text(params);
+                let context = params
+                    .and_then(|p| p.get("message"))
+                    .and_then(|m| m.get("contextId"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                // The save and the start of the fulfilment go on in a task of their own, so a
+                // caller that hangs up meanwhile never leaves a Task half started.
+                let this = self.clone();
+                let work =
+                    tokio::spawn(DeepStack::new(crate::warn::carry(async move { this.send(text, context).await })));
+                match work.await {
+                    Ok(Ok(task)) => rpc_result(id, task),
+                    Ok(Err(e)) => rpc_error(id, INTERNAL_ERROR, &e.to_string()),
+                    Err(e) => rpc_error(id, INTERNAL_ERROR, &format!("SendMessage stopped: {e}")),
+                }
+            }
+            Some(Value::String(m)) if m == "GetTask" => {
+                let task_id = match params.and_then(|p| p.get("id")) {
+                    None | Some(Value::Null) => String::new(),
+                    Some(v) => crate::json::js_string(v),
+                };
+                let before = crate::json::deepest();
+                let found = self.store.get(&task_id).await;
+                crate::json::settle_depth(before).await;
+                match found {
+                    Ok(Some(task)) if !task.is_null() => rpc_result(id, task),
+                    Ok(_) => rpc_error(id, TASK_NOT_FOUND, &format!("Task not found: {task_id}")),
+                    Err(e) => rpc_error(id, INTERNAL_ERROR, &e.to_string()),
+                }
+            }
+            method => {
+                let name = method.map_or_else(|| "undefined".to_string(), crate::json::js_string);
+                rpc_error(id, METHOD_NOT_FOUND, &format!("Method not found: {name}"))
+            }
+        }
+    }
+
+    /// Save a new `submitted` Task, start its fulfilment, and answer the Task.
+    async fn send(self: Arc<Self>, text: String, context: Option<String>) -> Result<Value, Error> {
+        let id = new_id();
+        let submitted = task(&id, &context, "submitted", None, None);
+        self.store.save(submitted.clone()).await?;
+        // Polled with the stack for whatever depth a run's result may have.
+        tokio::spawn(DeepStack::new(crate::warn::carry(self.clone().fulfil(id, text, context))));
+        Ok(submitted)
+    }
+
+    /// submitted → working → completed | input-required | failed. Never fails: an error
+    /// becomes a `failed` Task.
+    async fn fulfil(self: Arc<Self>, id: String, text: String, context: Option<String>) {
+        let mut result: Option<Value> = None;
+        let outcome: Result<(Value, &str), Error> = async {
+            self.store.save(task(&id, &context, "working", None, None)).await?;
+            let mut arg = Map::new();
+            arg.insert("text".into(), text.into());
+            if let Some(c) = &context {
+                arg.insert("contextId".into(), c.clone().into());
+            }
+            let before = crate::json::deepest();
+            let r = self.run_task.call(Value::Object(arg)).await?;
+            crate::json::settle_depth(before).await;
+            if r.is_null() {
+                return Err(Error::Invalid("Cannot read properties of undefined (reading 'status')".into()));
+            }
+            let pending = r.get("pending").filter(|p| truthy(p));
+            let out = if r.get("status").and_then(Value::as_str) == Some("pending") && pending.is_some() {
+                let prompt = pending.and_then(|p| p.get("prompt")).cloned();
+                let t = task(&id, &context, "input-required", Some(text_message("agent", prompt)), None);
+                (t, "input-required")
+            } else {
+                let mut part = Map::new();
+                part.insert("kind".into(), "text".into());
+                if let Some(t) = r.get("text") {
+                    part.insert("text".into(), t.clone());
+                }
+                let mut artifact = Map::new();
+                artifact.insert("artifactId".into(), new_id().into());
+                artifact.insert("parts".into(), Value::Array(vec![Value::Object(part)]));
+                let t = task(&id, &context, "completed", None, Some(Value::Array(vec![Value::Object(artifact)])));
+                (t, "completed")
+            };
+            result = Some(r);
+            Ok(out)
+        }
+        .await;
+        let (final_task, state) = match outcome {
+            Ok(done) => done,
+            Err(e) => {
+                let msg = text_message("agent", Some(Value::String(e.to_string())));
+                (task(&id, &context, "failed", Some(msg), None), "failed")
+            }
+        };
+        // A store that fails here must not stop the server, nor the host hearing of the Task.
+        let _ = self.store.save(final_task.clone()).await;
+        if let Some(on_task) = &self.on_task {
+            let mut ev = Map::new();
+            ev.insert("id".into(), id.into());
+            ev.insert("task".into(), final_task);
+            if let Some(r) = result {
+                ev.insert("result".into(), r);
+            }
+            ev.insert("state".into(), state.into());
+            let _ = on_task.call(Value::Object(ev)).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn card_defaults_and_order() {
+        let card = build_agent_card(&A2AConfig::default(), &[], "http://h:1/");
+        let keys: Vec<&str> = card.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "description",
+                "version",
+                "protocolVersion",
+                "capabilities",
+                "defaultInputModes",
+                "defaultOutputModes",
+                "skills",
+                "url"
+            ]
+        );
+        assert_eq!(card["name"], "toolnexus-agent");
+        assert_eq!(card["capabilities"], json!({"streaming": false, "pushNotifications": false}));
+    }
+
+    #[test]
+    fn uuids_look_like_v4() {
+        let id = new_id();
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+        assert_ne!(new_id(), id);
+    }
+
+    #[test]
+    fn message_text_joins_text_parts() {
+        let p = json!({"message": {"parts": [{"kind": "text", "text": "a"}, {"kind": "data", "text": "no"}, {"kind": "text", "text": "b"}, {"kind": "text", "text": 1}, {"text": "c"}, {"kind": null, "text": "no"}]}});
+        assert_eq!(message_text(Some(&p)), "abc");
+        assert_eq!(message_text(None), "");
+    }
+}

@@ -1,0 +1,107 @@
+//! Starting a server from a host's options: `startA2AServer`'s and `toolkit.serve`'s rules
+//! (which profiles are on, where Tasks are stored, what the card advertises, which tools the
+//! MCP profile exposes).
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::callback::SharedCallback;
+use crate::error::{Error, Result};
+use crate::host::Hold;
+use crate::json::truthy;
+use crate::serve::a2a::{A2AService, CardSkill};
+use crate::serve::http::{ServeConfig, Server};
+use crate::serve::mcp::{exposed_tools, McpProfile, McpServeConfig};
+use crate::serve::options::{A2AConfig, ServeSecurity};
+use crate::serve::store::{resolve_store, SharedTaskStore};
+use crate::tool::SharedTool;
+use crate::toolkit::Toolkit;
+
+/// Everything a server is started with.
+pub struct StartOptions {
+    pub addr: String,
+    /// The A2A profile's value (`a2a`): on when truthy.
+    pub a2a: Option<Value>,
+    /// A host's own store, used instead of what `a2a.store` selects.
+    pub store: Option<SharedTaskStore>,
+    /// The skills the card advertises.
+    pub skills: Vec<CardSkill>,
+    /// Runs a Task: `{ text, contextId? }` in, a `RunResult` out.
+    pub run_task: SharedCallback,
+    pub on_task: Option<SharedCallback>,
+    /// The MCP profile's value (`mcp`): on when truthy.
+    pub mcp: Option<Value>,
+    /// The tools the MCP profile may expose.
+    pub mcp_tools: Vec<SharedTool>,
+    pub on_call: Option<SharedCallback>,
+    /// `auth`, `allowedOrigins`, `maxBodyBytes`.
+    pub security: ServeSecurity,
+    /// Tools a remote caller can reach besides the MCP ones (a served toolkit's, through the
+    /// client loop), for the warning on open addresses.
+    pub reachable_tools: Vec<String>,
+    pub hold: Option<Hold>,
+}
+
+/// The MCP profile a value turns on: any truthy value (a non-object one with defaults).
+pub fn mcp_config(v: Option<&Value>) -> Result<Option<McpServeConfig>> {
+    match v {
+        Some(v) if truthy(v) => {
+            if !v.is_object() {
+                return Ok(Some(McpServeConfig::default()));
+            }
+            McpServeConfig::deserialize(v).map(Some).map_err(|e| Error::Invalid(format!("serve: `mcp`: {e}")))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `given ?? fallback`: an absent or `null` option takes the toolkit's config block.
+pub fn or_block(given: Option<Value>, block: Option<&Value>) -> Option<Value> {
+    match given {
+        Some(v) if !v.is_null() => Some(v),
+        _ => block.cloned(),
+    }
+}
+
+/// The skills a toolkit's card advertises: its skill source's, in order.
+pub fn toolkit_skills(tk: &Toolkit) -> Vec<CardSkill> {
+    tk.skill_source().map(|s| s.skills().iter().map(CardSkill::of_info).collect()).unwrap_or_default()
+}
+
+/// Start the server (the store is resolved before anything is bound, as the reference does).
+pub async fn start_server(o: StartOptions) -> Result<Server> {
+    let a2a_cfg = match &o.a2a {
+        Some(v) => A2AConfig::from_value(v)?,
+        None => None,
+    };
+    let a2a = match a2a_cfg {
+        Some(config) => {
+            let store = match o.store {
+                Some(s) => s,
+                None => resolve_store(config.store.as_ref())?,
+            };
+            Some(Arc::new(A2AService { config, skills: o.skills, store, run_task: o.run_task, on_task: o.on_task }))
+        }
+        None => None,
+    };
+    let mut reachable = if a2a.is_some() { o.reachable_tools } else { Vec::new() };
+    let mcp = match mcp_config(o.mcp.as_ref())? {
+        Some(cfg) => {
+            let tools = exposed_tools(&o.mcp_tools, &cfg);
+            reachable.extend(tools.iter().map(|t| t.name().to_string()));
+            Some(McpProfile::new(tools, cfg, o.on_call))
+        }
+        None => None,
+    };
+    Server::start(ServeConfig {
+        addr: o.addr,
+        a2a,
+        mcp,
+        security: o.security,
+        reachable_tools: reachable,
+        hold: o.hold,
+    })
+    .await
+}

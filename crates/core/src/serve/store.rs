@@ -1,0 +1,219 @@
+//! Where served A2A Tasks live (SPEC §7B `TaskStore`): in memory, one file per Task, or a
+//! host's own store. Tasks are JSON values (`{ id, contextId?, status, artifacts? }`) kept as
+//! they were saved.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::json::js_string;
+
+/// Persistence for served Tasks: `get` by id (`None` when unknown) and `save` (by the Task's
+/// own `id`).
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    async fn get(&self, id: &str) -> Result<Option<Value>>;
+    async fn save(&self, task: Value) -> Result<()>;
+}
+
+pub type SharedTaskStore = Arc<dyn TaskStore>;
+
+/// The id a Task is saved under: its `id` as JavaScript's `String(id)` (a missing id is
+/// `"undefined"`, as a `Map` key or a template string would make it).
+pub fn task_id(task: &Value) -> String {
+    match task.get("id") {
+        Some(id) => js_string(id),
+        None => "undefined".into(),
+    }
+}
+
+/// Tasks for the life of the process.
+#[derive(Default)]
+pub struct InMemoryTaskStore {
+    tasks: Mutex<HashMap<String, Value>>,
+}
+
+impl InMemoryTaskStore {
+    pub fn new() -> InMemoryTaskStore {
+        InMemoryTaskStore::default()
+    }
+}
+
+impl Drop for InMemoryTaskStore {
+    /// Tasks may nest deep (a run's result is kept as it came): they go without recursing,
+    /// wherever the store is let go.
+    fn drop(&mut self) {
+        let tasks = std::mem::take(self.tasks.get_mut().unwrap_or_else(PoisonError::into_inner));
+        for (_, task) in tasks {
+            crate::json::release(task);
+        }
+    }
+}
+
+#[async_trait]
+impl TaskStore for InMemoryTaskStore {
+    async fn get(&self, id: &str) -> Result<Option<Value>> {
+        Ok(self.tasks.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned())
+    }
+
+    async fn save(&self, task: Value) -> Result<()> {
+        let id = task_id(&task);
+        let old = self.tasks.lock().unwrap_or_else(PoisonError::into_inner).insert(id, task);
+        if let Some(old) = old {
+            crate::json::release(old);
+        }
+        Ok(())
+    }
+}
+
+/// One `<name>.json` per Task under a directory, written whole to a temporary file that is
+/// then renamed over the target, so a reader never sees half a Task.
+pub struct FileTaskStore {
+    dir: PathBuf,
+}
+
+impl FileTaskStore {
+    /// The store over `dir`, created (with its parents) when missing.
+    pub fn new(dir: impl Into<PathBuf>) -> Result<FileTaskStore> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Invalid(format!("FileTaskStore: {}: {e}", dir.display())))?;
+        Ok(FileTaskStore { dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file of Task `id`.
+    pub fn file(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{}.json", file_stem(id)))
+    }
+}
+
+/// A file name for an id, one per id: ASCII lowercase letters, digits and `-` stay as they
+/// are (`abc-123` is `abc-123`); every other byte of its UTF-8, `_` included, is written
+/// `_XX` (uppercase hex). `_` only ever starts an escape, so two ids never share a name, and
+/// no name holds a path separator, a dot segment, or letters that differ only by case (names
+/// stay distinct on a case-insensitive file system).
+pub fn file_stem(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("_{b:02X}"));
+        }
+    }
+    out
+}
+
+#[async_trait]
+impl TaskStore for FileTaskStore {
+    async fn get(&self, id: &str) -> Result<Option<Value>> {
+        let path = self.file(id);
+        // Any failure to read or parse is "no such Task", as the reference's store has it.
+        let before = crate::json::deepest();
+        let task = match tokio::fs::read(&path).await {
+            Ok(bytes) => crate::json::parse_slice::<Value>(&bytes).ok(),
+            Err(_) => None,
+        };
+        crate::json::settle_depth(before).await;
+        Ok(task)
+    }
+
+    async fn save(&self, task: Value) -> Result<()> {
+        let target = self.file(&task_id(&task));
+        let text = crate::json::to_string(&task);
+        crate::json::release(task);
+        // A temporary name of its own per write: two saves of one Task never share one.
+        let tmp = target.with_extension(format!("json.{:016x}.tmp", rand::random::<u64>()));
+        let written = async {
+            tokio::fs::write(&tmp, text.as_bytes()).await?;
+            tokio::fs::rename(&tmp, &target).await
+        }
+        .await;
+        if let Err(e) = written {
+            let _ = tokio::fs::remove_file(&tmp).await;
+            return Err(Error::Invalid(format!("FileTaskStore: saving {}: {e}", target.display())));
+        }
+        Ok(())
+    }
+}
+
+/// A `store` value that is neither a selector nor a store: every call fails as calling a
+/// missing method would.
+struct NotAStore;
+
+#[async_trait]
+impl TaskStore for NotAStore {
+    async fn get(&self, _id: &str) -> Result<Option<Value>> {
+        Err(Error::Invalid("store.get is not a function".into()))
+    }
+    async fn save(&self, _task: Value) -> Result<()> {
+        Err(Error::Invalid("store.save is not a function".into()))
+    }
+}
+
+/// What an `a2a.store` selector names.
+pub enum StoreChoice {
+    Memory,
+    File(String),
+}
+
+/// Read a `store` selector: absent or `"memory"` ⇒ in memory, `"file:<dir>"` ⇒ a file store
+/// over `<dir>`, any other text fails as the reference does.
+pub fn store_choice(selector: Option<&str>) -> Result<StoreChoice> {
+    match selector {
+        None | Some("memory") => Ok(StoreChoice::Memory),
+        Some(s) => match s.strip_prefix("file:") {
+            Some(dir) => Ok(StoreChoice::File(dir.to_string())),
+            None => Err(Error::Invalid(format!("Unknown A2A store: \"{s}\" (expected \"memory\" or \"file:<dir>\")"))),
+        },
+    }
+}
+
+/// The store an `a2a.store` value (as JSON) gives: a selector (see [`store_choice`]); `null`
+/// counts as absent. A value of any other kind (only a host can hand over an object that is a
+/// store) makes a store whose every call fails.
+pub fn resolve_store(store: Option<&Value>) -> Result<SharedTaskStore> {
+    let selector = match store {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => return Ok(Arc::new(NotAStore)),
+    };
+    Ok(match store_choice(selector)? {
+        StoreChoice::Memory => Arc::new(InMemoryTaskStore::new()),
+        StoreChoice::File(dir) => Arc::new(FileTaskStore::new(dir)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_keep_plain_ids_and_never_collide() {
+        assert_eq!(file_stem("abc-123"), "abc-123");
+        assert_eq!(file_stem("a/b"), "a_2Fb");
+        assert_eq!(file_stem("a_b"), "a_5Fb");
+        assert_eq!(file_stem("A"), "_41");
+        assert_eq!(file_stem(".."), "_2E_2E");
+        assert_eq!(file_stem("é"), "_C3_A9");
+        let ids = ["a/b", "a_b", "a_2Fb", "a\\b", "A_b", "a.b", "a b", ""];
+        let names: std::collections::HashSet<String> = ids.iter().map(|i| file_stem(i)).collect();
+        assert_eq!(names.len(), ids.len());
+    }
+
+    #[test]
+    fn selectors() {
+        assert!(matches!(store_choice(None), Ok(StoreChoice::Memory)));
+        assert!(matches!(store_choice(Some("memory")), Ok(StoreChoice::Memory)));
+        assert!(matches!(store_choice(Some("file:/x")), Ok(StoreChoice::File(d)) if d == "/x"));
+        let e = store_choice(Some("redis:x")).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(e, "Unknown A2A store: \"redis:x\" (expected \"memory\" or \"file:<dir>\")");
+    }
+}

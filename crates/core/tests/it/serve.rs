@@ -1,0 +1,724 @@
+//! `serve` over real HTTP on 127.0.0.1: routing and status codes, the Agent Card, the A2A
+//! Task lifecycle, the Task stores, and the server's guards (auth, Origin, body cap, stop).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use toolnexus_core::callback::{callback, SharedCallback};
+use toolnexus_core::error::{Error, Result};
+use toolnexus_core::serve::a2a::CardSkill;
+use toolnexus_core::serve::http::Server;
+use toolnexus_core::serve::options::ServeSecurity;
+use toolnexus_core::serve::start::{start_server, StartOptions};
+use toolnexus_core::serve::store::{file_stem, FileTaskStore, InMemoryTaskStore, SharedTaskStore, TaskStore};
+
+use crate::common::text_tool;
+
+type Log = Arc<Mutex<Vec<Value>>>;
+
+fn log() -> Log {
+    Arc::new(Mutex::new(Vec::new()))
+}
+
+fn taken(l: &Log) -> Vec<Value> {
+    l.lock().unwrap().clone()
+}
+
+/// A runTask that answers `{ text: "echo: <text>", status: "done" }`, fails on "boom", and
+/// suspends on "wait".
+fn echo_runner(calls: Log) -> SharedCallback {
+    callback(move |arg: Value| {
+        let calls = calls.clone();
+        async move {
+            calls.lock().unwrap().push(arg.clone());
+            let text = arg["text"].as_str().unwrap_or_default().to_string();
+            if text.contains("boom") {
+                return Err(Error::host_message("runner exploded"));
+            }
+            if text.contains("deep") {
+                let n = 100_000;
+                let deep: Value =
+                    toolnexus_core::json::parse_str(&format!("{}{}", "[".repeat(n), "]".repeat(n))).unwrap();
+                // Built by hand: `json!` would serialize the value again, recursively.
+                let mut r = serde_json::Map::new();
+                r.insert("text".into(), deep);
+                r.insert("status".into(), json!("done"));
+                return Ok(Value::Object(r));
+            }
+            if text.contains("wait") {
+                return Ok(
+                    json!({"text": "", "status": "pending", "pending": {"id": "p1", "kind": "approval", "prompt": "Approve?"}}),
+                );
+            }
+            Ok(json!({"text": format!("echo: {text}"), "status": "done", "turns": 1}))
+        }
+    })
+}
+
+fn options(a2a: Option<Value>, run_task: SharedCallback) -> StartOptions {
+    StartOptions {
+        addr: "127.0.0.1:0".into(),
+        a2a,
+        store: None,
+        skills: vec![CardSkill { name: Some(json!("echo")), description: Some(json!("Echoes")) }],
+        run_task,
+        on_task: None,
+        mcp: None,
+        mcp_tools: Vec::new(),
+        on_call: None,
+        security: ServeSecurity::default(),
+        reachable_tools: Vec::new(),
+        hold: None,
+    }
+}
+
+async fn a2a_server() -> (Server, Log) {
+    let calls = log();
+    let srv = start_server(options(Some(json!({"name": "desk"})), echo_runner(calls.clone()))).await.unwrap();
+    (srv, calls)
+}
+
+fn http() -> reqwest::Client {
+    toolnexus_core::net::client_builder().no_proxy().build().unwrap()
+}
+
+async fn rpc(url: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": "r1", "method": method, "params": params});
+    http().post(format!("{url}/")).body(body.to_string()).send().await.unwrap().json().await.unwrap()
+}
+
+async fn send(url: &str, text: &str, context: Option<&str>) -> Value {
+    let mut message = json!({"role": "user", "parts": [{"kind": "text", "text": text}]});
+    if let Some(c) = context {
+        message["contextId"] = json!(c);
+    }
+    rpc(url, "SendMessage", json!({"message": message})).await
+}
+
+async fn terminal(url: &str, id: &str) -> Value {
+    for _ in 0..200 {
+        let env = rpc(url, "GetTask", json!({"id": id})).await;
+        let state = env["result"]["status"]["state"].as_str().unwrap_or_default().to_string();
+        if ["completed", "failed", "input-required"].contains(&state.as_str()) {
+            return env["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {id} never reached a final state")
+}
+
+// ---- routing --------------------------------------------------------------------------
+
+#[tokio::test]
+async fn without_a_profile_every_request_is_a_404() {
+    let srv = start_server(options(None, echo_runner(log()))).await.unwrap();
+    for (method, path) in [("GET", "/.well-known/agent-card.json"), ("POST", "/"), ("GET", "/mcp")] {
+        let res = http().request(method.parse().unwrap(), format!("{}{path}", srv.url())).send().await.unwrap();
+        assert_eq!(res.status(), 404, "{method} {path}");
+        assert_eq!(res.text().await.unwrap(), "not found");
+    }
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn the_card_is_served_with_the_json_rpc_endpoint_as_its_url() {
+    let (srv, _) = a2a_server().await;
+    assert!(srv.url().starts_with("http://127.0.0.1:"));
+    let res = http().get(format!("{}/.well-known/agent-card.json", srv.url())).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let card: Value = res.json().await.unwrap();
+    assert_eq!(card["name"], "desk");
+    assert_eq!(card["url"], format!("{}/", srv.url()));
+    assert_eq!(card["protocolVersion"], "0.3.0");
+    assert_eq!(card["skills"], json!([{"id": "echo", "name": "echo", "description": "Echoes"}]));
+    // Exact paths only; other GETs are 404s; the MCP path without the MCP profile too.
+    for path in ["/.well-known/agent-card.json?x=1", "/", "/mcp"] {
+        let res = http().get(format!("{}{path}", srv.url())).send().await.unwrap();
+        assert_eq!(res.status(), 404, "{path}");
+    }
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn json_rpc_errors_parse_and_unknown_method() {
+    let (srv, _) = a2a_server().await;
+    let bad: Value =
+        http().post(format!("{}/anything", srv.url())).body("{nope").send().await.unwrap().json().await.unwrap();
+    assert_eq!(bad, json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}));
+    let res = rpc(srv.url(), "tasks/list", json!({})).await;
+    assert_eq!(
+        res,
+        json!({"jsonrpc": "2.0", "id": "r1", "error": {"code": -32601, "message": "Method not found: tasks/list"}})
+    );
+    let none: Value = http().post(format!("{}/", srv.url())).body("{}").send().await.unwrap().json().await.unwrap();
+    assert_eq!(none["error"]["message"], "Method not found: undefined");
+    let missing = rpc(srv.url(), "GetTask", json!({"id": "nope"})).await;
+    assert_eq!(missing["error"], json!({"code": -32001, "message": "Task not found: nope"}));
+    srv.stop().await;
+}
+
+// ---- the Task lifecycle ---------------------------------------------------------------
+
+/// A store that records every save, and can be told to fail.
+struct Recording {
+    inner: InMemoryTaskStore,
+    saves: Log,
+    fail_saves: AtomicUsize,
+    fail_gets: AtomicUsize,
+    slow: Duration,
+}
+
+impl Recording {
+    fn new() -> Arc<Recording> {
+        Recording::slow(Duration::ZERO)
+    }
+    fn slow(slow: Duration) -> Arc<Recording> {
+        Arc::new(Recording {
+            inner: InMemoryTaskStore::new(),
+            saves: log(),
+            fail_saves: AtomicUsize::new(0),
+            fail_gets: AtomicUsize::new(0),
+            slow,
+        })
+    }
+}
+
+#[async_trait]
+impl TaskStore for Recording {
+    async fn get(&self, id: &str) -> Result<Option<Value>> {
+        if self.fail_gets.load(Ordering::SeqCst) > 0 {
+            self.fail_gets.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::host_message("store get rejected"));
+        }
+        self.inner.get(id).await
+    }
+    async fn save(&self, task: Value) -> Result<()> {
+        tokio::time::sleep(self.slow).await;
+        if self.fail_saves.load(Ordering::SeqCst) > 0 {
+            self.fail_saves.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::host_message("store save rejected"));
+        }
+        self.saves.lock().unwrap().push(task.clone());
+        self.inner.save(task).await
+    }
+}
+
+#[tokio::test]
+async fn send_message_answers_submitted_then_fulfils_in_the_background_keeping_the_context() {
+    let calls = log();
+    let events = log();
+    let store = Recording::new();
+    let mut o = options(Some(json!({})), echo_runner(calls.clone()));
+    o.store = Some(store.clone() as SharedTaskStore);
+    let ev = events.clone();
+    o.on_task = Some(callback(move |v| {
+        let ev = ev.clone();
+        async move {
+            ev.lock().unwrap().push(v);
+            Err(Error::host_message("a failing onTask is isolated"))
+        }
+    }));
+    let srv = start_server(o).await.unwrap();
+
+    let sent = send(srv.url(), "hi", Some("ctx-1")).await;
+    let task = &sent["result"];
+    assert_eq!(sent["id"], "r1");
+    assert_eq!(task["status"]["state"], "submitted");
+    assert_eq!(task["contextId"], "ctx-1");
+    let id = task["id"].as_str().unwrap().to_string();
+    let done = terminal(srv.url(), &id).await;
+    assert_eq!(done["status"]["state"], "completed");
+    assert_eq!(done["artifacts"][0]["parts"], json!([{"kind": "text", "text": "echo: hi"}]));
+    assert_eq!(done["artifacts"][0]["artifactId"].as_str().map(str::len), Some(36));
+    assert_eq!(crate::common::keys(&done), ["id", "contextId", "status", "artifacts"]);
+    // runTask got the text and the context; every saved state kept the context.
+    assert_eq!(taken(&calls), [json!({"text": "hi", "contextId": "ctx-1"})]);
+    let saves = taken(&store.saves);
+    let states: Vec<&str> = saves.iter().map(|t| t["status"]["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["submitted", "working", "completed"]);
+    assert!(saves.iter().all(|t| t["contextId"] == "ctx-1"));
+    // onTask: { id, task, result, state }.
+    for _ in 0..100 {
+        if !taken(&events).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let ev = taken(&events);
+    assert_eq!(crate::common::keys(&ev[0]), ["id", "task", "result", "state"]);
+    assert_eq!(ev[0]["state"], "completed");
+    assert_eq!(ev[0]["result"]["turns"], 1);
+
+    // Without a context: none on the Task, none to runTask.
+    let sent = send(srv.url(), "plain", None).await;
+    assert!(sent["result"].get("contextId").is_none());
+    let done = terminal(srv.url(), sent["result"]["id"].as_str().unwrap()).await;
+    assert!(done.get("contextId").is_none());
+    assert_eq!(taken(&calls)[1], json!({"text": "plain"}));
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_pending_run_is_input_required_and_a_failing_run_is_failed() {
+    let events = log();
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    let ev = events.clone();
+    o.on_task = Some(callback(move |v| {
+        let ev = ev.clone();
+        async move {
+            ev.lock().unwrap().push(v);
+            Ok(Value::Null)
+        }
+    }));
+    let srv = start_server(o).await.unwrap();
+    let id = send(srv.url(), "wait for me", None).await["result"]["id"].as_str().unwrap().to_string();
+    let t = terminal(srv.url(), &id).await;
+    assert_eq!(
+        t["status"],
+        json!({"state": "input-required", "message": {"role": "agent", "parts": [{"kind": "text", "text": "Approve?"}]}})
+    );
+    let id = send(srv.url(), "boom", None).await["result"]["id"].as_str().unwrap().to_string();
+    let t = terminal(srv.url(), &id).await;
+    assert_eq!(
+        t["status"],
+        json!({"state": "failed", "message": {"role": "agent", "parts": [{"kind": "text", "text": "runner exploded"}]}})
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let ev = taken(&events);
+    assert_eq!(ev.iter().map(|e| e["state"].clone()).collect::<Vec<_>>(), [json!("input-required"), json!("failed")]);
+    assert!(ev[1].get("result").is_none(), "a thrown run has no result");
+    srv.stop().await;
+}
+
+// ---- stores ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_failing_store_is_a_json_rpc_error_and_the_server_keeps_serving() {
+    let store = Recording::new();
+    store.fail_saves.store(1, Ordering::SeqCst);
+    store.fail_gets.store(1, Ordering::SeqCst);
+    let calls = log();
+    let mut o = options(Some(json!({})), echo_runner(calls.clone()));
+    o.store = Some(store.clone() as SharedTaskStore);
+    let srv = start_server(o).await.unwrap();
+    let failed = send(srv.url(), "hi", None).await;
+    assert_eq!(failed["error"], json!({"code": -32603, "message": "store save rejected"}));
+    assert!(failed.get("result").is_none());
+    let failed = rpc(srv.url(), "GetTask", json!({"id": "x"})).await;
+    assert_eq!(failed["error"], json!({"code": -32603, "message": "store get rejected"}));
+    // Nothing was started for the refused Task; the next one goes through.
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert!(taken(&calls).is_empty());
+    let ok = send(srv.url(), "again", None).await;
+    let t = terminal(srv.url(), ok["result"]["id"].as_str().unwrap()).await;
+    assert_eq!(t["status"]["state"], "completed");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn the_file_store_keeps_distinct_ids_apart_and_plain_ids_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("a/b");
+    let store = FileTaskStore::new(&nested).unwrap();
+    assert!(nested.is_dir(), "created at construction");
+    for id in ["a/b", "a_b", "abc-123", "../escape"] {
+        store.save(json!({"id": id, "status": {"state": "completed"}})).await.unwrap();
+    }
+    for id in ["a/b", "a_b", "abc-123", "../escape"] {
+        assert_eq!(store.get(id).await.unwrap().unwrap()["id"], id);
+    }
+    assert!(nested.join("abc-123.json").is_file());
+    assert_eq!(store.file("a/b").parent(), Some(nested.as_path()));
+    assert_ne!(file_stem("a/b"), file_stem("a_b"));
+    assert!(store.get("missing").await.unwrap().is_none());
+    // Nothing but the four Task files is left behind.
+    assert_eq!(std::fs::read_dir(&nested).unwrap().count(), 4);
+}
+
+#[tokio::test]
+async fn file_store_writes_are_atomic_under_concurrent_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(FileTaskStore::new(dir.path()).unwrap());
+    let big = "x".repeat(512 * 1024);
+    store.save(json!({"id": "t", "n": 0, "blob": big})).await.unwrap();
+    let writer = {
+        let store = store.clone();
+        let big = big.clone();
+        tokio::spawn(async move {
+            for n in 1..40 {
+                store.save(json!({"id": "t", "n": n, "blob": big})).await.unwrap();
+            }
+        })
+    };
+    let mut reads = 0;
+    while !writer.is_finished() {
+        let t = store.get("t").await.unwrap().expect("a reader never sees a missing or half-written Task");
+        assert_eq!(t["blob"].as_str().map(str::len), Some(big.len()));
+        reads += 1;
+    }
+    writer.await.unwrap();
+    assert!(reads > 0);
+    assert_eq!(store.get("t").await.unwrap().unwrap()["n"], 39);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
+}
+
+#[tokio::test]
+async fn an_unknown_store_selector_fails_before_binding() {
+    let o = options(Some(json!({"store": "redis:x"})), echo_runner(log()));
+    let e = start_server(o).await.err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(e, "Unknown A2A store: \"redis:x\" (expected \"memory\" or \"file:<dir>\")");
+}
+
+// ---- guards ---------------------------------------------------------------------------
+
+/// Raw HTTP/1.1 exchange: write `head`, then `body_len` bytes of body in 64 KiB chunks (or
+/// forever when `None`) while reading the answer; returns the answer's status line.
+async fn raw_status(url: &str, head: String, body_len: Option<usize>) -> String {
+    let addr = url.trim_start_matches("http://").to_string();
+    let sock = TcpStream::connect(addr).await.unwrap();
+    let (mut rd, mut wr) = sock.into_split();
+    wr.write_all(head.as_bytes()).await.unwrap();
+    let writer = tokio::spawn(async move {
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut sent = 0usize;
+        loop {
+            if body_len.is_some_and(|n| sent >= n) {
+                break;
+            }
+            if wr.write_all(&chunk).await.is_err() {
+                break;
+            }
+            sent += chunk.len();
+        }
+        sent
+    });
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(10), rd.read(&mut buf)).await.expect("an answer").unwrap();
+    writer.abort();
+    String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_string()
+}
+
+#[tokio::test]
+async fn bodies_over_the_cap_are_refused_with_413_even_when_endless() {
+    let (srv, calls) = a2a_server().await;
+    let host = srv.url().trim_start_matches("http://").to_string();
+    // Declared: refused from the headers.
+    let head = format!("POST / HTTP/1.1\r\nhost: {host}\r\ncontent-length: {}\r\n\r\n", 10 * 1024 * 1024);
+    assert_eq!(raw_status(srv.url(), head, Some(10 * 1024 * 1024)).await, "HTTP/1.1 413 Payload Too Large");
+    // Chunked and endless: refused once the cap is passed, while the client is still sending.
+    let head = format!("POST / HTTP/1.1\r\nhost: {host}\r\ntransfer-encoding: chunked\r\n\r\n");
+    let addr = host.clone();
+    let sock = TcpStream::connect(addr).await.unwrap();
+    let (mut rd, mut wr) = sock.into_split();
+    wr.write_all(head.as_bytes()).await.unwrap();
+    let writer = tokio::spawn(async move {
+        let chunk = vec![b'x'; 64 * 1024];
+        loop {
+            let frame = format!("{:x}\r\n", chunk.len());
+            if wr.write_all(frame.as_bytes()).await.is_err()
+                || wr.write_all(&chunk).await.is_err()
+                || wr.write_all(b"\r\n").await.is_err()
+            {
+                break;
+            }
+        }
+    });
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(10), rd.read(&mut buf)).await.expect("an answer").unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 413"));
+    writer.abort();
+    // A body under the cap is fine; the server is still up; nothing ran.
+    let ok = send(srv.url(), "small", None).await;
+    assert_eq!(ok["result"]["status"]["state"], "submitted");
+    assert!(taken(&calls).len() <= 1);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_nested_as_deep_as_the_cap_allows_is_answered_and_the_server_lives() {
+    let (srv, _) = a2a_server().await;
+    let depth = 100_000;
+    let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    for method in ["GetTask", "SendMessage", "Nope"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{deep},"method":"{method}","params":{{"id":{deep},"message":{{"parts":{deep},"contextId":{deep}}}}}}}"#
+        );
+        assert!(body.len() < 4 * 1024 * 1024);
+        let res = http().post(format!("{}/", srv.url())).body(body).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{method}");
+        let text = res.text().await.unwrap();
+        assert!(text.starts_with(r#"{"jsonrpc":"2.0","id":[[["#), "{method}");
+    }
+    // A run whose result nests as deep: the Task holds it, the server lives.
+    let sent = send(srv.url(), "deep result", None).await;
+    let id = sent["result"]["id"].as_str().unwrap().to_string();
+    for _ in 0..500 {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}});
+        let text =
+            http().post(format!("{}/", srv.url())).body(body.to_string()).send().await.unwrap().text().await.unwrap();
+        if text.contains("completed") {
+            assert!(text.contains(r#""text":[[[["#));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let ok = send(srv.url(), "still up", None).await;
+    assert_eq!(ok["result"]["status"]["state"], "submitted");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn the_cap_is_configurable() {
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.security = ServeSecurity::from_value(&json!({"maxBodyBytes": 64})).unwrap();
+    let srv = start_server(o).await.unwrap();
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x".repeat(100)}});
+    let res = http().post(format!("{}/", srv.url())).body(big.to_string()).send().await.unwrap();
+    assert_eq!(res.status(), 413);
+    let small = http().post(format!("{}/", srv.url())).body("{}").send().await.unwrap();
+    assert_eq!(small.status(), 200);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn auth_guards_json_rpc_and_mcp_but_not_the_card() {
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.mcp = Some(json!({}));
+    o.security = ServeSecurity::from_value(&json!({"auth": {"token": "s3cret"}})).unwrap();
+    let srv = start_server(o).await.unwrap();
+    let post = |auth: Option<&str>, path: &str| {
+        let mut r = http().post(format!("{}{path}", srv.url())).body("{}");
+        if let Some(a) = auth {
+            r = r.header("authorization", a);
+        }
+        r.send()
+    };
+    let denied = post(None, "/").await.unwrap();
+    assert_eq!(denied.status(), 401);
+    assert_eq!(denied.headers()["www-authenticate"], "Bearer");
+    assert_eq!(post(Some("Bearer wrong"), "/").await.unwrap().status(), 401);
+    assert_eq!(post(Some("Basic s3cret"), "/").await.unwrap().status(), 401);
+    assert_eq!(post(Some("Bearer s3cret"), "/").await.unwrap().status(), 200);
+    assert_eq!(post(Some("bearer s3cret"), "/").await.unwrap().status(), 200);
+    assert_eq!(post(None, "/mcp").await.unwrap().status(), 401);
+    assert_ne!(post(Some("Bearer s3cret"), "/mcp").await.unwrap().status(), 401);
+    let card = http().get(format!("{}/.well-known/agent-card.json", srv.url())).send().await.unwrap();
+    assert_eq!(card.status(), 200, "the card stays public: peers discover the agent with it");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn mcp_origins_are_checked_against_dns_rebinding() {
+    let mut o = options(None, echo_runner(log()));
+    o.mcp = Some(json!({}));
+    o.security = ServeSecurity::from_value(&json!({"allowedOrigins": ["https://app.example"]})).unwrap();
+    let srv = start_server(o).await.unwrap();
+    let with_origin = |origin: Option<&str>| {
+        let mut r = http().post(format!("{}/mcp", srv.url())).body("{}");
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send()
+    };
+    assert_eq!(with_origin(Some("http://evil.example")).await.unwrap().status(), 403);
+    assert_eq!(with_origin(Some("null")).await.unwrap().status(), 403);
+    for ok in
+        [None, Some("http://localhost:5173"), Some("http://127.0.0.1:9"), Some("https://app.example"), Some(srv.url())]
+    {
+        assert_ne!(with_origin(ok).await.unwrap().status(), 403, "{ok:?}");
+    }
+    // Only the MCP profile is there: every other path is a 404.
+    assert_eq!(http().post(format!("{}/", srv.url())).send().await.unwrap().status(), 404);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a2a_json_rpc_refuses_a_foreign_browser_origin_too() {
+    let (srv, calls) = a2a_server().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"parts": [{"kind": "text", "text": "csrf"}]}}});
+    let res = http()
+        .post(format!("{}/", srv.url()))
+        .header("origin", "http://evil.example")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    let res = http()
+        .post(format!("{}/", srv.url()))
+        .header("origin", "http://localhost:3000")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let card = http()
+        .get(format!("{}/.well-known/agent-card.json", srv.url()))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(card.status(), 200, "the card is public");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(taken(&calls).len(), 1, "only the allowed request ran");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn open_addresses_serving_risky_tools_without_auth_are_warned_about() {
+    let seen = log();
+    let sink: toolnexus_core::warn::Sink = {
+        let seen = seen.clone();
+        Arc::new(move |t: &str| seen.lock().unwrap().push(json!(t)))
+    };
+    let run = |addr: &str, auth: Option<&str>, tools: Vec<&str>| {
+        let mut o = options(Some(json!({})), echo_runner(log()));
+        o.addr = addr.into();
+        o.reachable_tools = tools.into_iter().map(String::from).collect();
+        if let Some(a) = auth {
+            o.security = ServeSecurity::from_value(&json!({ "auth": a })).unwrap();
+        }
+        let sink = sink.clone();
+        async move {
+            let srv = toolnexus_core::warn::scope(Some(sink), start_server(o)).await.unwrap();
+            srv.stop().await;
+        }
+    };
+    run("0.0.0.0:0", None, vec!["read", "bash", "apply_patch"]).await;
+    let w = taken(&seen);
+    assert_eq!(w.len(), 1);
+    assert!(w[0].as_str().unwrap().starts_with("[toolnexus] serve: 0.0.0.0:0 "));
+    assert!(w[0].as_str().unwrap().contains("bash, apply_patch"));
+    run("0.0.0.0:0", Some("t"), vec!["bash"]).await;
+    run("127.0.0.1:0", None, vec!["bash"]).await;
+    run("0.0.0.0:0", None, vec!["read"]).await;
+    assert_eq!(taken(&seen).len(), 1, "a token, a loopback address or harmless tools: no warning");
+    // The MCP profile's exposed tools count too.
+    let mut o = options(None, echo_runner(log()));
+    o.addr = "0.0.0.0:0".into();
+    o.mcp = Some(json!({}));
+    o.mcp_tools = vec![text_tool("write", "x"), text_tool("edit", "y")];
+    let srv = toolnexus_core::warn::scope(Some(sink.clone()), start_server(o)).await.unwrap();
+    srv.stop().await;
+    assert_eq!(taken(&seen).len(), 2);
+    assert!(taken(&seen)[1].as_str().unwrap().contains("write, edit"));
+}
+
+// ---- connections and stopping -----------------------------------------------------------
+
+#[tokio::test]
+async fn a_caller_hanging_up_mid_call_leaves_no_half_started_task() {
+    let store = Recording::slow(Duration::from_millis(150));
+    let calls = log();
+    let mut o = options(Some(json!({})), echo_runner(calls.clone()));
+    o.store = Some(store.clone() as SharedTaskStore);
+    let srv = start_server(o).await.unwrap();
+    let host = srv.url().trim_start_matches("http://").to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"parts": [{"kind": "text", "text": "gone"}]}}}).to_string();
+    let mut sock = TcpStream::connect(&host).await.unwrap();
+    sock.write_all(
+        format!("POST / HTTP/1.1\r\nhost: {host}\r\ncontent-length: {}\r\n\r\n{body}", body.len()).as_bytes(),
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    drop(sock);
+    // The Task saved before the hang-up is still fulfilled.
+    for _ in 0..200 {
+        if taken(&store.saves).iter().any(|t| t["status"]["state"] == "completed") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let states: Vec<Value> = taken(&store.saves).iter().map(|t| t["status"]["state"].clone()).collect();
+    assert_eq!(states, [json!("submitted"), json!("working"), json!("completed")]);
+    assert_eq!(taken(&calls), [json!({"text": "gone"})]);
+    let next = send(srv.url(), "still here", None).await;
+    assert_eq!(next["result"]["status"]["state"], "submitted");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn stop_lets_calls_in_flight_finish_then_releases_the_port() {
+    let store = Recording::slow(Duration::from_millis(300));
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.store = Some(store.clone() as SharedTaskStore);
+    let srv = Arc::new(start_server(o).await.unwrap());
+    let url = srv.url().to_string();
+    let in_flight = tokio::spawn({
+        let url = url.clone();
+        async move { send(&url, "slow", None).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (a, b) = (srv.clone(), srv.clone());
+    let started = std::time::Instant::now();
+    tokio::join!(a.stop(), b.stop());
+    assert!(started.elapsed() >= Duration::from_millis(150), "stop waited for the call in flight");
+    let answered = in_flight.await.unwrap();
+    assert_eq!(answered["result"]["status"]["state"], "submitted");
+    // New connections are refused; the port can be bound again.
+    assert!(http().get(format!("{url}/.well-known/agent-card.json")).send().await.is_err());
+    let again = tokio::net::TcpListener::bind(srv.local_addr()).await;
+    assert!(again.is_ok(), "the port was released: {again:?}");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_toolkit_config_block_is_the_fallback_profile() {
+    use toolnexus_core::serve::start::or_block;
+    let tk = toolnexus_core::Toolkit::create(toolnexus_core::ToolkitOptions {
+        mcp_config: Some(json!({"mcpServers": {}, "a2a": {"name": "from-config"}, "mcpServer": {"name": "m"}})),
+        builtins: Some(json!(false)),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(or_block(None, tk.a2a_block()), Some(json!({"name": "from-config"})));
+    assert_eq!(or_block(Some(Value::Null), tk.a2a_block()), Some(json!({"name": "from-config"})));
+    assert_eq!(or_block(Some(json!({"name": "inline"})), tk.a2a_block()), Some(json!({"name": "inline"})));
+    assert_eq!(tk.mcp_server_block(), Some(&json!({"name": "m"})));
+}
+
+/// A store whose reads never answer.
+struct Stuck;
+
+#[async_trait]
+impl TaskStore for Stuck {
+    async fn get(&self, _id: &str) -> Result<Option<Value>> {
+        futures::future::pending().await
+    }
+    async fn save(&self, _task: Value) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn stop_closes_a_call_that_never_finishes_after_its_grace() {
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.store = Some(Arc::new(Stuck) as SharedTaskStore);
+    let srv = start_server(o).await.unwrap();
+    let url = srv.url().to_string();
+    let stuck = tokio::spawn(async move {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+        http().post(format!("{url}/")).body(body.to_string()).send().await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = std::time::Instant::now();
+    srv.stop().await;
+    let waited = started.elapsed();
+    assert!(waited >= toolnexus_core::serve::http::STOP_GRACE, "the call had its grace: {waited:?}");
+    assert!(
+        waited < toolnexus_core::serve::http::STOP_GRACE + Duration::from_secs(2),
+        "then it was closed: {waited:?}"
+    );
+    let answer =
+        tokio::time::timeout(Duration::from_secs(2), stuck).await.expect("the caller is not left hanging").unwrap();
+    assert!(answer.is_err(), "the caller sees its connection closed");
+}

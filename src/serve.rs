@@ -1,0 +1,205 @@
+//! `serve`: `startA2AServer`, `toolkit.serve`, `buildAgentCard`, the Task stores. The core
+//! decides everything; this converts the options and bridges the callbacks.
+
+// napi's exports are its only users; a test build registers none.
+#![cfg_attr(test, allow(dead_code))]
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::Value;
+use toolnexus_core::callback::SharedCallback;
+use toolnexus_core::serve::a2a::{build_agent_card, CardSkill};
+use toolnexus_core::serve::http::Server;
+use toolnexus_core::serve::options::{A2AConfig, ServeSecurity};
+use toolnexus_core::serve::start::{or_block, start_server, toolkit_skills, StartOptions};
+use toolnexus_core::serve::store::{
+    store_choice, FileTaskStore, InMemoryTaskStore, SharedTaskStore, StoreChoice, TaskStore,
+};
+use toolnexus_core::{json, Error as CoreError};
+
+use crate::bridge::{call_json, JsCallback, JsonFn};
+use crate::toolkit::{js_tools, JsToolSpec, NativeToolkit};
+use crate::{core_err, parse_json, with_json};
+
+/// A user's TaskStore: `get(id)` and `save(task)`, sync or async, bridged.
+pub struct JsTaskStore {
+    pub get: JsonFn,
+    pub save: JsonFn,
+}
+
+#[async_trait]
+impl TaskStore for JsTaskStore {
+    async fn get(&self, id: &str) -> std::result::Result<Option<Value>, CoreError> {
+        match call_json(&self.get, Value::String(id.into()).to_string()).await? {
+            Value::Null => Ok(None),
+            task => Ok(Some(task)),
+        }
+    }
+
+    async fn save(&self, task: Value) -> std::result::Result<(), CoreError> {
+        call_json(&self.save, crate::dispatch::Arg::of(task)).await.map(|_| ())
+    }
+}
+
+/// The store behind `InMemoryTaskStore` and `FileTaskStore`: used natively when one of them is
+/// handed to `serve`.
+#[napi]
+pub struct NativeTaskStore {
+    inner: SharedTaskStore,
+}
+
+#[napi]
+impl NativeTaskStore {
+    /// In memory.
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        NativeTaskStore { inner: Arc::new(InMemoryTaskStore::new()) }
+    }
+
+    /// One file per Task under `dir` (created now).
+    #[napi]
+    pub fn file(dir: String) -> Result<NativeTaskStore> {
+        let store = FileTaskStore::new(dir).map_err(core_err)?;
+        Ok(NativeTaskStore { inner: Arc::new(store) })
+    }
+
+    /// The Task's JSON, or null.
+    #[napi(ts_return_type = "Promise<string | null>")]
+    pub fn get(&self, env: &Env, id: String) -> Result<crate::dispatch::JsPromise> {
+        let inner = self.inner.clone();
+        crate::dispatch::promise(env, async move {
+            let task = inner.get(&id).await.map_err(core_err)?;
+            Ok(task.map(|t| json::to_string(&t)))
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn save(&self, env: &Env, task: String) -> Result<crate::dispatch::JsPromise> {
+        let task = parse_json(&task, "task")?;
+        let inner = self.inner.clone();
+        crate::dispatch::promise(env, async move { inner.save(task).await.map_err(core_err) })
+    }
+}
+
+/// What `resolveStore` makes of a selector: `"memory"`, or the directory of a file store.
+/// Throws the reference's error for any other text.
+#[napi(js_name = "storeChoice")]
+pub fn store_choice_js(selector: Option<String>) -> Result<Option<String>> {
+    match store_choice(selector.as_deref()).map_err(core_err)? {
+        StoreChoice::Memory => Ok(None),
+        StoreChoice::File(dir) => Ok(Some(dir)),
+    }
+}
+
+/// `buildAgentCard(cfg, skills, url)`: the two values as JSON, the card as JSON.
+#[napi(js_name = "buildAgentCard")]
+pub fn build_agent_card_js(cfg: String, skills: String, url: String) -> Result<String> {
+    let cfg = parse_json(&cfg, "cfg")?;
+    let cfg = A2AConfig::from_value(&cfg).map_err(core_err)?.unwrap_or_default();
+    with_json(&skills, "skills", |skills| {
+        let skills: Vec<CardSkill> =
+            skills.as_array().map(|a| a.iter().map(CardSkill::of_value).collect()).unwrap_or_default();
+        Ok(json::to_string(&build_agent_card(&cfg, &skills, &url)))
+    })
+}
+
+/// The JS side of a server's options.
+#[napi(object, object_to_js = false)]
+pub struct ServeSpec {
+    /// `{ addr, a2a?, mcp?, skills?, auth?, allowedOrigins?, maxBodyBytes? }` as JSON (a
+    /// store object of `a2a` left out: it comes as `storeGet`/`storeSave` or `store`).
+    pub options: String,
+    pub run_task: JsonFn,
+    pub on_task: Option<JsonFn>,
+    pub on_call: Option<JsonFn>,
+    pub store_get: Option<JsonFn>,
+    pub store_save: Option<JsonFn>,
+    /// `startA2AServer`'s `mcpTools`.
+    pub mcp_tools: Option<Vec<JsToolSpec>>,
+}
+
+/// A running server.
+#[napi]
+pub struct NativeServer {
+    inner: Arc<Server>,
+}
+
+#[napi]
+impl NativeServer {
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        self.inner.url().to_string()
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn stop(&self, env: &Env) -> Result<crate::dispatch::JsPromise> {
+        let inner = self.inner.clone();
+        crate::dispatch::promise(env, async move {
+            inner.stop().await;
+            Ok(())
+        })
+    }
+}
+
+fn callback(f: Option<JsonFn>) -> Option<SharedCallback> {
+    f.map(|f| Arc::new(JsCallback(f)) as SharedCallback)
+}
+
+/// Start a server: `startA2AServer` (no toolkit) or `toolkit.serve` (its skills, its tools for
+/// the MCP profile, its `a2a` / `mcpServer` config blocks as fallbacks). `store` is a native
+/// store handed over whole.
+#[napi(js_name = "startServer", ts_return_type = "Promise<NativeServer>")]
+pub fn start_server_js(
+    env: &Env,
+    spec: ServeSpec,
+    store: Option<&NativeTaskStore>,
+    toolkit: Option<&NativeToolkit>,
+) -> Result<crate::dispatch::JsPromise> {
+    let opts = parse_json(&spec.options, "serve options")?;
+    let security = ServeSecurity::from_value(&opts).map_err(core_err)?;
+    let field = |k: &str| opts.get(k).cloned();
+    let store: Option<SharedTaskStore> = match (store, spec.store_get, spec.store_save) {
+        (Some(s), _, _) => Some(s.inner.clone()),
+        (None, Some(get), Some(save)) => Some(Arc::new(JsTaskStore { get, save })),
+        _ => None,
+    };
+    let mcp_tools = match spec.mcp_tools {
+        Some(specs) => js_tools(specs, 0)?,
+        None => Vec::new(),
+    };
+    // The environment's dispatcher exists before the hold on the process is taken.
+    crate::dispatch::Home::of(env)?;
+    let mut o = StartOptions {
+        addr: opts.get("addr").map(json::js_string).unwrap_or_else(|| "undefined".into()),
+        a2a: field("a2a"),
+        store,
+        skills: opts
+            .get("skills")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(CardSkill::of_value).collect())
+            .unwrap_or_default(),
+        run_task: Arc::new(JsCallback(spec.run_task)),
+        on_task: callback(spec.on_task),
+        mcp: field("mcp"),
+        mcp_tools,
+        on_call: callback(spec.on_call),
+        security,
+        reachable_tools: Vec::new(),
+        hold: crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold),
+    };
+    if let Some(tk) = toolkit {
+        let tk = &tk.inner;
+        o.a2a = or_block(o.a2a.take(), tk.a2a_block());
+        o.mcp = or_block(o.mcp.take(), tk.mcp_server_block());
+        o.skills = toolkit_skills(tk);
+        o.mcp_tools = tk.tools();
+        o.reachable_tools = o.mcp_tools.iter().map(|t| t.name().to_string()).collect();
+    }
+    crate::dispatch::promise(env, async move {
+        let server = start_server(o).await.map_err(core_err)?;
+        Ok(NativeServer { inner: Arc::new(server) })
+    })
+}
