@@ -480,9 +480,32 @@ function toolSpec(t, i) {
   if (t === null || typeof t !== "object" || typeof t.name !== "string" || typeof t.execute !== "function") {
     throw new TypeError(`extraTools[${i}] is not a Tool: it needs a string \`name\` and an \`execute\` function`)
   }
+  // `signal` in a call: the core's caller can give up (a served MCP request whose client left),
+  // so ctx gets an AbortSignal, aborted by a later `{ abort }` message with the same number.
+  const signals = new Map()
   const call = (json, id) => {
-    const { args, ctx } = fromCore(json)
-    return answer(id, t.execute(args, ctx), encodeLenient)
+    const msg = fromCore(json)
+    if (msg.abort !== undefined) {
+      signals.get(msg.abort)?.abort()
+      signals.delete(msg.abort)
+      return "null"
+    }
+    let ctx = msg.ctx
+    if (msg.signal !== undefined) {
+      const controller = new AbortController()
+      signals.set(msg.signal, controller)
+      ctx = { ...ctx, signal: controller.signal }
+      const done = () => signals.delete(msg.signal)
+      let out
+      try {
+        out = Promise.resolve(t.execute(msg.args, ctx))
+      } catch (e) {
+        out = Promise.reject(e)
+      }
+      out.then(done, done)
+      return answer(id, out, encodeLenient)
+    }
+    return answer(id, t.execute(msg.args, ctx), encodeLenient)
   }
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
 }

@@ -74,6 +74,9 @@ impl Callback for JsCallback {
     }
 }
 
+/// Names the signal a JS tool's call gets when its caller can give up.
+static NEXT_SIGNAL: AtomicU64 = AtomicU64::new(1);
+
 /// A tool defined in JavaScript: `{ name, description, inputSchema, source, execute }`.
 pub struct JsTool {
     pub name: String,
@@ -110,7 +113,24 @@ impl Tool for JsTool {
             }
             m.insert("ctx".into(), Value::Object(c));
         }
-        let out = call_json(&self.call, crate::dispatch::Arg::of(Value::Object(m))).await?;
+        let Some(cancel) = ctx.cancel else {
+            let out = call_json(&self.call, crate::dispatch::Arg::of(Value::Object(m))).await?;
+            return Ok(ToolResult::from_value(out));
+        };
+        // The caller can give up (an MCP request whose client left): the tool gets a signal of
+        // its own (`ctx.signal`), aborted when that happens; its answer is still awaited.
+        let id = NEXT_SIGNAL.fetch_add(1, Ordering::Relaxed);
+        m.insert("signal".into(), id.into());
+        let out = call_json(&self.call, crate::dispatch::Arg::of(Value::Object(m)));
+        tokio::pin!(out);
+        let out = tokio::select! {
+            biased;
+            out = &mut out => out,
+            _ = cancel.cancelled() => {
+                let _ = call_json(&self.call, crate::dispatch::Arg::of(json!({ "abort": id }))).await;
+                out.await
+            }
+        }?;
         Ok(ToolResult::from_value(out))
     }
     fn light(&self) -> bool {

@@ -285,18 +285,10 @@ impl State {
         let target = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
         if let Some(mcp) = &self.mcp {
             if target == "/mcp" || target.starts_with("/mcp?") {
-                if let Some(denied) = self.check_origin(&req) {
-                    return denied;
-                }
-                if let Some(denied) = self.check_auth(&req) {
-                    return denied;
-                }
-                let (parts, body) = req.into_parts();
-                let bytes = match self.read_body(&parts.headers, body).await {
-                    Ok(b) => b,
-                    Err(e) => return body_error(e),
+                return match self.admit(req).await {
+                    Ok(req) => mcp.handle(req).await,
+                    Err(refused) => refused,
                 };
-                return mcp.handle(Request::from_parts(parts, bytes)).await;
             }
         }
         let Some(a2a) = &self.a2a else { return not_found() };
@@ -304,20 +296,25 @@ impl State {
             return json(&a2a.card(&format!("{}/", self.url)));
         }
         if req.method() == Method::POST {
-            if let Some(denied) = self.check_origin(&req) {
-                return denied;
-            }
-            if let Some(denied) = self.check_auth(&req) {
-                return denied;
-            }
-            let (parts, body) = req.into_parts();
-            let bytes = match self.read_body(&parts.headers, body).await {
-                Ok(b) => b,
-                Err(e) => return body_error(e),
+            return match self.admit(req).await {
+                Ok(req) => json(&a2a.rpc(req.body()).await),
+                Err(refused) => refused,
             };
-            return json(&a2a.rpc(&bytes).await);
         }
         not_found()
+    }
+
+    /// A request that passes the guards (Origin, then auth), with its body read under the
+    /// cap; else the answer that refuses it.
+    async fn admit(&self, req: Request<Incoming>) -> std::result::Result<Request<Bytes>, Response<Body>> {
+        if let Some(denied) = self.check_origin(&req).or_else(|| self.check_auth(&req)) {
+            return Err(denied);
+        }
+        let (parts, body) = req.into_parts();
+        match self.read_body(&parts.headers, body).await {
+            Ok(bytes) => Ok(Request::from_parts(parts, bytes)),
+            Err(e) => Err(body_error(e)),
+        }
     }
 
     /// `None` when the request has no `Origin` or an allowed one; else the 403 to answer. A
