@@ -6,22 +6,9 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { z } from "zod"
-import { ADD_DESCRIPTION, WEATHER_DESCRIPTION, add, getWeather } from "./lib/scenario.mjs"
+import { registerScenarioTools } from "./lib/mcp-tools.mjs"
 
-const server = new McpServer({ name: "bench", version: "1.0.0" })
-
-server.registerTool(
-  "get_weather",
-  { description: WEATHER_DESCRIPTION, inputSchema: { city: z.string().describe("City name") } },
-  async (args) => ({ content: [{ type: "text", text: getWeather(args) }] }),
-)
-
-server.registerTool(
-  "add",
-  { description: ADD_DESCRIPTION, inputSchema: { a: z.number(), b: z.number() } },
-  async (args) => ({ content: [{ type: "text", text: String(add(args)) }] }),
-)
+const server = registerScenarioTools(new McpServer({ name: "bench", version: "1.0.0" }))
 
 await server.connect(new StdioServerTransport())
 // Exit with the client: if the process that spawned us dies (a killed worker), stdin closes.
