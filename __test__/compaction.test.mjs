@@ -149,3 +149,36 @@ test("below budget a run's wire body is byte-identical to one without a compacto
   }
   assert.equal(raws[0], raws[1])
 })
+
+test("the shared compaction fixture: compacts, system first, user-started tail, no orphaned tool result", async (t) => {
+  const { default: fs } = await import("node:fs")
+  const { default: path } = await import("node:path")
+  const { REPO } = await import("./support/llm.mjs")
+  const file = path.resolve(REPO, "..", "shared", "fixtures", "examples", "compaction", "fixture.json")
+  if (!fs.existsSync(file)) return t.skip("no shared fixtures here")
+  const fx = JSON.parse(fs.readFileSync(file, "utf8"))
+  const messages = [say("system", fx.input.systemPrompt)]
+  for (let i = 0; i < fx.input.generator.userTurns; i++) {
+    messages.push(
+      say("user", `question ${i} ${"pad ".repeat(40)}`),
+      { role: "assistant", content: null, tool_calls: [{ id: `c${i}`, type: "function", function: { name: "lookup", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: `c${i}`, content: `result ${i} ${"data ".repeat(40)}` },
+      say("assistant", `answer ${i}`),
+    )
+  }
+  for (const flushToMemory of [false, true]) {
+    const hook = agents.compactor({ maxTokens: fx.options.maxTokens, keepTail: fx.options.keepTail, flushToMemory, summarize: (older) => `summarized ${older.length} messages` })
+    const out = (await hook({ messages, tools: [], model: "m", turn: 0 }))?.messages
+    assert.ok(out && out.length < messages.length)
+    assert.deepStrictEqual(out[0], messages[0])
+    assert.ok(out[1].content.startsWith(fx.expect.summaryContentPrefix))
+    const tailAt = flushToMemory ? 3 : 2
+    if (flushToMemory) assert.match(out[2].content, /save it with the memory tool/)
+    assert.equal(out.find((m) => m.role !== "system").role, fx.expect.firstNonSystemMessageRole)
+    assert.equal(out[1].content, `${fx.expect.summaryContentPrefix}summarized ${messages.length - 1 - (out.length - tailAt)} messages`)
+    for (const [i, m] of out.entries()) {
+      if (m.role !== "tool") continue
+      assert.ok(out.slice(0, i).some((a) => a.tool_calls?.some((c) => c.id === m.tool_call_id)), `orphaned ${m.tool_call_id}`)
+    }
+  }
+})
