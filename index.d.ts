@@ -910,3 +910,55 @@ export declare class Conversation {
   send(prompt: string): Promise<RunResult>
   reset(): void
 }
+
+/** The agent layer: context compaction (SPEC §7F) and personas (SPEC §7E). */
+export declare namespace agents {
+  /** A chat message of a transcript; fields compaction does not read are kept as they are. */
+  interface Message {
+    role: string
+    content?: unknown
+    tool_calls?: unknown[]
+    tool_call_id?: string
+    [key: string]: unknown
+  }
+
+  /** Options for {@link compactor}. */
+  interface CompactorOptions {
+    /** Compact only when the estimate is above this; at or below, the hook changes nothing. */
+    maxTokens: number
+    /** Tokens of recent transcript to keep at least. Default `maxTokens / 2`. */
+    keepTail?: number
+    /** Summarizes the older messages; may call a model. */
+    summarize: (older: Message[]) => Promise<string> | string
+    /** Token estimate; default {@link estimateTokens}. */
+    countTokens?: (messages: Message[]) => number
+    /** Add a reminder to save durable facts with the `memory` tool before summarizing. */
+    flushToMemory?: boolean
+  }
+
+  /** What a `beforeLLM` hook receives. */
+  interface BeforeLLMEvent {
+    messages: Message[]
+    tools: unknown[]
+    model: string
+    turn: number
+  }
+
+  /** A `beforeLLM` hook that compacts the transcript once it is over `maxTokens`. */
+  function compactor(opts: CompactorOptions): (ev: BeforeLLMEvent) => Promise<{ messages: Message[] } | undefined>
+
+  /** `ceil(chars / 4)` of each message's JSON, summed. */
+  function estimateTokens(messages: Message[]): number
+
+  /** The present bootstrap files of `dir`, in {@link BOOTSTRAP_ORDER}, as one system prompt. */
+  function composeSoul(dir: string): { soul: string; found: string[] }
+
+  /** The file-backed `memory` tool over `dir` (`MEMORY.md` and `USER.md`). */
+  function memoryTool(dir: string): Tool
+
+  const BOOTSTRAP_ORDER: readonly ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "MEMORY.md"]
+  const MAX_FILE_BYTES: number
+  const TRUNCATION_NOTICE: string
+  const HEARTBEAT_OK: string
+  const HEARTBEAT_PROMPT: string
+}

@@ -1075,7 +1075,9 @@ class Client {
     const plain = {}
     for (const key of PLAIN_OPTIONS) if (opts[key] !== undefined) plain[key] = opts[key]
     const hooks = opts.hooks ?? {}
+    const compactorHandle = compactors.get(hooks.beforeLLM)
     const hook = (name) => {
+      if (name === "beforeLLM" && compactorHandle) return undefined
       const fn = callable("createClient", `hooks.${name}`, hooks[name])
       return fn && bridge(fn, hooks)
     }
@@ -1107,6 +1109,7 @@ class Client {
         generate: generate && bridge(generate),
       },
       builtinStore ? memoryStores.get(store) : undefined,
+      compactorHandle,
     )
   }
 
@@ -1240,6 +1243,50 @@ function createInProcessClient(opts) {
 
 const createClient = (opts) => new Client(opts)
 
+// ---- agents (SPEC §7E, §7F) ----
+
+// Functions made by agents.compactor, with the core's compactor behind each: a client given
+// one as its beforeLLM hook runs it in the core, in its own dialect, without a JS hop.
+const compactors = new WeakMap()
+
+function compactor(opts) {
+  const o = opts ?? {}
+  const summarize =
+    typeof o.summarize === "function"
+      ? o.summarize
+      : () => {
+          throw new TypeError("compactor: `summarize` is not a function")
+        }
+  const countTokens = callable("compactor", "countTokens", o.countTokens)
+  const plain = { maxTokens: o.maxTokens, keepTail: o.keepTail, flushToMemory: o.flushToMemory }
+  const handle = new native.NativeCompactor(encode(plain), bridge(summarize, o), countTokens && bridge(countTokens))
+  const hook = async (ev) => {
+    const out = fromCore(await handle.run(encode({ messages: ev?.messages })))
+    return out === null ? undefined : out
+  }
+  compactors.set(hook, handle)
+  return hook
+}
+
+const estimateTokens = (messages) => native.estimateTokens(encode(messages))
+const composeSoul = (dir) => JSON.parse(native.composeSoul(String(dir)))
+const memoryTool = (dir) => wrapNative(native.memoryTool(String(dir)))
+
+const agentConstants = JSON.parse(native.agentConstants())
+
+/** The `agents` namespace, built in this one place. */
+const agents = {
+  compactor,
+  estimateTokens,
+  composeSoul,
+  memoryTool,
+  BOOTSTRAP_ORDER: Object.freeze(agentConstants.BOOTSTRAP_ORDER),
+  MAX_FILE_BYTES: agentConstants.MAX_FILE_BYTES,
+  TRUNCATION_NOTICE: agentConstants.TRUNCATION_NOTICE,
+  HEARTBEAT_OK: agentConstants.HEARTBEAT_OK,
+  HEARTBEAT_PROMPT: agentConstants.HEARTBEAT_PROMPT,
+}
+
 module.exports.pending = pending
 module.exports.authRequired = authRequired
 module.exports.pendingOf = pendingOf
@@ -1290,3 +1337,4 @@ module.exports.FileTaskStore = FileTaskStore
 module.exports.resolveStore = resolveStore
 module.exports.buildAgentCard = buildAgentCard
 module.exports.startA2AServer = startA2AServer
+module.exports.agents = agents

@@ -147,6 +147,7 @@ impl NativeClient {
         options: String,
         callbacks: ClientCallbacks,
         store: Option<&NativeMemoryStore>,
+        compactor: Option<&crate::agents::NativeCompactor>,
     ) -> Result<Self> {
         let mut opts = match callbacks.generate {
             Some(_) => ClientOptions::in_process_from_json(&options),
@@ -159,6 +160,10 @@ impl NativeClient {
             before_tool: cb(callbacks.before_tool),
             after_tool: cb(callbacks.after_tool),
         };
+        // A compactor from `agents.compactor` runs in the core, knowing the client's dialect.
+        if let Some(c) = compactor {
+            opts.hooks.before_llm = Some(c.hook(opts.style));
+        }
         opts.wait_for = cb(callbacks.wait_for);
         opts.body_transform = cb(callbacks.body_transform);
         opts.on_metric = cb(callbacks.on_metric);

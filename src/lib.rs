@@ -2,6 +2,7 @@
 //! JS callbacks are bridged with weak threadsafe functions (see `bridge`). No logic here.
 
 mod a2a;
+mod agents;
 mod bridge;
 mod cancel;
 mod client;

@@ -6,6 +6,7 @@
 
 pub mod a2a;
 pub mod adapters;
+pub mod agents;
 pub mod body;
 pub mod builtins;
 pub mod callback;

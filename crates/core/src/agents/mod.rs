@@ -1,0 +1,10 @@
+//! The agent layer (SPEC §7D-§7F), built over the client.
+//!
+//! Parts, in order: `compaction` (the `beforeLLM` compactor and its token estimate), `home`
+//! (a persona's directory: the composed soul and the file-backed `memory` tool).
+
+pub mod compaction;
+pub mod home;
+
+pub use compaction::{estimate_tokens, Compactor, CompactorOptions};
+pub use home::{compose_soul, memory_tool, Soul};
