@@ -1280,7 +1280,7 @@ const agents = {
   estimateTokens,
   composeSoul,
   memoryTool,
-  BOOTSTRAP_ORDER: Object.freeze(agentConstants.BOOTSTRAP_ORDER),
+  BOOTSTRAP_ORDER: agentConstants.BOOTSTRAP_ORDER,
   MAX_FILE_BYTES: agentConstants.MAX_FILE_BYTES,
   TRUNCATION_NOTICE: agentConstants.TRUNCATION_NOTICE,
   HEARTBEAT_OK: agentConstants.HEARTBEAT_OK,
