@@ -476,37 +476,40 @@ const parseAgentsConfig = (block) =>
 const handles = new WeakMap() // Toolkit -> NativeToolkit
 const CREATE = Symbol("toolnexus.createToolkit")
 
-function toolSpec(t, i) {
-  if (t === null || typeof t !== "object" || typeof t.name !== "string" || typeof t.execute !== "function") {
-    throw new TypeError(`extraTools[${i}] is not a Tool: it needs a string \`name\` and an \`execute\` function`)
-  }
-  // `signal` in a call: the core's caller can give up (a served MCP request whose client left),
-  // so ctx gets an AbortSignal, aborted by a later `{ abort }` message with the same number.
+/**
+ * A JS tool's bridged call. A call carrying `call` (a number) comes from a caller that can give
+ * up (a served MCP request whose client left): ctx gets an AbortSignal of its own, aborted by a
+ * later `{ abort }` message with the same number.
+ */
+function signalled(execute) {
   const signals = new Map()
-  const call = (json, id) => {
+  return (json, id) => {
     const msg = fromCore(json)
     if (msg.abort !== undefined) {
       signals.get(msg.abort)?.abort()
       signals.delete(msg.abort)
       return "null"
     }
-    let ctx = msg.ctx
-    if (msg.signal !== undefined) {
-      const controller = new AbortController()
-      signals.set(msg.signal, controller)
-      ctx = { ...ctx, signal: controller.signal }
-      const done = () => signals.delete(msg.signal)
-      let out
-      try {
-        out = Promise.resolve(t.execute(msg.args, ctx))
-      } catch (e) {
-        out = Promise.reject(e)
-      }
-      out.then(done, done)
-      return answer(id, out, encodeLenient)
+    if (msg.call === undefined) return answer(id, execute(msg.args, msg.ctx), encodeLenient)
+    const controller = new AbortController()
+    signals.set(msg.call, controller)
+    let out
+    try {
+      out = Promise.resolve(execute(msg.args, { ...msg.ctx, signal: controller.signal }))
+    } catch (e) {
+      out = Promise.reject(e)
     }
-    return answer(id, t.execute(msg.args, ctx), encodeLenient)
+    const done = () => signals.delete(msg.call)
+    out.then(done, done)
+    return answer(id, out, encodeLenient)
   }
+}
+
+function toolSpec(t, i) {
+  if (t === null || typeof t !== "object" || typeof t.name !== "string" || typeof t.execute !== "function") {
+    throw new TypeError(`extraTools[${i}] is not a Tool: it needs a string \`name\` and an \`execute\` function`)
+  }
+  const call = signalled((args, ctx) => t.execute(args, ctx))
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
 }
 
@@ -791,33 +794,16 @@ function exposedMcpTools(tools, cfg) {
   return picked == null ? tools : picked.map((i) => tools[i])
 }
 
-/**
- * A JS tool as the served server calls it: `{ args, call }` runs `execute(args, { signal })`
- * with a signal of its own, `{ abort: call }` aborts that signal. A throw or a rejection is
- * the error result the reference makes of it.
- */
+/** A JS tool as the served MCP server calls it: a throw or a rejection is the error result the reference makes of it. */
 function servedCall(t) {
-  const controllers = new Map()
-  return (json, id) => {
-    const msg = fromCore(json)
-    if (msg.abort !== undefined) {
-      controllers.get(msg.abort)?.abort()
-      controllers.delete(msg.abort)
-      return "null"
-    }
-    const controller = new AbortController()
-    controllers.set(msg.call, controller)
-    let out
+  const failed = (e) => ({ output: e instanceof Error ? e.message : String(e), isError: true })
+  return signalled((args, ctx) => {
     try {
-      out = Promise.resolve(t.execute(msg.args ?? {}, { signal: controller.signal }))
+      return Promise.resolve(t.execute(args ?? {}, ctx)).then(undefined, failed)
     } catch (e) {
-      out = Promise.reject(e)
+      return failed(e)
     }
-    const settled = out
-      .then(undefined, (e) => ({ output: e instanceof Error ? e.message : String(e), isError: true }))
-      .finally(() => controllers.delete(msg.call))
-    return answer(id, settled, encodeLenient)
-  }
+  })
 }
 
 const textOf = (v) => (typeof v === "string" ? v : String(v))

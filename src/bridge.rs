@@ -120,14 +120,14 @@ impl Tool for JsTool {
         // The caller can give up (an MCP request whose client left): the tool gets a signal of
         // its own (`ctx.signal`), aborted when that happens; its answer is still awaited.
         let id = NEXT_SIGNAL.fetch_add(1, Ordering::Relaxed);
-        m.insert("signal".into(), id.into());
+        m.insert("call".into(), id.into());
         let out = call_json(&self.call, crate::dispatch::Arg::of(Value::Object(m)));
         tokio::pin!(out);
         let out = tokio::select! {
             biased;
             out = &mut out => out,
             _ = cancel.cancelled() => {
-                let _ = call_json(&self.call, crate::dispatch::Arg::of(json!({ "abort": id }))).await;
+                self.call.notify(json!({ "abort": id }).to_string());
                 out.await
             }
         }?;

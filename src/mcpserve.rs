@@ -3,23 +3,17 @@
 // The exported functions are reached from JavaScript only.
 #![cfg_attr(test, allow(dead_code))]
 
-use std::any::Any;
-use std::pin::pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::{Map, Value};
 use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::serve::mcp::is_exposed;
 use toolnexus_core::serve::{McpServeConfig, McpSession};
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::toolkit::ToolDecl;
-use toolnexus_core::{Error, Tool, ToolContext, ToolResult};
 
-use crate::bridge::{call_json, JsCallback, JsonFn};
+use crate::bridge::{JsCallback, JsTool, JsonFn};
 use crate::core_err;
 use crate::nativetool::NativeTool;
 
@@ -39,57 +33,6 @@ pub fn mcp_exposed(names: Vec<String>, cfg: Option<String>) -> Result<Option<Vec
         return Ok(None);
     }
     Ok(Some(names.iter().enumerate().filter(|(_, n)| is_exposed(n, &cfg)).map(|(i, _)| i as u32).collect()))
-}
-
-/// A JavaScript tool served over MCP. `index.js` calls its `execute` with the arguments and a
-/// fresh `AbortSignal` (`{ args, call }`), and aborts that signal on `{ abort: call }`; a
-/// throw comes back as the error result the reference makes of it.
-struct ServedJsTool {
-    decl: ToolDecl,
-    call: JsonFn,
-    next: AtomicU64,
-}
-
-#[async_trait]
-impl Tool for ServedJsTool {
-    fn name(&self) -> &str {
-        &self.decl.name
-    }
-    fn description(&self) -> &str {
-        &self.decl.description
-    }
-    fn input_schema(&self) -> &Value {
-        &self.decl.input_schema
-    }
-    fn source(&self) -> &str {
-        &self.decl.source
-    }
-    async fn execute(&self, args: Value, ctx: ToolContext) -> std::result::Result<ToolResult, Error> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut m = Map::with_capacity(2);
-        m.insert("args".into(), args);
-        m.insert("call".into(), id.into());
-        let mut answer = pin!(call_json(&self.call, crate::dispatch::Arg::of(Value::Object(m))));
-        let out = match ctx.cancel {
-            Some(cancel) => {
-                tokio::select! {
-                    out = &mut answer => out,
-                    () = cancel.cancelled() => {
-                        self.call.notify(serde_json::json!({ "abort": id }).to_string());
-                        answer.await
-                    }
-                }
-            }
-            None => answer.await,
-        };
-        Ok(ToolResult::from_value(out?))
-    }
-    fn light(&self) -> bool {
-        true
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// What `buildMcpServer` made: the tools to serve, the profile and `onCall`; each `connect`
@@ -117,8 +60,9 @@ impl NativeMcpServer {
     #[napi(js_name = "addJs")]
     pub fn add_js(&mut self, decl: String, call: JsonFn) -> Result<()> {
         let slot = self.tools.len() as u32;
-        let decl = ToolDecl::from_json(&decl, slot).map_err(core_err)?;
-        self.tools.push(Arc::new(ServedJsTool { decl, call, next: AtomicU64::new(0) }));
+        let ToolDecl { name, description, input_schema, source } =
+            ToolDecl::from_json(&decl, slot).map_err(core_err)?;
+        self.tools.push(Arc::new(JsTool { name, description, input_schema, source, slot, call }));
         Ok(())
     }
 
