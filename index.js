@@ -4,6 +4,8 @@
 // JSON at the boundary with JavaScript's own semantics, Promises and AbortSignals, WHATWG
 // fetch Responses, the decorator registry, and tool objects that stay the caller's own.
 
+const fs = require("node:fs")
+const path = require("node:path")
 const native = require("./binding.js")
 
 // The core's `[toolnexus] …` warnings, through whatever `console.warn` is at that moment.
@@ -1260,6 +1262,356 @@ const memoryTool = (dir) => wrapNative(native.memoryTool(String(dir)))
 
 const agentConstants = JSON.parse(native.agentConstants())
 
+// ---- agents: the runtime (SPEC §7D) and the Level-1 agent ----
+
+/** The real clock: timers unref'd, so they never hold the process open. */
+const systemClock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const t = setTimeout(fn, ms)
+    t.unref?.()
+    return () => clearTimeout(t)
+  },
+}
+
+const isVerbError = (x) => typeof x === "object" && x !== null && "error" in x && typeof x.error === "string"
+
+const RUNTIME = Symbol("toolnexus.runtime")
+const handleSlots = new WeakMap() // Handle -> { rt, index }
+
+/** One live agent: a view over the runtime's table (read-only, always current). */
+class Handle {
+  #rt
+  #index
+  constructor(key, rt, index, def) {
+    if (key !== RUNTIME) throw new TypeError("handles come from AgentRuntime.spawn()")
+    this.#rt = rt
+    this.#index = index
+    Object.defineProperty(this, "def", { value: def, enumerable: true })
+    handleSlots.set(this, { rt, index })
+  }
+  #info() {
+    return this.#rt[RUNTIME].info(this.#index)
+  }
+  get id() {
+    return this.#info().id
+  }
+  get parent() {
+    const p = this.#info().parent
+    return p == null ? null : this.#rt[RUNTIME].handleAt(p)
+  }
+  get depth() {
+    return this.#info().depth
+  }
+  get children() {
+    return this.#info().children.map((c) => this.#rt[RUNTIME].handleAt(c))
+  }
+  get inbox() {
+    return JSON.parse(this.#info().inbox)
+  }
+  get state() {
+    return this.#rt[RUNTIME].native.state(this.#index)
+  }
+  get usageTotal() {
+    return this.#info().usageTotal
+  }
+  get toolCallsTotal() {
+    return this.#info().toolCallsTotal
+  }
+  get turnsTotal() {
+    return this.#info().turnsTotal
+  }
+  get pendingRequest() {
+    const p = this.#info().pendingRequest
+    return p == null ? undefined : JSON.parse(p)
+  }
+  get lastResult() {
+    const r = this.#info().lastResult
+    return r == null ? undefined : JSON.parse(r)
+  }
+}
+
+function hooksOf(where, hooks) {
+  if (hooks == null) return undefined
+  const hook = (name) => {
+    const fn = callable(where, `hooks.${name}`, hooks[name])
+    return fn && bridge(fn, hooks)
+  }
+  return { beforeLlm: hook("beforeLLM"), afterLlm: hook("afterLLM"), beforeTool: hook("beforeTool"), afterTool: hook("afterTool") }
+}
+
+class AgentRuntime {
+  #native
+  #handles = []
+  #defs
+  #lookup
+
+  constructor(opts) {
+    if (opts === null || typeof opts !== "object") throw new TypeError("AgentRuntime: options must be an object")
+    const registry = opts.registry ?? {}
+    this.clock = opts.clock ?? systemClock
+    this.store = opts.store ?? new InMemoryConversationStore()
+    this.#defs = registry
+    const handleAt = (i) => this.#handleAt(i)
+    const defs = Object.keys(registry).map((name) => {
+      const d = registry[name] ?? {}
+      const completion = d.completion
+      return {
+        name,
+        does: d.does === undefined ? "" : String(d.does),
+        soul: d.soul == null ? undefined : String(d.soul),
+        model: d.model == null ? undefined : String(d.model),
+        tools: (d.tools ?? []).map(toolSpec),
+        team: (d.team ?? []).map(String),
+        budget: d.budget == null ? undefined : encode(d.budget),
+        waitFor: d.waitFor && bridge(d.waitFor, d),
+        onSpawn: d.onSpawn && bridge((v) => d.onSpawn(handleAt(v.handle)), d),
+        onClose: d.onClose && bridge((v) => d.onClose(handleAt(v.handle), v.reason), d),
+        hooks: hooksOf("AgentRuntime", d.hooks),
+        onMetric: d.onMetric && bridge(d.onMetric, d),
+        verify: completion ? bridge((r) => completion.verify(r), completion) : undefined,
+        maxAttempts: completion ? encode(completion.maxAttempts ?? null) : undefined,
+      }
+    })
+    const clock = opts.clock
+    const cancels = new Map()
+    const store = this.store
+    const builtinStore = Object.getPrototypeOf(store) === InMemoryConversationStore.prototype
+    const fetchFn = callable("AgentRuntime", "fetch", opts.fetch)
+    const onMetric = callable("AgentRuntime", "onMetric", opts.onMetric)
+    this.#native = new native.NativeRuntime(
+      encode({ llm: opts.llm, inboxCap: opts.inboxCap, maxConcurrentTurns: opts.maxConcurrentTurns, shutdownMs: opts.shutdownMs }),
+      {
+        fetch: fetchFn && lift(fetchBridge(fetchFn)),
+        hooks: hooksOf("AgentRuntime", opts.hooks),
+        onMetric: onMetric && bridge(onMetric, opts),
+        storeGet: builtinStore ? undefined : bridge((id) => store.get(id)),
+        storeSave: builtinStore ? undefined : bridge(([id, messages]) => store.save(id, messages)),
+        clockNow: clock ? lift(() => String(Number(clock.now()))) : undefined,
+        clockSet: clock
+          ? bridge(([id, ms]) => {
+              cancels.set(id, clock.setTimeout(() => {
+                cancels.delete(id)
+                this.#native.fireTimer(id)
+              }, ms))
+              return null
+            })
+          : undefined,
+        clockClear: clock
+          ? bridge((id) => {
+              const cancel = cancels.get(id)
+              cancels.delete(id)
+              if (typeof cancel === "function") cancel()
+              return null
+            })
+          : undefined,
+      },
+      defs,
+      builtinStore ? memoryStores.get(store) : undefined,
+    )
+    this.#lookup = { native: this.#native, info: (i) => this.#native.info(i), handleAt }
+    Object.defineProperty(this, RUNTIME, { value: this.#lookup })
+  }
+
+  #handleAt(i, def) {
+    let h = this.#handles[i]
+    if (!h) {
+      const info = this.#native.info(i)
+      const d = def ?? (i === 0 ? { name: "root", does: "runtime root", model: "none" } : this.#defs[info.def])
+      h = new Handle(RUNTIME, this, i, d)
+      this.#handles[i] = h
+    }
+    return h
+  }
+
+  #index(h, where) {
+    const slot = h !== null && typeof h === "object" ? handleSlots.get(h) : undefined
+    if (!slot || slot.rt !== this) throw new TypeError(`AgentRuntime.${where}: expected a Handle of this runtime`)
+    return slot.index
+  }
+
+  get root() {
+    return this.#handleAt(0)
+  }
+  get trace() {
+    return this.#native.trace()
+  }
+  get concurrentTurns() {
+    return this.#native.concurrentTurns()
+  }
+  get maxObservedConcurrentTurns() {
+    return this.#native.maxObservedConcurrentTurns()
+  }
+
+  spawn(parent, defName, budget) {
+    const r = this.#native.spawn(this.#index(parent, "spawn"), String(defName), budget == null ? undefined : encode(budget))
+    if (r.error !== undefined && r.error !== null) return { error: r.error }
+    const base = this.#defs[defName]
+    const def = budget ? { ...base, budget: { ...base.budget, ...budget } } : base
+    return this.#handleAt(r.handle, def)
+  }
+
+  post(h, item) {
+    const i = item ?? {}
+    const err = this.#native.post(this.#index(h, "post"), String(i.from), String(i.channel), String(i.text))
+    return err == null ? { ok: true } : { ok: false, error: err }
+  }
+
+  wake(h, prompt) {
+    const err = this.#native.wake(this.#index(h, "wake"), prompt === undefined ? undefined : String(prompt))
+    return err == null ? { ok: true } : { ok: false, error: err }
+  }
+
+  async wait(h, opts) {
+    const by = opts?.by === undefined ? undefined : this.#index(opts.by, "wait")
+    const timeout = opts?.timeoutMs ? Number(opts.timeoutMs) : undefined
+    return JSON.parse(await this.#native.wait(this.#index(h, "wait"), timeout, by))
+  }
+
+  interrupt(h) {
+    this.#native.interrupt(this.#index(h, "interrupt"))
+  }
+
+  async close(h, opts) {
+    await this.#native.close(this.#index(h, "close"), !!opts?.force, opts?.reason === undefined ? undefined : String(opts.reason))
+  }
+
+  list(h) {
+    return this.#native.list(h === undefined ? 0 : this.#index(h, "list")).map((v) => ({ id: v.id, state: v.state, tokens: v.tokens, inbox: v.inbox }))
+  }
+
+  inspect(h) {
+    const v = this.#native.inspect(this.#index(h, "inspect"))
+    return { id: v.id, state: v.state, tokens: v.tokens, inbox: v.inbox, turns: v.turns, poolTokens: v.poolTokens, pending: v.pending == null ? undefined : JSON.parse(v.pending) }
+  }
+
+  async resume(answer) {
+    try {
+      await this.#native.resume(encode(answer))
+    } catch (e) {
+      throw revive(e)
+    }
+  }
+
+  /** One-shot: spawn → wake → wait → close (kept parked when pending). */
+  async runAgent(name, prompt) {
+    return fromCore(await this.#native.runAgent(String(name), String(prompt)))
+  }
+}
+
+class Agent {
+  constructor(name, spec) {
+    this.name = name
+    this.spec = spec
+  }
+
+  /** This agent and its transitive team, as a runtime registry. */
+  registry(acc = {}) {
+    if (acc[this.name]) return acc
+    const spec = this.spec
+    let soul = spec.soul ?? ""
+    if (spec.soulFile) soul = fs.readFileSync(spec.soulFile, "utf8")
+    acc[this.name] = {
+      name: this.name,
+      does: spec.does,
+      soul,
+      model: spec.model ?? "inherit",
+      tools: spec.uses?.tools,
+      team: (spec.team ?? []).map((a) => a.name),
+      budget: spec.budget,
+      waitFor: spec.waitFor,
+      onSpawn: spec.onSpawn,
+      onClose: spec.onClose,
+      hooks: agentHooks(spec.guardrails, spec.hooks),
+      onMetric: spec.onMetric,
+      completion: spec.completion,
+    }
+    for (const t of spec.team ?? []) t.registry(acc)
+    return acc
+  }
+
+  loop(options, toolkit) {
+    return new agentLoop.Loop(this, options, toolkit)
+  }
+
+  createRuntime(opts = {}) {
+    return new AgentRuntime({ ...opts, registry: this.registry() })
+  }
+
+  async run(prompt, opts = {}) {
+    const runtime = this.createRuntime(opts)
+    const r = await runtime.runAgent(this.name, String(prompt))
+    return { ...r, runtime }
+  }
+
+  asTool(opts = {}) {
+    return defineTool({
+      name: this.name,
+      description: this.spec.does,
+      inputSchema: { type: "object", properties: { prompt: { type: "string", description: "The task for this agent" } }, required: ["prompt"] },
+      run: async (args) => {
+        const r = await this.run(String(args.prompt), opts)
+        return { output: r.text, isError: r.isError, metadata: { agent: this.name, turns: r.turns, totalTokens: r.totalTokens } }
+      },
+    })
+  }
+}
+
+const agentLoop = { Loop: undefined }
+let agentHooks = (guardrails, hooks) => hooks
+
+const makeAgent = (name, spec) => new Agent(name, spec)
+const harness = (spec) => spec
+
+function fromDir(dir, opts = {}) {
+  const { soul } = composeSoul(dir)
+  const tools = [...(opts.tools ?? [])]
+  if (opts.memory !== false) tools.push(memoryTool(dir))
+  return makeAgent(opts.name ?? path.basename(dir), {
+    does: opts.does ?? `persona agent from ${dir}`,
+    soul,
+    model: opts.model ?? "inherit",
+    uses: { tools },
+  })
+}
+
+/** A persona on its own clock: a tick posted every `everyMs` (ticks coalesce in the inbox),
+ * and a heartbeat turn whenever it is idle; HEARTBEAT_OK replies stay silent. */
+function startAgent(a, run, hb) {
+  const runtime = a.createRuntime(run)
+  const handle = runtime.spawn(runtime.root, a.name)
+  if (isVerbError(handle)) throw new Error(handle.error)
+  const beats = []
+  let stopped = false
+  let cancel
+  const beat = () => {
+    if (stopped) return
+    runtime.post(handle, { from: "clock", channel: "timer", text: "tick" })
+    if (handle.state === "idle") {
+      const woke = runtime.wake(handle, agentConstants.HEARTBEAT_PROMPT)
+      if (woke.ok) {
+        void runtime.wait(handle).then((r) => {
+          if (!r.isError && !r.text.includes(agentConstants.HEARTBEAT_OK)) {
+            beats.push(r.text)
+            hb.onBeat?.(r.text)
+          }
+        })
+      }
+    }
+    cancel = runtime.clock.setTimeout(beat, hb.everyMs)
+  }
+  cancel = runtime.clock.setTimeout(beat, hb.everyMs)
+  return {
+    runtime,
+    beats,
+    stop: async () => {
+      stopped = true
+      cancel?.()
+      await runtime.close(runtime.root)
+    },
+  }
+}
+
 /** The `agents` namespace, built in this one place. */
 const agents = {
   compactor,
@@ -1271,6 +1623,15 @@ const agents = {
   TRUNCATION_NOTICE: agentConstants.TRUNCATION_NOTICE,
   HEARTBEAT_OK: agentConstants.HEARTBEAT_OK,
   HEARTBEAT_PROMPT: agentConstants.HEARTBEAT_PROMPT,
+  systemClock,
+  isVerbError,
+  Handle,
+  AgentRuntime,
+  Agent,
+  agent: makeAgent,
+  harness,
+  fromDir,
+  startAgent,
 }
 
 module.exports.pending = pending

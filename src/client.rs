@@ -80,14 +80,14 @@ fn env_fetcher(env: &Env) -> Option<Fetcher> {
     Some(fetcher)
 }
 
-fn cb(f: Option<JsonFn>) -> Option<SharedCallback> {
+pub(crate) fn cb(f: Option<JsonFn>) -> Option<SharedCallback> {
     f.map(|f| Arc::new(JsCallback(f)) as SharedCallback)
 }
 
 /// The default conversation store, shared by reference between JS and the core.
 #[napi]
 pub struct NativeMemoryStore {
-    inner: Arc<InMemoryStore>,
+    pub(crate) inner: Arc<InMemoryStore>,
 }
 
 #[napi]
@@ -128,13 +128,13 @@ fn bad_option(e: toolnexus_core::Error) -> Error {
 /// (`uvio`), when libuv can be reached. `None` (elsewhere, or without libuv) leaves the core's
 /// own client, on its runtime.
 #[cfg(unix)]
-fn event_loop_transport(env: &Env) -> Option<Arc<dyn Transport>> {
+pub(crate) fn event_loop_transport(env: &Env) -> Option<Arc<dyn Transport>> {
     env_fetcher(env).map(|f| Arc::new(FetchTransport::new(f)) as Arc<dyn Transport>)
 }
 
 /// No event-loop sockets off Unix: the core's own client, on its runtime.
 #[cfg(not(unix))]
-fn event_loop_transport(_env: &Env) -> Option<Arc<dyn Transport>> {
+pub(crate) fn event_loop_transport(_env: &Env) -> Option<Arc<dyn Transport>> {
     None
 }
 

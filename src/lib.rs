@@ -12,6 +12,7 @@ mod mcp;
 mod mcpserve;
 mod nativetool;
 mod pin;
+mod runtime;
 mod serve;
 mod skills;
 mod toolkit;

@@ -55,6 +55,19 @@ impl JsFn {
         home_env(&self.shared)
     }
 
+    /// Call right now and take the answer the function returned synchronously: only on the
+    /// environment's thread, inside a call from JavaScript or a drain. `None` elsewhere, or
+    /// when the function answered with a Promise.
+    pub fn call_sync(&self, arg: String) -> Option<Reply> {
+        let env = home_env(&self.shared).filter(|_| !toolnexus_core::json::on_grown_stack())?;
+        let (tx, mut rx) = oneshot::channel();
+        // SAFETY: on the environment's thread, on its own stack; the addon only runs there
+        // inside a call from JavaScript, a drain or the dispatcher's callback, where JavaScript
+        // may be called.
+        unsafe { call_now(env, self.f, Arg::Text(arg), Some(tx), None) };
+        rx.try_recv().ok()
+    }
+
     /// Call without waiting for an answer.
     pub fn notify(&self, arg: String) {
         let _ = self.shared.post(Msg::Call { f: self.f, arg: Arg::Text(arg), reply: None, hold: None });

@@ -204,3 +204,29 @@ where
     poke(&shared);
     Ok(promise)
 }
+
+/// Poll `work` on this JS thread, detached: nothing waits for its outcome. The first poll
+/// happens on the next turn of the event loop.
+pub fn spawn_detached<F>(env: sys::napi_env, work: F) -> Result<()>
+where
+    F: Future<Output = ()> + 'static,
+{
+    let shared = with_local(env, |l| l.shared.clone())?;
+    let task = with_local(env, |l| match l.free_tasks.pop() {
+        Some(t) => t,
+        None => {
+            l.tasks.push(Slot::Free);
+            (l.tasks.len() - 1) as u32
+        }
+    })?;
+    let work = toolnexus_core::json::DeepStack::new(work);
+    let waker = Waker::from(Arc::new(TaskWaker { task, shared: shared.clone() }));
+    with_local(env, |l| {
+        if let Some(slot) = l.tasks.get_mut(task as usize) {
+            *slot = Slot::Parked(Box::pin(work), waker);
+        }
+    })?;
+    let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
+    poke(&shared);
+    Ok(())
+}

@@ -60,8 +60,8 @@ pub use arg::{Arg, Crossed};
 pub use calls::{reply, JsFn};
 #[cfg(unix)]
 pub(crate) use executor::drain_from_loop;
-pub use executor::local_promise;
-pub use promise::{promise, JsPromise};
+pub use executor::{local_promise, spawn_detached};
+pub use promise::{promise, runtime_handle, JsPromise};
 pub use queue::KeepAlive;
 
 use queue::{is_home, keep_down, with_existing, with_local, Local, Msg, Shared, HERE, LOCAL};
@@ -193,15 +193,13 @@ unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value, _context:
 }
 
 /// An environment's thread, as seen from anywhere: whether the caller is on it, and a way to
-/// run something there. (Used only by `uvio`, which is Unix only.)
-#[cfg_attr(not(unix), allow(dead_code))]
+/// run something there.
 #[derive(Clone)]
 pub struct Home {
     shared: Arc<Shared>,
     env: Raw<sys::napi_env>,
 }
 
-#[cfg_attr(not(unix), allow(dead_code))]
 impl Home {
     /// The calling environment's home.
     pub fn of(env: &Env) -> Result<Home> {

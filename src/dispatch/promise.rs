@@ -157,3 +157,8 @@ where
     };
     Ok(promise)
 }
+
+/// The addon's tokio runtime, for timers that must not hold the process up.
+pub fn runtime_handle() -> Option<tokio::runtime::Handle> {
+    runtime().map(|rt| rt.handle().clone())
+}

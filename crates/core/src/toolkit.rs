@@ -242,6 +242,16 @@ impl Toolkit {
         Ok(Toolkit { inner: RwLock::new(inner), skill, mcp, serve_blocks })
     }
 
+    /// A toolkit of exactly `tools` (no builtins, skills, MCP or agents), first name wins:
+    /// what `create` assembles from `extraTools` alone with builtins off, without its I/O.
+    pub fn from_tools(tools: Vec<SharedTool>) -> Toolkit {
+        let mut inner = Inner::default();
+        for t in tools {
+            inner.add(t);
+        }
+        Toolkit { inner: RwLock::new(inner), skill: None, mcp: None, serve_blocks: (None, None) }
+    }
+
     fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
         f(&self.inner.read().unwrap_or_else(PoisonError::into_inner))
     }

@@ -4,7 +4,9 @@
 //! (a persona's directory: the composed soul and the file-backed `memory` tool).
 
 pub mod compaction;
+pub mod gate;
 pub mod home;
+pub mod runtime;
 
 pub use compaction::{estimate_tokens, Compactor, CompactorOptions};
 pub use home::{compose_soul, memory_tool, Soul};

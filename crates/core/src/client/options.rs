@@ -155,7 +155,7 @@ impl RunOptions {
                 return Err(Error::Invalid("run: `history` must be an array of messages".into()));
             }
         };
-        Ok(RunOptions { history, abort: None })
+        Ok(RunOptions { history, abort: None, limits: None })
     }
 }
 

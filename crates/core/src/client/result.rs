@@ -104,4 +104,17 @@ impl RunResult {
 pub struct RunOptions {
     pub history: Option<Vec<Value>>,
     pub abort: Option<Abort>,
+    /// Budgets enforced while the run goes (the agent runtime's); none for a plain client.
+    pub limits: Option<std::sync::Arc<dyn RunLimits>>,
+}
+
+/// Budgets a run consults as it goes: before each LLM call, after it, and before each tool
+/// call. A limit reached ends the run `incomplete` with that limit named.
+pub trait RunLimits: Send + Sync {
+    /// Before an LLM call: the name of a limit already reached, if one is.
+    fn before_llm(&self) -> Option<String>;
+    /// After an LLM call, with the tokens it used.
+    fn spent_tokens(&self, tokens: i64);
+    /// Before a tool call: counts it, or names the limit that refuses it (it is then not run).
+    fn before_tool(&self) -> Option<String>;
 }

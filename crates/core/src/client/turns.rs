@@ -7,7 +7,7 @@ use futures::future::try_join_all;
 use serde_json::{Map, Value};
 
 use super::metrics::{elapsed_ms, MetricEvent};
-use super::result::{RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
+use super::result::{RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
 use super::run::Client;
 use super::streamed::Streamed;
 use super::wire::{self, expect_array, Call, Style};
@@ -24,6 +24,8 @@ struct Settled {
     args: Value,
     result: ToolResult,
     halted: Option<Map<String, Value>>,
+    /// The budget limit that refused this call (it was not run).
+    refused: Option<String>,
 }
 
 /// The loop's working state; kept outside the loop's future so a failed run can still
@@ -37,6 +39,8 @@ struct RunState {
     /// When the LLM call in flight started, if one is: an abort then still reports it as a
     /// failed `llm` call, as the reference does.
     llm_since: Option<Instant>,
+    /// The run's budgets, when it has any.
+    limits: Option<std::sync::Arc<dyn RunLimits>>,
 }
 
 impl Client {
@@ -49,6 +53,7 @@ impl Client {
     ) -> Result<RunResult> {
         let key = self.resolve_key()?;
         let abort = ro.abort;
+        let limits = ro.limits;
         let started = Instant::now();
         let style = self.opts.style;
         let system = self.system(toolkit);
@@ -61,7 +66,8 @@ impl Client {
             Style::OpenAI => toolkit.to_openai(),
             Style::Anthropic => toolkit.to_anthropic(),
         };
-        let mut st = RunState { messages, tools, records: vec![], usage: Usage::default(), turns: 0, llm_since: None };
+        let mut st =
+            RunState { messages, tools, records: vec![], usage: Usage::default(), turns: 0, llm_since: None, limits };
         let outcome = self.bounded(abort, self.drive(&mut st, &key, &system, toolkit, sink, started)).await;
         match outcome {
             Ok(r) => Ok(r),
@@ -116,9 +122,14 @@ impl Client {
         sink: Option<&dyn Callback>,
         started: Instant,
     ) -> Result<RunResult> {
+        let limits_held = st.limits.clone();
+        let limits = limits_held.as_deref();
         let style = self.opts.style;
         let model = self.opts.model.clone();
         for turn in 0..self.opts.max_turns {
+            if let Some(limit) = limits.and_then(|l| l.before_llm()) {
+                return self.end_limited(st, limit, started).await;
+            }
             st.turns += 1;
             if let Some(h) = &self.opts.hooks.before_llm {
                 let ev = obj([
@@ -138,6 +149,7 @@ impl Client {
             let body = wire::body(style, &model, system, &st.messages, &st.tools, sink.is_some());
             let body = self.finalize_body(body).await?;
             st.llm_since = Some(Instant::now());
+            let spent_before = st.usage.total_tokens;
             let reply = match sink {
                 None => {
                     let data = self.llm_json(key, &body).await;
@@ -157,6 +169,9 @@ impl Client {
                     s
                 }
             };
+            if let Some(l) = limits {
+                l.spent_tokens(st.usage.total_tokens - spent_before);
+            }
             st.messages.push(reply.assistant);
             if reply.finished {
                 if let Some(sink) = sink {
@@ -166,7 +181,7 @@ impl Client {
             }
             let calls = reply.calls;
             let settled: Vec<Settled> = match sink {
-                None => try_join_all(calls.iter().map(|c| self.run_call(toolkit, c, turn))).await?,
+                None => try_join_all(calls.iter().map(|c| self.run_call(toolkit, c, turn, limits))).await?,
                 Some(sink) => {
                     for c in &calls {
                         let mut ev = Map::with_capacity(4);
@@ -178,13 +193,17 @@ impl Client {
                         ev.insert("args".into(), c.args.clone());
                         sink.call(Value::Object(ev)).await?;
                     }
-                    let ran = try_join_all(calls.iter().map(|c| self.run_tool(toolkit, c, turn))).await?;
+                    let ran = try_join_all(calls.iter().map(|c| self.limited_tool(toolkit, c, turn, limits))).await?;
                     self.settle_in_order(toolkit, &calls, ran, turn, sink).await?
                 }
             };
             let mut blocks = Vec::new();
             let mut halted = None;
+            let mut refused = None;
             for (call, s) in calls.iter().zip(settled) {
+                if refused.is_none() {
+                    refused = s.refused.clone();
+                }
                 match style {
                     Style::OpenAI => st.messages.push(wire::openai_tool_message(call.id.as_ref(), &s.result.output)),
                     Style::Anthropic => {
@@ -203,6 +222,9 @@ impl Client {
             if let Some(request) = halted {
                 return self.pending_run(st, request, started).await;
             }
+            if let Some(limit) = refused {
+                return self.end_limited(st, limit, started).await;
+            }
         }
         let text = match style {
             Style::OpenAI => last_text(&st.messages),
@@ -217,14 +239,14 @@ impl Client {
         &self,
         toolkit: &Toolkit,
         calls: &[Call],
-        ran: Vec<(Value, ToolResult)>,
+        ran: Vec<(Value, ToolResult, Option<String>)>,
         turn: u32,
         sink: &dyn Callback,
     ) -> Result<Vec<Settled>> {
         let mut out = Vec::with_capacity(ran.len());
-        for (call, (args, result)) in calls.iter().zip(ran) {
+        for (call, (args, result, refused)) in calls.iter().zip(ran) {
             let s = match pending_of(&result).cloned() {
-                None => Settled { args, result, halted: None },
+                None => Settled { args, result, halted: None, refused },
                 Some(request) => {
                     sink.call(obj([("type", "pending".into()), ("request", Value::Object(request.clone()))])).await?;
                     self.resolve_pending(toolkit, call, args, request, turn).await?
@@ -287,6 +309,23 @@ impl Client {
         })
     }
 
+    /// A budget limit stopped the run: loud, `incomplete`, with the limit named and the
+    /// transcript so far kept.
+    async fn end_limited(&self, st: &mut RunState, limit: String, started: Instant) -> Result<RunResult> {
+        self.run_metric(st, started, None).await?;
+        Ok(RunResult {
+            text: String::new(),
+            messages: std::mem::take(&mut st.messages),
+            tool_calls: std::mem::take(&mut st.records),
+            turns: st.turns,
+            usage: st.usage,
+            model: self.opts.model.clone(),
+            status: RunStatus::Incomplete,
+            pending: None,
+            limit: Some(limit),
+        })
+    }
+
     /// A tool suspended and there is no `waitFor`: halt durably with the request.
     async fn pending_run(&self, st: &mut RunState, request: Map<String, Value>, started: Instant) -> Result<RunResult> {
         self.run_metric(st, started, None).await?;
@@ -303,11 +342,42 @@ impl Client {
         })
     }
 
+    /// A tool call a budget refused: answered with the limit, never run.
+    fn refused_call(call: &Call, limit: &str) -> (Value, ToolResult) {
+        (call.args.clone(), ToolResult::error(format!("budget exhausted ({limit})")))
+    }
+
+    /// `run_tool` unless a budget refuses the call.
+    async fn limited_tool(
+        &self,
+        toolkit: &Toolkit,
+        call: &Call,
+        turn: u32,
+        limits: Option<&dyn RunLimits>,
+    ) -> Result<(Value, ToolResult, Option<String>)> {
+        if let Some(limit) = limits.and_then(|l| l.before_tool()) {
+            let (args, result) = Self::refused_call(call, &limit);
+            return Ok((args, result, Some(limit)));
+        }
+        let (args, result) = self.run_tool(toolkit, call, turn).await?;
+        Ok((args, result, None))
+    }
+
     /// One tool call through the hooks, then the §10 rule when it suspends.
-    async fn run_call(&self, toolkit: &Toolkit, call: &Call, turn: u32) -> Result<Settled> {
+    async fn run_call(
+        &self,
+        toolkit: &Toolkit,
+        call: &Call,
+        turn: u32,
+        limits: Option<&dyn RunLimits>,
+    ) -> Result<Settled> {
+        if let Some(limit) = limits.and_then(|l| l.before_tool()) {
+            let (args, result) = Self::refused_call(call, &limit);
+            return Ok(Settled { args, result, halted: None, refused: Some(limit) });
+        }
         let (args, result) = self.run_tool(toolkit, call, turn).await?;
         match pending_of(&result).cloned() {
-            None => Ok(Settled { args, result, halted: None }),
+            None => Ok(Settled { args, result, halted: None, refused: None }),
             Some(request) => self.resolve_pending(toolkit, call, args, request, turn).await,
         }
     }
@@ -324,7 +394,7 @@ impl Client {
     ) -> Result<Settled> {
         let prompt = request_prompt(&request);
         let Some(wait_for) = &self.opts.wait_for else {
-            return Ok(Settled { args, result: ToolResult::error(prompt), halted: Some(request) });
+            return Ok(Settled { args, result: ToolResult::error(prompt), halted: Some(request), refused: None });
         };
         let answer = wait_for.call(Value::Object(request)).await?;
         if field(&answer, "ok").is_none() {
@@ -332,6 +402,7 @@ impl Client {
                 args,
                 result: ToolResult::error(format!("declined/expired: {prompt}")),
                 halted: None,
+                refused: None,
             });
         }
         let t0 = Instant::now();
@@ -342,7 +413,7 @@ impl Client {
         if pending_of(&result).is_some() {
             result = ToolResult::error(format!("unresolved: {prompt}"));
         }
-        Ok(Settled { args, result, halted: None })
+        Ok(Settled { args, result, halted: None, refused: None })
     }
 
     /// beforeTool (may short-circuit or rewrite args) → execute → afterTool (skipped on a suspension).

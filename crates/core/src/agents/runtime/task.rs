@@ -1,0 +1,147 @@
+//! `task`: the model's one delegation tool, spawn → wake → wait → close fused. Only the
+//! caller's team is reachable; a repeated call reattaches to the child it already made.
+
+use std::any::Any;
+use std::sync::{Arc, Weak};
+
+use serde_json::{json, Map, Value};
+
+use super::{AgentDef, AgentRuntime, HandleId, HandleState, Inner, TaskResult, TaskStatus};
+use crate::error::Result;
+use crate::json::js_string;
+use crate::tool::{SharedTool, Tool, ToolContext};
+use crate::types::ToolResult;
+
+struct TaskTool {
+    inner: Weak<Inner>,
+    parent: HandleId,
+    team: Vec<String>,
+    description: String,
+    schema: Value,
+}
+
+pub(super) fn task_tool(inner: &Arc<Inner>, parent: HandleId, def: &AgentDef) -> SharedTool {
+    let mut team = def.team.clone();
+    team.sort();
+    let advertised: Vec<String> = team
+        .iter()
+        .map(|n| match inner.registry.get(n) {
+            Some(d) => format!("{n}: {}", d.does),
+            None => n.clone(),
+        })
+        .collect();
+    let description = format!(
+        "Delegate a subtask to an isolated subagent (it runs on a fresh transcript and returns only its final answer). Available agents \u{2014} {}",
+        advertised.join("; ")
+    );
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "agent": { "type": "string", "description": "Team agent to delegate to" },
+            "prompt": { "type": "string", "description": "The subtask prompt" }
+        },
+        "required": ["agent", "prompt"]
+    });
+    Arc::new(TaskTool { inner: Arc::downgrade(inner), parent, team, description, schema })
+}
+
+fn arg(args: &Value, key: &str) -> String {
+    match args.get(key) {
+        None => "undefined".into(),
+        Some(v) => js_string(v),
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for TaskTool {
+    fn name(&self) -> &str {
+        "task"
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn source(&self) -> &str {
+        "custom"
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Ok(ToolResult::error("the agent runtime is gone"));
+        };
+        let rt = AgentRuntime { inner: inner.clone() };
+        let name = arg(&args, "agent");
+        let prompt = arg(&args, "prompt");
+        if !self.team.contains(&name) {
+            let team = if self.team.is_empty() { "none".to_string() } else { self.team.join(", ") };
+            return Ok(ToolResult::error(format!("agent \"{name}\" is not in this agent's team (available: {team})")));
+        }
+        let key = format!("{name}:{prompt}");
+        let existing = {
+            let t = inner.tree();
+            t.nodes[self.parent]
+                .children
+                .iter()
+                .copied()
+                .find(|&c| t.nodes[c].task_key.as_deref() == Some(key.as_str()))
+        };
+        let (child, r): (HandleId, TaskResult) = match existing {
+            Some(child) => {
+                let (id, state, pid, last) = {
+                    let t = inner.tree();
+                    let n = &t.nodes[child];
+                    (n.id.clone(), n.state, t.nodes[self.parent].id.clone(), n.last_result.clone())
+                };
+                inner.t(format!("{pid}: task replay \u{2192} REATTACH to {id} (state {})", state.as_str()));
+                let r = match state {
+                    HandleState::Suspended => match ctx.answer {
+                        Some(answer) => inner.clone().resume_suspended(child, Some(answer), true).await,
+                        None => inner.tree().pending_result(child),
+                    },
+                    HandleState::Running => rt.wait(child, None, Some(self.parent)).await,
+                    _ => last.unwrap_or_else(|| {
+                        inner.tree().result(child, format!("no recorded result for {id}"), TaskStatus::Error)
+                    }),
+                };
+                (child, r)
+            }
+            None => {
+                let child = match rt.spawn(self.parent, &name, None) {
+                    Ok(c) => c,
+                    Err(e) => return Ok(ToolResult::error(e)),
+                };
+                inner.tree().nodes[child].task_key = Some(key);
+                if let Err(e) = rt.wake(child, Some(prompt)) {
+                    return Ok(ToolResult::error(e));
+                }
+                (child, rt.wait(child, None, Some(self.parent)).await)
+            }
+        };
+        if r.status == TaskStatus::Pending {
+            if let Some(p) = r.pending {
+                let prompt = p.get("prompt").map(js_string).unwrap_or_else(|| "undefined".into());
+                let mut meta = Map::new();
+                meta.insert("pending".into(), p);
+                return Ok(ToolResult { output: prompt, is_error: true, metadata: Some(Value::Object(meta)) });
+            }
+        }
+        if inner.tree().nodes[child].state != HandleState::Closed {
+            rt.close(child, false, None).await;
+        }
+        let output = if r.status == TaskStatus::Done { r.text } else { format!("[{}] {}", r.status.as_str(), r.text) };
+        let mut meta = Map::new();
+        meta.insert("agent".into(), name.into());
+        meta.insert("turns".into(), super::num(r.turns));
+        meta.insert("totalTokens".into(), super::num(r.total_tokens));
+        Ok(ToolResult { output, is_error: r.is_error, metadata: Some(Value::Object(meta)) })
+    }
+}

@@ -1,0 +1,515 @@
+//! One turn of a handle: its client run (through the completion gate), the global turn
+//! gate around each LLM call, the live budget ledger, and how the turn settles.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use futures::FutureExt;
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
+
+use super::tree::Ready;
+use super::{AgentDef, HandleId, HandleState, Inner, TaskResult, TaskStatus};
+use crate::agents::gate::run_gated;
+use crate::callback::{callback, SharedCallback};
+use crate::cancel::Abort;
+use crate::client::http::FetchTransport;
+use crate::client::transport::StreamResponse;
+use crate::client::{
+    Client, ClientOptions, HttpRequest, HttpResponse, RunLimits, RunOptions, RunResult, RunStatus, Style, Transport,
+};
+use crate::error::Result;
+use crate::json::{field, js_string};
+use crate::toolkit::Toolkit;
+
+// ---- the turn gate (gate 3) ------------------------------------------------------------
+
+#[derive(Default)]
+struct GateState {
+    free: f64,
+    queue: VecDeque<oneshot::Sender<Permit>>,
+}
+
+/// The global cap on LLM calls in flight. A permit is released when dropped, so a turn that
+/// dies (aborted, closed) gives its slot back; a released slot goes to the next waiter.
+#[derive(Clone)]
+pub(super) struct TurnGate(Arc<Mutex<GateState>>);
+
+pub(super) struct Permit {
+    gate: Option<TurnGate>,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        if let Some(g) = self.gate.take() {
+            g.release();
+        }
+    }
+}
+
+impl TurnGate {
+    pub fn new(slots: f64) -> Self {
+        TurnGate(Arc::new(Mutex::new(GateState { free: slots, queue: VecDeque::new() })))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn acquire(&self) -> Permit {
+        let rx = {
+            let mut s = self.state();
+            if s.free >= 1.0 {
+                s.free -= 1.0;
+                return Permit { gate: Some(self.clone()) };
+            }
+            let (tx, rx) = oneshot::channel();
+            s.queue.push_back(tx);
+            rx
+        };
+        match rx.await {
+            Ok(p) => p,
+            // The gate went away with the runtime: nothing left to bound.
+            Err(_) => Permit { gate: None },
+        }
+    }
+
+    /// Hand the slot to the next live waiter, or free it.
+    fn release(&self) {
+        loop {
+            let next = {
+                let mut s = self.state();
+                match s.queue.pop_front() {
+                    Some(tx) => tx,
+                    None => {
+                        s.free += 1.0;
+                        return;
+                    }
+                }
+            };
+            match next.send(Permit { gate: Some(self.clone()) }) {
+                Ok(()) => return,
+                // That waiter is gone: take the permit back without releasing it again.
+                Err(mut p) => p.gate = None,
+            }
+        }
+    }
+}
+
+/// The LLM transport of one turn: the runtime's, wrapped in the turn gate.
+struct GatedTransport {
+    base: Arc<dyn Transport>,
+    inner: Weak<Inner>,
+    gate: TurnGate,
+}
+
+/// Counts one LLM call in flight for as long as it lives.
+struct InFlight(Weak<Inner>);
+
+impl InFlight {
+    fn start(inner: &Weak<Inner>) -> InFlight {
+        if let Some(i) = inner.upgrade() {
+            let now = i.concurrent_turns.fetch_add(1, Ordering::SeqCst) + 1;
+            i.max_observed_turns.fetch_max(now, Ordering::SeqCst);
+        }
+        InFlight(inner.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(i) = self.0.upgrade() {
+            i.concurrent_turns.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Transport for GatedTransport {
+    async fn post(&self, req: HttpRequest) -> Result<HttpResponse> {
+        let _permit = self.gate.acquire().await;
+        let _in_flight = InFlight::start(&self.inner);
+        self.base.post(req).await
+    }
+
+    async fn post_stream(&self, req: HttpRequest) -> Result<StreamResponse> {
+        let permit = self.gate.acquire().await;
+        let in_flight = InFlight::start(&self.inner);
+        let res = self.base.post_stream(req).await?;
+        // The slot is held until the body has been read.
+        let held = (permit, in_flight);
+        let body = futures::StreamExt::map(res.body, move |chunk| {
+            let _ = &held;
+            chunk
+        });
+        Ok(StreamResponse { status: res.status, headers: res.headers, body: Box::pin(body) })
+    }
+}
+
+// ---- the live budget ledger --------------------------------------------------------------
+
+/// A handle's budgets as its run consults them: every LLM call and tool call is checked
+/// against the live ancestor chain and rolled up as it happens.
+struct HandleLimits {
+    inner: Weak<Inner>,
+    h: HandleId,
+}
+
+impl RunLimits for HandleLimits {
+    fn before_llm(&self) -> Option<String> {
+        let inner = self.inner.upgrade()?;
+        let now = inner.clock.now();
+        let limit = inner.tree().llm_limit(self.h, now);
+        limit.map(str::to_string)
+    }
+
+    fn spent_tokens(&self, tokens: i64) {
+        if let Some(inner) = self.inner.upgrade() {
+            inner.tree().spend_tokens(self.h, tokens as f64);
+        }
+    }
+
+    fn before_tool(&self) -> Option<String> {
+        let inner = self.inner.upgrade()?;
+        let now = inner.clock.now();
+        let limit = inner.tree().take_tool_call(self.h, now);
+        limit.map(str::to_string)
+    }
+}
+
+// ---- the turn ------------------------------------------------------------------------------
+
+/// A turn's input, taken at admission when it can be (the drain is atomic with the wake),
+/// else after `onSpawn` settled (so what it posted is part of the first turn).
+pub(super) struct TurnStart {
+    input: Option<String>,
+    ready: Option<Ready>,
+}
+
+impl Inner {
+    pub(super) fn begin(&self, h: HandleId, prompt: &str) -> TurnStart {
+        let mut t = self.tree();
+        match t.nodes[h].ready.clone() {
+            Some(ready) => TurnStart { input: None, ready: Some(ready) },
+            None => TurnStart { input: Some(format!("{prompt}{}", t.drain(h))), ready: None },
+        }
+    }
+
+    /// Start an admitted handle's turn on the spawner.
+    pub(super) fn start_turn(self: &Arc<Self>, h: HandleId, prompt: Option<String>, answer: Option<Value>) {
+        let prompt = prompt.unwrap_or_default();
+        let start = self.begin(h, &prompt);
+        let inner = self.clone();
+        (self.spawner)(
+            async move {
+                inner.execute_turn(h, prompt, start, answer).await;
+            }
+            .boxed(),
+        );
+    }
+
+    /// Run one turn to its settlement. Failures come back as results, never as errors.
+    pub(super) async fn execute_turn(
+        self: Arc<Self>,
+        h: HandleId,
+        prompt: String,
+        start: TurnStart,
+        answer: Option<Value>,
+    ) -> TaskResult {
+        if let Some(ready) = start.ready {
+            ready.await;
+            self.tree().nodes[h].ready = None;
+        }
+        let input = match start.input {
+            Some(i) => i,
+            None => format!("{prompt}{}", self.tree().drain(h)),
+        };
+        let outcome = self.clone().run_turn(h, &input, answer).await;
+        let result = match outcome {
+            Ok((r, pre_turn)) => self.settle_run(h, input, r, pre_turn).await,
+            Err(e) => self.settle_error(h, e),
+        };
+        let started = self.release_child_slot(h);
+        {
+            let mut t = self.tree();
+            t.nodes[h].last_result = Some(result.clone());
+            t.notify(h, &result);
+        }
+        for (next, prompt) in started {
+            self.start_turn(next, prompt, None);
+        }
+        result
+    }
+
+    async fn run_turn(
+        self: Arc<Self>,
+        h: HandleId,
+        input: &str,
+        answer: Option<Value>,
+    ) -> Result<(RunResult, Option<Vec<Value>>)> {
+        let (def, id, turns_left, abort) = {
+            let t = self.tree();
+            let n = &t.nodes[h];
+            (n.def.clone(), n.id.clone(), (n.max_turns - n.turns_total).max(1.0), n.abort.clone().unwrap_or_default())
+        };
+        let pre_turn = self.store.get(&id).await?;
+        let toolkit = self.toolkit_for(h, &def);
+        let client = Client::with_store(self.client_options(h, &def, turns_left, answer), self.store.clone())?;
+        let limits: Arc<dyn RunLimits> = Arc::new(HandleLimits { inner: Arc::downgrade(&self), h });
+        let ro = RunOptions { history: None, abort: Some(abort), limits: Some(limits) };
+        let (client, toolkit, id_ref) = (&client, &toolkit, id.as_str());
+        let r = run_gated(
+            |p: String| {
+                let ro = ro.clone();
+                async move { client.ask(&p, toolkit, Some(id_ref), None, ro).await }
+            },
+            input,
+            def.completion.as_deref(),
+        )
+        .await?;
+        Ok((r, pre_turn))
+    }
+
+    /// The handle's scoped tools, plus `task` when its definition has a team.
+    fn toolkit_for(self: &Arc<Self>, h: HandleId, def: &AgentDef) -> Toolkit {
+        let mut extra = def.tools.clone();
+        if !def.team.is_empty() {
+            extra.push(super::task::task_tool(self, h, def));
+        }
+        Toolkit::from_tools(extra)
+    }
+
+    fn client_options(
+        self: &Arc<Self>,
+        h: HandleId,
+        def: &AgentDef,
+        turns_left: f64,
+        answer: Option<Value>,
+    ) -> ClientOptions {
+        let llm = &self.llm;
+        let model = match def.model.as_deref() {
+            None | Some("") | Some("inherit") => llm.model.clone().unwrap_or_else(|| "inherit".into()),
+            Some(m) => m.to_string(),
+        };
+        let base = llm.base_url.clone().unwrap_or_else(|| "http://mock.local".into());
+        let mut o = ClientOptions::new(base, llm.style.unwrap_or(Style::OpenAI), model);
+        o.api_key = Some(llm.api_key.clone().unwrap_or_else(|| "unused-local".into()));
+        o.system_prompt = def.soul.clone().filter(|s| !s.is_empty());
+        o.max_turns = turns_left.min(f64::from(u32::MAX)) as u32;
+        let base: Arc<dyn Transport> = match &self.transport {
+            Some(t) => t.clone(),
+            None => Arc::new(FetchTransport::shared()),
+        };
+        o.transport = Some(Arc::new(GatedTransport { base, inner: Arc::downgrade(self), gate: self.gate.clone() }));
+        o.wait_for = match answer {
+            // The replay's interpreter: every suspension in it gets the Answer.
+            Some(a) => Some(callback(move |_req: Value| {
+                let a = a.clone();
+                async move { Ok(a) }
+            })),
+            None => self.escalation(h, def),
+        };
+        o.hooks = def.hooks.clone().unwrap_or_else(|| self.hooks.clone());
+        o.on_metric = def.on_metric.clone().or_else(|| self.on_metric.clone());
+        o
+    }
+
+    /// This handle's §10 authority, with the escalation traced.
+    fn escalation(self: &Arc<Self>, h: HandleId, def: &AgentDef) -> Option<SharedCallback> {
+        let wait_for = def.wait_for.clone()?;
+        let weak = Arc::downgrade(self);
+        let id = self.tree().nodes[h].id.clone();
+        Some(callback(move |req: Value| {
+            let (wait_for, weak, id) = (wait_for.clone(), weak.clone(), id.clone());
+            async move {
+                let path = match req.get("data").and_then(|d| d.get("path")) {
+                    Some(Value::Array(parts)) => parts.iter().map(js_string).collect::<Vec<_>>().join("/"),
+                    _ => id.clone(),
+                };
+                if let Some(inner) = weak.upgrade() {
+                    inner.t(format!("{path}: escalate \u{2192} {id} answers (\"nearest interpreter\")"));
+                }
+                wait_for.call(req).await
+            }
+        }))
+    }
+
+    async fn settle_run(&self, h: HandleId, input: String, r: RunResult, pre_turn: Option<Vec<Value>>) -> TaskResult {
+        let total = r.usage.total_tokens as f64;
+        let turns = f64::from(r.turns);
+        if r.status == RunStatus::Pending {
+            if let Some(pending) = r.pending.clone() {
+                let id = self.tree().nodes[h].id.clone();
+                // Rewind: the halted turn is replayed from its checkpoint on resume.
+                let _ = self.store.save(&id, pre_turn.unwrap_or_default()).await;
+                let stamped = stamp_path(pending, &id);
+                let kind = stamped.get("kind").map(js_string).unwrap_or_else(|| "undefined".into());
+                let mut t = self.tree();
+                let n = &mut t.nodes[h];
+                n.turns_total += turns;
+                n.state = HandleState::Suspended;
+                n.pending_request = Some(Value::Object(stamped.clone()));
+                n.checkpoint = Some(input);
+                n.drained.clear();
+                drop(t);
+                self.t(format!("{id}: running\u{2192}suspended (pending \"{kind}\")"));
+                return TaskResult {
+                    text: r.text,
+                    is_error: false,
+                    status: TaskStatus::Pending,
+                    pending: Some(Value::Object(stamped)),
+                    turns,
+                    total_tokens: total,
+                };
+            }
+        }
+        let mut t = self.tree();
+        let n = &mut t.nodes[h];
+        n.turns_total += turns;
+        if n.state != HandleState::Closed {
+            n.state = HandleState::Idle;
+        }
+        n.drained.clear();
+        let id = n.id.clone();
+        drop(t);
+        if r.status == RunStatus::Incomplete {
+            let limit = r.limit.clone().unwrap_or_else(|| "maxTurns".into());
+            self.t(format!("{id}: running\u{2192}idle (incomplete: {limit})"));
+            let text = match limit.as_str() {
+                "completion" => r.text,
+                "maxTurns" => "hit maxTurns without a final answer".into(),
+                other => format!("budget exhausted ({other}); partial work preserved"),
+            };
+            return TaskResult {
+                text,
+                is_error: true,
+                status: TaskStatus::Incomplete,
+                pending: None,
+                turns,
+                total_tokens: total,
+            };
+        }
+        self.t(format!("{id}: running\u{2192}idle (done, turns={}, tokens={})", r.turns, r.usage.total_tokens));
+        TaskResult {
+            text: r.text,
+            is_error: false,
+            status: TaskStatus::Done,
+            pending: None,
+            turns,
+            total_tokens: total,
+        }
+    }
+
+    fn settle_error(&self, h: HandleId, e: crate::Error) -> TaskResult {
+        let msg = e.to_string();
+        let mut t = self.tree();
+        let n = &mut t.nodes[h];
+        let abort = n.abort.clone().unwrap_or_default();
+        let aborted = abort.is_aborted();
+        let closing = aborted && abort.reason() == "closed";
+        if aborted {
+            let mut restored = std::mem::take(&mut n.drained);
+            if restored.iter().any(|i| i.channel == "timer") && n.inbox.iter().any(|i| i.channel == "timer") {
+                n.inbox.retain(|i| i.channel != "timer");
+            }
+            restored.append(&mut n.inbox);
+            n.inbox = restored;
+        }
+        n.drained.clear();
+        if n.state != HandleState::Closed {
+            n.state = HandleState::Idle;
+        }
+        let what = if aborted { "interrupted; inbox intact".to_string() } else { format!("error: {msg}") };
+        let line = format!("{}: running\u{2192}idle ({what})", n.id);
+        let status = if closing {
+            TaskStatus::Closed
+        } else if aborted {
+            TaskStatus::Interrupted
+        } else {
+            TaskStatus::Error
+        };
+        let r = t.result(h, msg, status);
+        drop(t);
+        self.t(line);
+        r
+    }
+
+    /// Free a finished turn's slot and hand it to the parent's queued wakes, FIFO, budgets
+    /// checked again at dequeue. Returns the wakes admitted, to start outside the lock.
+    fn release_child_slot(&self, h: HandleId) -> Vec<(HandleId, Option<String>)> {
+        let now = self.clock.now();
+        let mut t = self.tree();
+        let Some(p) = t.nodes[h].parent else { return Vec::new() };
+        t.nodes[p].running_children -= 1.0;
+        let mut started = Vec::new();
+        while t.nodes[p].running_children < t.nodes[p].max_concurrent {
+            let Some((next, prompt)) = t.nodes[p].wake_queue.pop_front() else { break };
+            if t.nodes[next].state != HandleState::Idle {
+                continue;
+            }
+            if let Some(limit) = t.pool_limit(next, now).or_else(|| t.turn_cap(next)) {
+                Inner::settle_refused(&mut t, next, limit);
+                continue;
+            }
+            self.t(format!("{}: DEQUEUED wake (slot transferred)", t.nodes[next].id));
+            self.admit(&mut t, next, true);
+            started.push((next, prompt));
+        }
+        started
+    }
+
+    /// Replay a suspended handle's halted turn from its checkpoint, with `answer` as the
+    /// interpreter. Inline (the Answer reached it within its parent's run): `suspended →
+    /// running`; durable: `suspended → idle → running`.
+    pub(super) async fn resume_suspended(
+        self: Arc<Self>,
+        h: HandleId,
+        answer: Option<Value>,
+        inline: bool,
+    ) -> TaskResult {
+        let input = {
+            let mut t = self.tree();
+            let n = &mut t.nodes[h];
+            n.pending_request = None;
+            let cp = n.checkpoint.take();
+            let id = n.id.clone();
+            if inline {
+                if let Some(p) = n.parent {
+                    t.nodes[p].running_children += 1.0;
+                }
+                let n = &mut t.nodes[h];
+                n.state = HandleState::Running;
+                n.abort = Some(Abort::new());
+                let ok = match answer.as_ref().and_then(|a| field(a, "ok")) {
+                    Some(v) => js_string(v),
+                    None => "true".into(),
+                };
+                self.t(format!("{id}: suspended\u{2192}running (Answer ok={ok})"));
+            } else {
+                n.state = HandleState::Idle;
+                self.t(format!("{id}: suspended\u{2192}idle (Answer accepted, checkpoint restored)"));
+                self.admit(&mut t, h, true);
+            }
+            cp.unwrap_or_else(|| "continue".into())
+        };
+        let start = self.begin(h, &input);
+        self.execute_turn(h, input, start, answer).await
+    }
+}
+
+/// The request with this level's handle path at `data.path`.
+fn stamp_path(mut req: Map<String, Value>, id: &str) -> Map<String, Value> {
+    let path = Value::Array(id.split('/').map(|p| Value::String(p.into())).collect());
+    match req.get_mut("data") {
+        Some(Value::Object(d)) => {
+            d.insert("path".into(), path);
+        }
+        _ => {
+            let mut d = Map::new();
+            d.insert("path".into(), path);
+            req.insert("data".into(), Value::Object(d));
+        }
+    }
+    req
+}

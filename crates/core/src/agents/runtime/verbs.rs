@@ -1,0 +1,475 @@
+//! The six host verbs, the read-only views, and durable resume.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::{
+    js_num, AgentRuntime, Budget, HandleId, HandleState, HandleView, InboxItem, Inner, Inspection, TaskResult,
+    TaskStatus, ROOT,
+};
+use crate::cancel::Abort;
+use crate::error::{Error, Result};
+use crate::json::obj;
+
+/// A verb's refusal: returned, never thrown.
+pub type VerbError = String;
+
+fn unknown(h: HandleId) -> VerbError {
+    format!("unknown handle #{h}")
+}
+
+impl AgentRuntime {
+    /// A child of `parent` from the definition `def`, with `budget` over the definition's.
+    pub fn spawn(
+        &self,
+        parent: HandleId,
+        def: &str,
+        budget: Option<&Budget>,
+    ) -> std::result::Result<HandleId, VerbError> {
+        let inner = &self.inner;
+        let Some(base) = inner.registry.get(def) else {
+            let mut known: Vec<&str> = inner.registry.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(format!("unknown agent \"{def}\" (known: {})", known.join(", ")));
+        };
+        let now = inner.clock.now();
+        let (h, id, tokens, on_spawn) = {
+            let mut t = inner.tree();
+            let Some(p) = t.get(parent) else { return Err(unknown(parent)) };
+            if p.state == HandleState::Closed || p.closing {
+                return Err(format!("parent closed: {}", p.id));
+            }
+            if f64::from(p.depth) + 1.0 > p.max_depth {
+                return Err(format!("maxDepth {} exceeded", js_num(p.max_depth)));
+            }
+            if p.children.len() as f64 + 1.0 > p.pool_children {
+                return Err(format!("maxChildren {} exceeded", js_num(p.pool_children)));
+            }
+            if let Some(limit) = t.pool_limit(parent, now) {
+                return Err(format!("budget exhausted ({limit}); spawn refused"));
+            }
+            let p = &mut t.nodes[parent];
+            p.seq += 1;
+            let id = format!("{}/{}.{}", p.id, def, p.seq);
+            let def = match budget {
+                Some(b) => Arc::new(super::AgentDef { budget: base.budget.overridden_by(b), ..(**base).clone() }),
+                None => base.clone(),
+            };
+            let on_spawn = def.on_spawn.clone();
+            let h = t.add(parent, id.clone(), def, now);
+            (h, id, t.nodes[h].pool_tokens, on_spawn)
+        };
+        inner.t(format!("{id}: spawned (depth {}, tokens {})", id.matches('/').count(), js_num(tokens)));
+        if let Some(cb) = on_spawn {
+            // Runs before the first turn; a failure is traced, never thrown to the spawner.
+            let weak = Arc::downgrade(inner);
+            let arg = obj([("handle", h.into()), ("id", id.clone().into())]);
+            let ready = async move {
+                if let Err(e) = cb.call(arg).await {
+                    if let Some(inner) = weak.upgrade() {
+                        inner.t(format!("{id}: onSpawn error: {e}"));
+                    }
+                }
+            }
+            .boxed()
+            .shared();
+            inner.tree().nodes[h].ready = Some(ready.clone());
+            (inner.spawner)(ready.boxed());
+        }
+        Ok(h)
+    }
+
+    /// Append to the inbox; no transition. Full or closed: refused at once.
+    pub fn post(&self, h: HandleId, item: InboxItem) -> std::result::Result<(), VerbError> {
+        let inner = &self.inner;
+        let mut t = inner.tree();
+        let cap = inner.inbox_cap;
+        let Some(n) = t.nodes.get_mut(h) else { return Err(unknown(h)) };
+        if n.state == HandleState::Closed {
+            return Err(format!("inbox closed: {}", n.id));
+        }
+        // Timer ticks coalesce as they arrive: one queued tick stands for any number of them,
+        // so a handle busy through many beats never fills its inbox with them.
+        if item.channel == "timer" && n.inbox.iter().any(|i| i.channel == "timer") {
+            n.ticks += 1;
+            return Ok(());
+        }
+        if n.inbox.len() as f64 >= cap {
+            let line = format!("{}: post REJECTED (inbox full, cap {}) from {}", n.id, js_num(cap), item.from);
+            let err = format!("inbox full: {} (cap {})", n.id, js_num(cap));
+            drop(t);
+            inner.t(line);
+            return Err(err);
+        }
+        if item.channel == "timer" {
+            n.ticks = 1;
+        }
+        n.inbox.push(item);
+        Ok(())
+    }
+
+    /// `idle → running`, admission atomic with the call; over the parent's concurrency the
+    /// wake queues FIFO. A suspended or running handle is left as it is.
+    pub fn wake(&self, h: HandleId, prompt: Option<String>) -> std::result::Result<(), VerbError> {
+        let inner = &self.inner;
+        let now = inner.clock.now();
+        let mut t = inner.tree();
+        let Some(n) = t.get(h) else { return Err(unknown(h)) };
+        match n.state {
+            HandleState::Closed => return Err(format!("closed: {}", n.id)),
+            HandleState::Suspended | HandleState::Running => return Ok(()),
+            HandleState::Idle => {}
+        }
+        if n.closing || t.is_queued(h) {
+            return Ok(());
+        }
+        if let Some(p) = n.parent {
+            let pn = &t.nodes[p];
+            if pn.running_children >= pn.max_concurrent {
+                let line = format!("{}: wake QUEUED (parent concurrency {})", t.nodes[h].id, js_num(pn.max_concurrent));
+                t.nodes[p].wake_queue.push_back((h, prompt));
+                drop(t);
+                inner.t(line);
+                return Ok(());
+            }
+        }
+        if let Some(limit) = t.pool_limit(h, now).or_else(|| t.turn_cap(h)) {
+            return Err(Inner::settle_refused(&mut t, h, limit));
+        }
+        inner.admit(&mut t, h, true);
+        drop(t);
+        inner.start_turn(h, prompt, None);
+        Ok(())
+    }
+
+    /// The next result, or the last one when the handle is settled. `by` enforces that only
+    /// the spawner waits; `timeout_ms` ends the wait (the handle keeps running).
+    pub fn wait(
+        &self,
+        h: HandleId,
+        timeout_ms: Option<f64>,
+        by: Option<HandleId>,
+    ) -> impl Future<Output = TaskResult> + Send + 'static {
+        let inner = self.inner.clone();
+        let (tx, rx) = oneshot::channel();
+        let early = {
+            let mut t = inner.tree();
+            match t.get(h) {
+                None => Some(TaskResult {
+                    text: unknown(h),
+                    is_error: true,
+                    status: TaskStatus::Error,
+                    pending: None,
+                    turns: 0.0,
+                    total_tokens: 0.0,
+                }),
+                Some(n) if by.is_some_and(|b| n.parent != Some(b)) => {
+                    Some(t.result(h, format!("wait refused: only the spawner may wait on {}", n.id), TaskStatus::Error))
+                }
+                Some(n) if n.state == HandleState::Closed => {
+                    Some(n.last_result.clone().unwrap_or_else(|| t.result(h, "closed".into(), TaskStatus::Closed)))
+                }
+                Some(n) if n.state == HandleState::Suspended => Some(t.pending_result(h)),
+                Some(n) if n.state == HandleState::Idle && n.last_result.is_some() && !t.is_queued(h) => {
+                    n.last_result.clone()
+                }
+                Some(_) => {
+                    t.next_waiter += 1;
+                    let key = t.next_waiter;
+                    t.nodes[h].waiters.push((key, tx));
+                    if let Some(ms) = timeout_ms.filter(|ms| *ms > 0.0) {
+                        let weak = Arc::downgrade(&inner);
+                        let cancel = inner.clock.set_timeout(
+                            ms,
+                            Box::new(move || {
+                                let Some(inner) = weak.upgrade() else { return };
+                                let mut t = inner.tree();
+                                let Some(pos) = t.nodes[h].waiters.iter().position(|w| w.0 == key) else { return };
+                                let (_, w) = t.nodes[h].waiters.remove(pos);
+                                let state = t.nodes[h].state.as_str();
+                                let r = t.result(
+                                    h,
+                                    format!("wait timeout after {}ms (child still {state})", js_num(ms)),
+                                    TaskStatus::Timeout,
+                                );
+                                let _ = w.send(r);
+                            }),
+                        );
+                        return WaitFuture { early: None, rx: Some(rx), cancel: Some(cancel) }.boxed();
+                    }
+                    None
+                }
+            }
+        };
+        WaitFuture { early, rx: Some(rx), cancel: None }.boxed()
+    }
+
+    /// Abort the in-flight turn (→ idle, drained items restored); on a suspended handle,
+    /// cancel its pending request (→ idle). Never a kill.
+    pub fn interrupt(&self, h: HandleId) {
+        let inner = &self.inner;
+        let mut t = inner.tree();
+        let Some(n) = t.nodes.get_mut(h) else { return };
+        match n.state {
+            HandleState::Suspended => {
+                let kind = n
+                    .pending_request
+                    .as_ref()
+                    .and_then(|r| r.get("kind"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("undefined")
+                    .to_string();
+                n.pending_request = None;
+                n.checkpoint = None;
+                n.state = HandleState::Idle;
+                let line = format!("{}: suspended\u{2192}idle (interrupt cancelled pending \"{kind}\")", n.id);
+                drop(t);
+                inner.t(line);
+            }
+            HandleState::Running => {
+                if let Some(a) = &n.abort {
+                    a.abort(Some("interrupted".into()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Graceful, leaf-first close: children first, a running turn bounded by `shutdownMs`
+    /// (then aborted), `onClose`, waiters told, the final state kept. A second close of the
+    /// same handle waits for the first instead of running it again.
+    pub fn close(&self, h: HandleId, force: bool, reason: Option<String>) -> futures::future::BoxFuture<'static, ()> {
+        let rt = self.clone();
+        async move {
+            let inner = rt.inner.clone();
+            let (children, wait_first) = {
+                let mut t = inner.tree();
+                let Some(n) = t.nodes.get_mut(h) else { return };
+                if n.state == HandleState::Closed {
+                    return;
+                }
+                if n.closing {
+                    let (tx, rx) = oneshot::channel();
+                    n.close_waiters.push(tx);
+                    (Vec::new(), Some(rx))
+                } else {
+                    n.closing = true;
+                    (n.children.clone(), None)
+                }
+            };
+            if let Some(rx) = wait_first {
+                let _ = rx.await;
+                return;
+            }
+            for c in children {
+                rt.close(c, force, reason.clone()).await;
+            }
+            let running = {
+                let mut t = inner.tree();
+                t.unqueue(h);
+                t.nodes[h].state == HandleState::Running
+            };
+            if running {
+                let settled = rt.wait(h, None, None);
+                if force {
+                    inner.abort_turn(h, "closed");
+                } else {
+                    let bounded = rt.wait(h, Some(inner.shutdown_ms), None).await;
+                    if bounded.status == TaskStatus::Timeout && inner.tree().nodes[h].state == HandleState::Running {
+                        inner.abort_turn(h, "closed");
+                    }
+                }
+                settled.await;
+            }
+            let (on_close, id) = {
+                let mut t = inner.tree();
+                let n = &mut t.nodes[h];
+                if n.state == HandleState::Suspended {
+                    n.pending_request = None;
+                    n.checkpoint = None;
+                }
+                (n.def.on_close.clone(), n.id.clone())
+            };
+            let reason = reason.unwrap_or_else(|| if force { "interrupted" } else { "closed" }.to_string());
+            if let Some(cb) = on_close {
+                let arg = obj([("handle", h.into()), ("id", id.clone().into()), ("reason", reason.clone().into())]);
+                if let Err(e) = cb.call(arg).await {
+                    inner.t(format!("{id}: onClose error: {e}"));
+                }
+            }
+            let line = {
+                let mut t = inner.tree();
+                let prev = t.nodes[h].state;
+                t.nodes[h].state = HandleState::Closed;
+                let fin = t.result(h, "closed".into(), TaskStatus::Closed);
+                t.notify(h, &fin);
+                for w in t.nodes[h].close_waiters.drain(..) {
+                    let _ = w.send(());
+                }
+                format!("{id}: {}\u{2192}closed ({reason})", prev.as_str())
+            };
+            inner.t(line);
+        }
+        .boxed()
+    }
+
+    /// Every handle under `h` in tree order (`h` itself excluded when it is the root).
+    pub fn list(&self, h: HandleId) -> Vec<HandleView> {
+        let t = self.inner.tree();
+        let mut out = Vec::new();
+        let mut stack = vec![h];
+        while let Some(x) = stack.pop() {
+            let Some(n) = t.get(x) else { continue };
+            if x != ROOT {
+                out.push(t.view(x));
+            }
+            stack.extend(n.children.iter().rev());
+        }
+        out
+    }
+
+    pub fn inspect(&self, h: HandleId) -> Option<Inspection> {
+        let t = self.inner.tree();
+        let n = t.get(h)?;
+        Some(Inspection {
+            view: t.view(h),
+            turns: n.turns_total,
+            pool_tokens: n.pool_tokens,
+            pending: n.pending_request.clone(),
+        })
+    }
+
+    /// Route `answer` to the deepest suspended handle, replay its halted turn with it, then
+    /// replay each suspended ancestor (its `task` reattaches to the finished child).
+    pub async fn resume(&self, answer: Value) -> Result<()> {
+        let inner = &self.inner;
+        let Some(leaf) = inner.deepest_suspended(ROOT) else {
+            return Err(Error::Invalid("no suspended handle to resume".into()));
+        };
+        let (id, turns) = {
+            let t = inner.tree();
+            (t.nodes[leaf].id.clone(), t.nodes[leaf].turns_total)
+        };
+        let ok = crate::json::field(&answer, "ok").is_some_and(crate::json::truthy);
+        inner.t(format!("{id}: resume with Answer(ok={ok}) at checkpoint (turns so far: {})", js_num(turns)));
+        inner.clone().resume_suspended(leaf, Some(answer), false).await;
+        let mut p = inner.tree().nodes[leaf].parent;
+        while let Some(x) = p.filter(|x| *x != ROOT) {
+            let (state, id, parent) = {
+                let t = inner.tree();
+                (t.nodes[x].state, t.nodes[x].id.clone(), t.nodes[x].parent)
+            };
+            if state != HandleState::Suspended {
+                break;
+            }
+            inner.t(format!("{id}: cascade resume (reattaching delegated work)"));
+            inner.clone().resume_suspended(x, None, false).await;
+            p = parent;
+        }
+        Ok(())
+    }
+}
+
+impl AgentRuntime {
+    /// One-shot: spawn `name` under the root, wake it with `prompt`, wait, and close the
+    /// tree unless the run suspended (then it stays parked for `resume`).
+    pub async fn run_agent(&self, name: &str, prompt: &str) -> TaskResult {
+        let h = match self.spawn(ROOT, name, None) {
+            Ok(h) => h,
+            Err(e) => {
+                return TaskResult {
+                    text: e,
+                    is_error: true,
+                    status: TaskStatus::Error,
+                    pending: None,
+                    turns: 0.0,
+                    total_tokens: 0.0,
+                }
+            }
+        };
+        if self.wake(h, Some(prompt.to_string())).is_err() {
+            return self.wait(h, None, None).await;
+        }
+        let r = self.wait(h, None, None).await;
+        if r.status != TaskStatus::Pending {
+            self.close(ROOT, false, None).await;
+        }
+        r
+    }
+}
+
+impl Inner {
+    /// A refused wake is loud: an `incomplete` result, waiters told, never a throw.
+    pub(super) fn settle_refused(t: &mut super::tree::Tree, h: HandleId, limit: &str) -> String {
+        let text = format!("budget exhausted ({limit}); partial work preserved");
+        let r = t.result(h, text.clone(), TaskStatus::Incomplete);
+        t.nodes[h].last_result = Some(r.clone());
+        t.notify(h, &r);
+        text
+    }
+
+    /// Atomic admission: slot, state, abort, trace line.
+    pub(super) fn admit(&self, t: &mut super::tree::Tree, h: HandleId, trace: bool) {
+        if let Some(p) = t.nodes[h].parent {
+            t.nodes[p].running_children += 1.0;
+        }
+        let n = &mut t.nodes[h];
+        n.state = HandleState::Running;
+        n.abort = Some(Abort::new());
+        if trace {
+            self.t(format!("{}: idle\u{2192}running (wake)", n.id));
+        }
+    }
+
+    pub(super) fn abort_turn(&self, h: HandleId, reason: &str) {
+        if let Some(a) = &self.tree().nodes[h].abort {
+            a.abort(Some(reason.into()));
+        }
+    }
+
+    fn deepest_suspended(&self, h: HandleId) -> Option<HandleId> {
+        let children = self.tree().nodes[h].children.clone();
+        for c in children {
+            if let Some(found) = self.deepest_suspended(c) {
+                return Some(found);
+            }
+        }
+        (self.tree().nodes[h].state == HandleState::Suspended).then_some(h)
+    }
+}
+
+/// `wait`'s future: an answer known at once, or the waiter's channel (a dropped channel
+/// means the runtime went away: the wait then never settles, as the reference's).
+struct WaitFuture {
+    early: Option<TaskResult>,
+    rx: Option<oneshot::Receiver<TaskResult>>,
+    cancel: Option<super::TimerCancel>,
+}
+
+impl Future for WaitFuture {
+    type Output = TaskResult;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<TaskResult> {
+        if let Some(r) = self.early.take() {
+            return std::task::Poll::Ready(r);
+        }
+        let Some(rx) = self.rx.as_mut() else { return std::task::Poll::Pending };
+        match rx.poll_unpin(cx) {
+            std::task::Poll::Ready(Ok(r)) => {
+                if let Some(c) = self.cancel.take() {
+                    c();
+                }
+                std::task::Poll::Ready(r)
+            }
+            std::task::Poll::Ready(Err(_)) => {
+                self.rx = None;
+                std::task::Poll::Pending
+            }
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    }
+}
