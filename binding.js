@@ -842,6 +842,7 @@ module.exports.NativeMcp = nativeBinding.NativeMcp
 module.exports.NativeMcpServer = nativeBinding.NativeMcpServer
 module.exports.NativeMcpSession = nativeBinding.NativeMcpSession
 module.exports.NativeMemoryStore = nativeBinding.NativeMemoryStore
+module.exports.NativeRuntime = nativeBinding.NativeRuntime
 module.exports.NativeServer = nativeBinding.NativeServer
 module.exports.NativeSkillSource = nativeBinding.NativeSkillSource
 module.exports.NativeTaskStore = nativeBinding.NativeTaskStore
