@@ -351,7 +351,8 @@ test("subagent-budgets: carve, maxChildren, live ancestor pool, loud incomplete"
       const lookupsBefore = counters.lookup
       const exploreCallsBefore = llm.countFor("m-explore")
       const { woke, r } = await wakeWait(rt, h, step.wakeWait.prompt)
-      if (i === 5) {
+      // The step "wakeWait root/coordinator.1/explore.2 go" (the sibling admitted on 20 tokens).
+      if (step.wakeWait.handle === "root/coordinator.1/explore.2" && step.wakeWait.prompt === "go") {
         // DELIBERATE DEVIATION. The fixture expects `done` here because the reference checks
         // the pools only when a turn is admitted (20 tokens left ⇒ admitted, then the turn runs
         // to the end). This port enforces budgets live, before every LLM call and every tool
@@ -397,7 +398,10 @@ test("ids are parent-scoped and sequential; list/inspect views; close(root) stop
   const rt = new AgentRuntime({ fetch: cannedText("Hello."), clock: new VirtualClock(), registry: { explorer: { name: "explorer", does: "Explores", model: "m" } } })
   const a = spawnOk(rt, rt.root, "explorer")
   const b = spawnOk(rt, rt.root, "explorer")
+  assert.ok(a instanceof agents.Handle)
   assert.equal(a.id, "root/explorer.1")
+  assert.equal(a.parent, rt.root)
+  assert.equal(rt.root.id, "root")
   assert.equal(b.id, "root/explorer.2")
   const c = spawnOk(rt, a, "explorer")
   assert.equal(c.id, "root/explorer.1/explorer.1")
@@ -531,10 +535,15 @@ test("wait on a closed handle, wait by a non-spawner, and a wait timeout on the 
   rt.wake(s, "work")
   await llm.blockedStarted.promise
   let settled
+  const armed = clock.armed
   const waiting = rt.wait(s, { timeoutMs: 50 }).then((x) => (settled = x))
+  await until(() => clock.armed > armed, "the wait timer on the runtime clock")
   await flush()
   assert.equal(settled, undefined, "virtual time has not moved")
-  clock.advance(50)
+  clock.advance(49)
+  await flush()
+  assert.equal(settled, undefined, "not due yet")
+  clock.advance(1)
   await waiting
   assert.equal(settled.status, "timeout")
   assert.equal(settled.text, "wait timeout after 50ms (child still running)")
@@ -607,7 +616,11 @@ test("runtime.store is the injected store, and every handle's transcript lives i
 // ===================================================================================
 
 test("Agent.run: one-shot, scoped tools, the tree torn down afterwards", async () => {
-  const greeter = agents.agent("greeter", agents.harness({ does: "Greets", soul: "You are warm and brief." }))
+  const spec = { does: "Greets", soul: "You are warm and brief." }
+  assert.equal(agents.harness(spec), spec, "harness is a name for the spec, not a new type")
+  const greeter = agents.agent("greeter", agents.harness(spec))
+  assert.equal(greeter.name, "greeter")
+  assert.equal(greeter.spec, spec)
   let system
   const r = await greeter.run("Say hi.", {
     clock: new VirtualClock(),
@@ -725,7 +738,7 @@ test("fromDir + startAgent: heartbeats on the virtual clock, HEARTBEAT_OK stays 
   assert.equal(calls.length, 0, "nothing happens before the first interval")
 
   for (let beat = 1; beat <= 5; beat++) {
-    clock.advance(1000)
+    await clock.tick(1000)
     await until(() => calls.length === beat && h.state === "idle", `beat ${beat}`)
     await flush()
   }
@@ -739,6 +752,7 @@ test("fromDir + startAgent: heartbeats on the virtual clock, HEARTBEAT_OK stays 
 
   await started.stop()
   assert.equal(h.state, "closed")
+  assert.equal(clock.armed, 0, "stop cancels the heartbeat")
   clock.advance(10_000)
   await flush()
   assert.equal(calls.length, 5, "no beat after stop")
@@ -918,11 +932,11 @@ test("heartbeat ticks coalesce on arrival: a busy persona never fills its inbox"
   const clock = new VirtualClock()
   const started = agents.startAgent(bo, { fetch: llm.fetch, clock, inboxCap: 2 }, { everyMs: 100 })
   const h = started.runtime.root.children[0]
-  clock.advance(100)
+  await clock.tick(100)
   await llm.blockedStarted.promise
   assert.equal(h.state, "running")
   for (let i = 0; i < 20; i++) {
-    clock.advance(100)
+    await clock.tick(100)
     await flush(3)
     assert.ok(h.inbox.filter((x) => x.channel === "timer").length <= 1, JSON.stringify(h.inbox))
   }
@@ -930,7 +944,7 @@ test("heartbeat ticks coalesce on arrival: a busy persona never fills its inbox"
   assert.deepStrictEqual(started.runtime.post(h, { from: "external", channel: "external", text: "a human message" }), { ok: true })
   llm.release()
   await until(() => h.state === "idle", "the first beat finishes")
-  clock.advance(100)
+  await clock.tick(100)
   await until(() => llm.calls.length === 2 && h.state === "idle", "the next beat")
   const drained = lastUserText(llm.calls[1])
   assert.ok(drained.includes("a human message"), drained)

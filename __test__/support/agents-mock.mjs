@@ -64,13 +64,17 @@ export async function flush(rounds = 20) {
   for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r))
 }
 
-/** Flush until `cond()` holds; fails after `maxRounds` turns (a count, not a duration). */
-export async function until(cond, what, maxRounds = 20_000) {
-  for (let i = 0; i < maxRounds; i++) {
+/**
+ * Wait until `cond()` holds: macrotask turns first, then short sleeps. `limitMs` is only an upper
+ * bound that turns a hang into a failure, never a measurement.
+ */
+export async function until(cond, what, limitMs = 30_000) {
+  const deadline = Date.now() + limitMs
+  for (let i = 0; ; i++) {
     if (cond()) return
-    await new Promise((r) => setImmediate(r))
+    if (Date.now() > deadline) throw new Error(`never reached: ${what}`)
+    await new Promise((r) => (i < 200 ? setImmediate(r) : setTimeout(r, 2)))
   }
-  throw new Error(`never reached: ${what}`)
 }
 
 // ---- the virtual clock (the runtime's `clock` seam) ----
@@ -92,6 +96,12 @@ export class VirtualClock {
     return () => {
       timer.live = false
     }
+  }
+
+  /** Advance once a timer is armed (the runtime may arm it after a hop). */
+  async tick(ms) {
+    await until(() => this.armed > 0, "a timer armed on the virtual clock")
+    this.advance(ms)
   }
 
   /** Timers still armed. */
@@ -118,7 +128,7 @@ export class VirtualClock {
  * Settle `promise` while driving the virtual clock: flush, and if it is still open advance the
  * clock by `stepMs`, up to `maxSteps` times.
  */
-export async function driveClock(promise, clock, stepMs, maxSteps = 1_000) {
+export async function driveClock(promise, clock, stepMs, maxSteps = 2_000) {
   let done = false
   let value
   let error
@@ -136,6 +146,7 @@ export async function driveClock(promise, clock, stepMs, maxSteps = 1_000) {
   )
   for (let i = 0; i < maxSteps && !done; i++) {
     await flush(10)
+    if (!done) await new Promise((r) => setTimeout(r, 1))
     if (!done) clock.advance(stepMs)
   }
   await flush(5)
