@@ -324,16 +324,29 @@ test("subagent-lifecycle closeCascade: close(root) closes leaf-first; a closed i
 })
 
 test("subagent-budgets: carve, maxChildren, live ancestor pool, loud incomplete", async () => {
-  const { fx, rt, llm, counters } = setup("subagent-budgets")
-  const handles = { root: rt.root }
+  const first = setup("subagent-budgets")
+  const { fx, llm, counters } = first
+  let rt = first.rt
+  let handles = { root: rt.root }
+  // Ids count per parent, so in the same runtime the looper would be root's second child
+  // (root/looper.2); the fixture names it root/looper.1, so its steps get a fresh runtime.
+  const looperFrom = fx.steps.findIndex((s) => s.spawn?.def === "looper")
+  assert.ok(looperFrom > 0)
   const byId = (id) => {
     const walk = (h) => (h.id === id ? h : h.children.map(walk).find(Boolean))
     return walk(rt.root) ?? assert.fail(`no handle ${id}`)
   }
   const resolve = (ref) => handles[ref] ?? byId(ref)
 
+  let coord
   for (const [i, step] of fx.steps.entries()) {
     const ex = step.expect ?? {}
+    if (i === looperFrom) {
+      coord = handles.coordinator
+      await rt.close(rt.root)
+      rt = setup("subagent-budgets").rt
+      handles = { root: rt.root }
+    }
     if (step.spawn) {
       const parent = resolve(step.spawn.parent)
       const h = rt.spawn(parent, step.spawn.def, step.spawn.budget)
@@ -383,8 +396,8 @@ test("subagent-budgets: carve, maxChildren, live ancestor pool, loud incomplete"
     }
   }
   // The ledger: the coordinator's total is its children's spend.
-  const coord = handles.coordinator
   assert.equal(coord.usageTotal, coord.children.reduce((n, c) => n + c.usageTotal, 0))
+  assert.equal(coord.usageTotal, 120)
   await rt.close(rt.root)
 })
 
