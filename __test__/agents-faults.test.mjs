@@ -7,7 +7,7 @@ import assert from "node:assert/strict"
 import path from "node:path"
 import { agents, defineTool } from "../index.js"
 import { runChild, REPO } from "./support/llm.mjs"
-import { scriptedLLM, VirtualClock, driveClock, flush, until, reply, toolCalls, deferred } from "./support/agents-mock.mjs"
+import { scriptedLLM, VirtualClock, driveClock, flush, until, reply, toolCalls } from "./support/agents-mock.mjs"
 
 const { AgentRuntime, isVerbError } = agents
 const USAGE = { prompt_tokens: 30, completion_tokens: 10, total_tokens: 40 }
