@@ -176,7 +176,9 @@ struct AbortOnDrop {
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         if self.armed {
-            self.f.notify(json!({ "abort": self.id }).to_string());
+            // At once when on the JS thread: the user's fetch sees its signal fire before
+            // anything waiting on the aborted run hears of it.
+            self.f.notify_now(json!({ "abort": self.id }).to_string());
         }
     }
 }

@@ -445,7 +445,7 @@ impl Inner {
         let mut started = Vec::new();
         while t.nodes[p].running_children < t.nodes[p].max_concurrent {
             let Some((next, prompt)) = t.nodes[p].wake_queue.pop_front() else { break };
-            if t.nodes[next].state != HandleState::Idle {
+            if t.nodes[next].state != HandleState::Idle || t.nodes[next].closing {
                 continue;
             }
             if let Some(limit) = t.pool_limit(next, now).or_else(|| t.turn_cap(next)) {

@@ -257,7 +257,9 @@ impl AgentRuntime {
                     n.close_waiters.push(tx);
                     (Vec::new(), Some(rx))
                 } else {
+                    // Closing: queued children's wakes are dropped, never started.
                     n.closing = true;
+                    n.wake_queue.clear();
                     (n.children.clone(), None)
                 }
             };
