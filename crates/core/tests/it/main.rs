@@ -8,6 +8,7 @@ mod util;
 
 mod a2a;
 mod agent_loop;
+mod agents_runtime;
 mod bounds;
 mod builtins;
 mod cancel;

@@ -1,0 +1,267 @@
+//! The agent runtime (§7D) replaying the shared `subagent-*` fixtures on a virtual clock:
+//! the per-handle transition traces they record, and the gates under load.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use toolnexus_core::agents::runtime::{AgentDef, AgentRuntime, Budget, RuntimeOptions, TaskStatus, VirtualClock, ROOT};
+use toolnexus_core::client::{HttpRequest, HttpResponse, Transport};
+use toolnexus_core::fn_tool::FnTool;
+use toolnexus_core::tool::SharedTool;
+use toolnexus_core::types::{pending_value, ToolResult};
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/../../__test__/fixtures/{name}/fixture.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("fixture json")
+}
+
+/// The fixtures' scripted LLM: answers by `body.model`, counting tool messages.
+struct Scripted {
+    calls: AtomicUsize,
+}
+
+fn tool_msgs(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap_or("").to_string()).collect()
+        })
+        .unwrap_or_default()
+}
+
+fn call(name: &str, args: Value, i: usize) -> Value {
+    json!({ "id": format!("c{i}"), "type": "function", "function": { "name": name, "arguments": args.to_string() } })
+}
+
+#[async_trait::async_trait]
+impl Transport for Scripted {
+    async fn post(&self, req: HttpRequest) -> toolnexus_core::error::Result<HttpResponse> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let body: Value = serde_json::from_str(&req.body).expect("body");
+        let tools = tool_msgs(&body);
+        let message = match body["model"].as_str().unwrap_or("") {
+            "m-coordinator" if tools.is_empty() => json!({ "content": null, "tool_calls": [
+                call("task", json!({"agent": "explore", "prompt": "find A"}), 1),
+                call("task", json!({"agent": "explore", "prompt": "find B"}), 2)] }),
+            "m-coordinator" => json!({ "content": format!("synthesis: {}", tools.join(" + ")) }),
+            "m-explore" if tools.is_empty() => {
+                json!({ "content": null, "tool_calls": [call("lookup", json!({"q": "x"}), 1)] })
+            }
+            "m-explore" => json!({ "content": format!("found:{}", tools[0]) }),
+            "m-loop" => json!({ "content": null, "tool_calls": [call("lookup", json!({"q": "again"}), 1)] }),
+            "m-approver-parent" if tools.is_empty() => json!({ "content": null, "tool_calls": [
+                call("task", json!({"agent": "asker", "prompt": "get the secret"}), 1)] }),
+            "m-approver-parent" => {
+                json!({ "content": format!("parent-final: {}", tools.last().cloned().unwrap_or_default()) })
+            }
+            "m-asker" if !tools.iter().any(|t| t.contains("secret-token")) => {
+                json!({ "content": null, "tool_calls": [call("check_secret", json!({}), 1)] })
+            }
+            "m-asker" => json!({ "content": "asker-done: secret-token" }),
+            other => json!({ "content": format!("unscripted {other}") }),
+        };
+        let reply = json!({ "choices": [{ "message": message }], "usage": { "prompt_tokens": 30, "completion_tokens": 10, "total_tokens": 40 } });
+        Ok(HttpResponse { status: 200, headers: vec![], body: reply.to_string().into() })
+    }
+}
+
+fn lookup() -> SharedTool {
+    Arc::new(FnTool::new("lookup", "look up", None, |args: Value, _ctx| async move {
+        ToolResult::ok(format!("data({})", args["q"].as_str().unwrap_or("")))
+    }))
+}
+
+fn check_secret() -> SharedTool {
+    Arc::new(FnTool::new(
+        "check_secret",
+        "needs approval",
+        None,
+        |_args, ctx: toolnexus_core::tool::ToolContext| async move {
+            match ctx.answer {
+                Some(a) if a["ok"] == true => ToolResult::ok("secret-token"),
+                _ => pending_value(json!({ "kind": "approval", "prompt": "approve secret access?" }))
+                    .unwrap_or_else(|e| ToolResult::error(e.to_string())),
+            }
+        },
+    ))
+}
+
+fn registry(fx: &Value) -> Vec<AgentDef> {
+    let mut defs = Vec::new();
+    for (name, d) in fx["registry"].as_object().expect("registry") {
+        let tools = d["tools"]
+            .as_array()
+            .map(|t| t.iter().map(|n| if n == "lookup" { lookup() } else { check_secret() }).collect())
+            .unwrap_or_default();
+        let wait_for = d.get("waitFor").map(|_| {
+            toolnexus_core::callback::callback(|req: Value| async move { Ok(json!({ "id": req["id"], "ok": true })) })
+        });
+        defs.push(AgentDef {
+            name: name.clone(),
+            does: d["does"].as_str().unwrap_or("").into(),
+            model: d["model"].as_str().map(str::to_string),
+            team: d["team"]
+                .as_array()
+                .map(|t| t.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .unwrap_or_default(),
+            tools,
+            wait_for,
+            ..Default::default()
+        });
+    }
+    defs
+}
+
+fn runtime(fx: &Value) -> (AgentRuntime, Arc<Scripted>) {
+    let llm = Arc::new(Scripted { calls: AtomicUsize::new(0) });
+    let mut opts = RuntimeOptions::new(registry(fx));
+    opts.transport = Some(llm.clone());
+    opts.clock = Arc::new(VirtualClock::new());
+    (AgentRuntime::new(opts), llm)
+}
+
+/// `<id>: <from>→<to> (…)` lines of the trace, per handle, as "from→to".
+fn transitions(trace: &[String]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in trace {
+        let Some((id, rest)) = line.split_once(": ") else { continue };
+        let head = rest.split(" (").next().unwrap_or("");
+        if let Some((from, to)) = head.split_once('\u{2192}') {
+            if ["idle", "running", "suspended", "closed"].contains(&to) && !from.contains(' ') {
+                out.entry(id.to_string()).or_default().push(format!("{from}\u{2192}{to}"));
+            }
+        }
+    }
+    out
+}
+
+fn assert_transitions(got: &BTreeMap<String, Vec<String>>, want: &Value) {
+    for (id, steps) in want.as_object().expect("transitions") {
+        let seen = got.get(id).cloned().unwrap_or_default();
+        let want: Vec<&str> = steps.as_array().expect("steps").iter().filter_map(Value::as_str).collect();
+        assert_eq!(seen.len(), want.len(), "{id}: {seen:?} vs {want:?}");
+        for (s, w) in seen.iter().zip(want) {
+            if let Some(to) = w.strip_prefix('\u{2192}') {
+                assert!(s.ends_with(&format!("\u{2192}{to}")), "{id}: {s} vs {w}");
+            } else {
+                assert_eq!(s, w, "{id}");
+            }
+        }
+    }
+}
+
+async fn run_entry(rt: &AgentRuntime, fx: &Value) -> toolnexus_core::agents::runtime::TaskResult {
+    let entry = fx["run"]["entry"].as_str().expect("entry");
+    let h = rt.spawn(ROOT, entry, None).expect("spawn");
+    rt.wake(h, fx["run"]["prompt"].as_str().map(str::to_string)).expect("wake");
+    rt.wait(h, None, None).await
+}
+
+#[tokio::test]
+async fn fanout_runs_two_children_and_rolls_their_usage_up() {
+    let fx = fixture("subagent-fanout");
+    let (rt, _) = runtime(&fx);
+    let r = run_entry(&rt, &fx).await;
+    assert_eq!(r.status, TaskStatus::Done);
+    assert_eq!(r.text.matches("found:").count(), 2);
+    assert!(r.text.contains("found:data(x)"));
+    assert_eq!(r.turns, 2.0);
+    let coord = rt.find("root/coordinator.1").expect("coordinator");
+    assert_eq!(rt.snapshot(coord).expect("snapshot").usage_total, 240.0);
+    assert!(rt.find("root/coordinator.1/explore.2").is_some());
+    assert!(rt.max_observed_concurrent_turns() >= 1);
+    assert_transitions(&transitions(&rt.trace()), &fx["expect"]["transitions"]);
+}
+
+#[tokio::test]
+async fn escalation_is_answered_inline_by_the_parent() {
+    let fx = fixture("subagent-escalation");
+    let (rt, _) = runtime(&fx);
+    let r = run_entry(&rt, &fx).await;
+    assert_eq!(r.status, TaskStatus::Done, "{r:?}");
+    assert!(r.text.contains("asker-done: secret-token"), "{}", r.text);
+    assert_transitions(&transitions(&rt.trace()), &fx["expect"]["transitions"]);
+    assert!(rt.trace().iter().any(|l| l.contains("escalate \u{2192} root/approverParent.1 answers")));
+}
+
+#[tokio::test]
+async fn durable_resume_reattaches_instead_of_spawning_again() {
+    let fx = fixture("subagent-durable-resume");
+    let (rt, _) = runtime(&fx);
+    let r = run_entry(&rt, &fx).await;
+    assert_eq!(r.status, TaskStatus::Pending);
+    let leaf = rt.find("root/approverParent.1/asker.1").expect("leaf");
+    let turns_before = rt.snapshot(leaf).expect("leaf").turns_total;
+    rt.resume(json!({ "id": r.pending.as_ref().expect("pending")["id"], "ok": true })).await.expect("resume");
+    let parent = rt.find("root/approverParent.1").expect("parent");
+    let done = rt.wait(parent, None, None).await;
+    assert_eq!(done.status, TaskStatus::Done, "{done:?}");
+    assert!(rt.snapshot(leaf).expect("leaf").turns_total > turns_before);
+    assert!(rt.find("root/approverParent.1/asker.2").is_none(), "no duplicate child");
+    assert!(rt.trace().iter().any(|l| l.contains("task replay \u{2192} REATTACH")));
+    assert_transitions(&transitions(&rt.trace()), &fx["phase2_expect"]["transitions"]);
+}
+
+#[tokio::test]
+async fn budgets_carve_at_spawn_and_stop_live() {
+    let fx = fixture("subagent-budgets");
+    let (rt, llm) = runtime(&fx);
+    let b = |tokens: Option<f64>, children: Option<f64>| Budget {
+        max_tokens: tokens,
+        max_children: children,
+        ..Default::default()
+    };
+    let coord = rt.spawn(ROOT, "coordinator", Some(&b(Some(100.0), Some(2.0)))).expect("coordinator");
+    let e1 = rt.spawn(coord, "explore", Some(&b(Some(500.0), None))).expect("explore 1");
+    let e2 = rt.spawn(coord, "explore", None).expect("explore 2");
+    assert!(rt.spawn(coord, "explore", None).unwrap_err().contains("maxChildren 2 exceeded"));
+    assert_eq!(rt.inspect(e1).expect("e1").pool_tokens, 100.0, "carve: min(own, parent remaining)");
+    rt.wake(e1, Some("go".into())).expect("wake");
+    assert_eq!(rt.wait(e1, None, None).await.status, TaskStatus::Done);
+    assert_eq!(rt.inspect(coord).expect("coord").pool_tokens, 20.0);
+    // Live: the shared pool runs dry during explore.2's first turn, so it stops there.
+    let calls = llm.calls.load(Ordering::SeqCst);
+    rt.wake(e2, Some("go".into())).expect("wake");
+    let r = rt.wait(e2, None, None).await;
+    assert_eq!(r.status, TaskStatus::Incomplete);
+    assert!(r.text.contains("budget exhausted (maxTokens)"), "{}", r.text);
+    assert_eq!(llm.calls.load(Ordering::SeqCst) - calls, 1);
+    assert!(rt.wake(e2, Some("again".into())).unwrap_err().contains("budget exhausted"));
+    let looper =
+        rt.spawn(ROOT, "looper", Some(&Budget { max_turns: Some(3.0), ..Default::default() })).expect("looper");
+    rt.wake(looper, Some("loop forever".into())).expect("wake");
+    let r = rt.wait(looper, None, None).await;
+    assert_eq!(r.status, TaskStatus::Incomplete);
+    assert_eq!(rt.snapshot(looper).expect("looper").turns_total, 3.0);
+}
+
+#[tokio::test]
+async fn a_thousand_children_under_both_gates_all_settle() {
+    let fx = fixture("subagent-fanout");
+    let llm = Arc::new(Scripted { calls: AtomicUsize::new(0) });
+    let mut defs = registry(&fx);
+    for d in &mut defs {
+        if d.name == "coordinator" {
+            d.budget = Budget { max_concurrent: Some(8.0), max_children: Some(1000.0), ..Default::default() };
+        }
+    }
+    let mut opts = RuntimeOptions::new(defs);
+    opts.transport = Some(llm.clone());
+    opts.max_concurrent_turns = 4.0;
+    let rt = AgentRuntime::new(opts);
+    let coord = rt.spawn(ROOT, "coordinator", None).expect("coordinator");
+    let kids: Vec<_> = (0..1000).map(|_| rt.spawn(coord, "explore", None).expect("child")).collect();
+    for &k in &kids {
+        rt.wake(k, Some("go".into())).expect("wake");
+    }
+    for &k in &kids {
+        assert_eq!(rt.wait(k, None, None).await.status, TaskStatus::Done);
+    }
+    assert!(rt.max_observed_concurrent_turns() <= 4);
+    assert_eq!(llm.calls.load(Ordering::SeqCst), 2000);
+    assert_eq!(rt.trace().iter().filter(|l| l.contains("wake QUEUED")).count(), 992);
+    rt.close(ROOT, false, None).await;
+    assert!(rt.list(ROOT).iter().all(|v| v.state.as_str() == "closed"));
+}
