@@ -63,7 +63,7 @@ impl Transport for Scripted {
             other => json!({ "content": format!("unscripted {other}") }),
         };
         let reply = json!({ "choices": [{ "message": message }], "usage": { "prompt_tokens": 30, "completion_tokens": 10, "total_tokens": 40 } });
-        Ok(HttpResponse { status: 200, headers: vec![], body: reply.to_string().into() })
+        Ok(HttpResponse { status: 200, headers: vec![], body: reply.to_string() })
     }
 }
 
