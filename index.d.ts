@@ -961,4 +961,159 @@ export declare namespace agents {
   const TRUNCATION_NOTICE: string
   const HEARTBEAT_OK: string
   const HEARTBEAT_PROMPT: string
+  /** Injectable time source: every runtime timer, timeout and deadline goes through it. */
+  interface Clock {
+    now(): number
+    setTimeout(fn: () => void, ms: number): () => void
+  }
+  /** The real clock; its timers never hold the process open. */
+  const systemClock: Clock
+
+  /** Hierarchical caps, carved at spawn and enforced live against the ancestor chain. */
+  interface Budget {
+    maxTurns?: number
+    maxTokens?: number
+    maxToolCalls?: number
+    maxWallMs?: number
+    maxChildren?: number
+    maxConcurrent?: number
+    maxDepth?: number
+  }
+  type CloseReason = "closed" | "interrupted" | "budget" | "error"
+  interface AgentDef {
+    name: string
+    does: string
+    soul?: string
+    model?: string
+    tools?: Tool[]
+    team?: string[]
+    budget?: Budget
+    waitFor?: (request: Request) => Promise<Answer>
+    onSpawn?: (h: Handle) => void | Promise<void>
+    onClose?: (h: Handle, reason: CloseReason) => void | Promise<void>
+    hooks?: Hooks
+    onMetric?: (ev: MetricEvent) => void
+    completion?: { verify: (result: RunResult) => { ok: boolean; reason?: string } | Promise<{ ok: boolean; reason?: string }>; maxAttempts: number }
+  }
+  interface InboxItem {
+    from: string
+    channel: string
+    text: string
+  }
+  type HandleState = "idle" | "running" | "suspended" | "closed"
+  type TaskStatus = "done" | "pending" | "incomplete" | "interrupted" | "closed" | "timeout" | "error"
+  interface TaskResult {
+    text: string
+    isError: boolean
+    status: TaskStatus
+    pending?: Request
+    turns: number
+    totalTokens: number
+  }
+  interface VerbError {
+    error: string
+  }
+  function isVerbError(x: unknown): x is VerbError
+  interface HandleView {
+    id: string
+    state: HandleState
+    tokens: number
+    inbox: number
+  }
+  /** A live agent: a read-only view of its state in the runtime. */
+  class Handle {
+    private constructor()
+    readonly id: string
+    readonly def: AgentDef
+    readonly parent: Handle | null
+    readonly depth: number
+    readonly children: Handle[]
+    readonly inbox: InboxItem[]
+    readonly state: HandleState
+    readonly usageTotal: number
+    readonly toolCallsTotal: number
+    readonly turnsTotal: number
+    readonly pendingRequest?: Request
+    readonly lastResult?: TaskResult
+  }
+  interface RuntimeOptions {
+    registry: Record<string, AgentDef>
+    llm?: { baseUrl?: string; style?: ClientStyle; apiKey?: string; model?: string }
+    fetch?: typeof fetch
+    clock?: Clock
+    store?: ConversationStore
+    inboxCap?: number
+    maxConcurrentTurns?: number
+    shutdownMs?: number
+    hooks?: Hooks
+    onMetric?: (ev: MetricEvent) => void
+  }
+  /** The §7D runtime: six host verbs over a tree of handles. */
+  class AgentRuntime {
+    constructor(opts: RuntimeOptions)
+    readonly trace: string[]
+    readonly root: Handle
+    readonly store: ConversationStore
+    readonly clock: Clock
+    readonly concurrentTurns: number
+    readonly maxObservedConcurrentTurns: number
+    spawn(parent: Handle, defName: string, budget?: Budget): Handle | VerbError
+    post(h: Handle, item: InboxItem): { ok: true } | { ok: false; error: string }
+    wake(h: Handle, prompt?: string): { ok: true } | { ok: false; error: string }
+    wait(h: Handle, opts?: { timeoutMs?: number; by?: Handle }): Promise<TaskResult>
+    interrupt(h: Handle): void
+    close(h: Handle, opts?: { force?: boolean; reason?: CloseReason }): Promise<void>
+    list(h?: Handle): HandleView[]
+    inspect(h: Handle): HandleView & { turns: number; poolTokens: number; pending?: Request }
+    resume(answer: Answer): Promise<void>
+  }
+  interface AgentSpec {
+    does: string
+    uses?: { tools?: Tool[] }
+    soul?: string
+    soulFile?: string
+    team?: Agent[]
+    budget?: Budget
+    model?: string
+    waitFor?: (request: Request) => Promise<Answer>
+    onSpawn?: AgentDef["onSpawn"]
+    onClose?: AgentDef["onClose"]
+    hooks?: Hooks
+    onMetric?: (ev: MetricEvent) => void
+    guardrails?: Array<(ev: { name: string; args: Record<string, unknown>; id?: string; turn: number }) => string | undefined | void>
+    completion?: AgentDef["completion"]
+  }
+  type AgentRunOptions = Omit<RuntimeOptions, "registry">
+  interface AgentRunResult extends TaskResult {
+    runtime: AgentRuntime
+  }
+  class Agent {
+    constructor(name: string, spec: AgentSpec)
+    readonly name: string
+    readonly spec: AgentSpec
+    registry(acc?: Record<string, AgentDef>): Record<string, AgentDef>
+    createRuntime(opts?: AgentRunOptions): AgentRuntime
+    run(prompt: string, opts?: AgentRunOptions): Promise<AgentRunResult>
+    asTool(opts?: AgentRunOptions): Tool
+  }
+  function agent(name: string, spec: AgentSpec): Agent
+  function harness(spec: AgentSpec): AgentSpec
+  interface FromDirOptions {
+    does?: string
+    name?: string
+    model?: string
+    tools?: Tool[]
+    memory?: boolean
+  }
+  function fromDir(dir: string, opts?: FromDirOptions): Agent
+  interface HeartbeatOptions {
+    everyMs: number
+    onBeat?: (text: string) => void
+  }
+  interface StartedAgent {
+    runtime: AgentRuntime
+    beats: string[]
+    stop: () => Promise<void>
+  }
+  function startAgent(a: Agent, run: AgentRunOptions, hb: HeartbeatOptions): StartedAgent
 }
