@@ -328,7 +328,10 @@ test("a worker thread running agent turns is terminated; the process that hosted
   `,
     { timeoutMs: 60_000 },
   )
-  endedCleanly(r, "terminated 1 done main alive\n")
+  endedCleanly(r)
+  // Nothing in the worker holds its loop (the pending fetches are plain Promises), so it may
+  // have ended by itself (0) before terminate() reached it (1); either way the host carries on.
+  assert.match(r.stdout, /^terminated [01] done main alive\n$/)
 })
 
 test("a process with a suspended handle and a wait() that never settles exits by itself", async () => {
