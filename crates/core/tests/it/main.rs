@@ -16,6 +16,7 @@ mod concurrency;
 mod deep;
 mod errors;
 mod fetch;
+mod gate;
 mod hooks;
 mod host;
 mod http_tool;
