@@ -956,6 +956,72 @@ export declare namespace agents {
   /** The file-backed `memory` tool over `dir` (`MEMORY.md` and `USER.md`). */
   function memoryTool(dir: string): Tool
 
+  /**
+   * A policy check on one tool call, consulted before it runs. `"allow"` (or nothing) lets it
+   * through; any other string refuses it, with that string as the reason.
+   */
+  type Guardrail = (ev: { name: string; args: Record<string, unknown>; id?: string; turn: number }) => string | undefined | void
+
+  /** A completion verifier's judgement. */
+  interface Verdict {
+    ok: boolean
+    reason?: string
+  }
+
+  /** The completion gate: a run is `done` only once `verify` says so. */
+  interface Completion {
+    /** Judges a run; its `toolCalls` are those of every attempt so far. */
+    verify: (result: RunResult) => Verdict | Promise<Verdict>
+    /** Required: how many runs the gate may spend, at least 1. */
+    maxAttempts: number
+  }
+
+  /** Per-call options of {@link Loop.run}. */
+  interface LoopRunOptions {
+    /** The model for this call only; the agent's otherwise. */
+    model?: string
+  }
+
+  /** What {@link Loop.run} reports. */
+  interface Outcome {
+    text: string
+    status: "done" | "incomplete" | "pending" | "error"
+    /** Why the run stopped, whenever `status` is not `done`. */
+    stoppedBy?: string
+    attempts: number
+    turns: number
+    result?: RunResult
+  }
+
+  /**
+   * `guardrails` compiled into one `beforeTool` where the first refusal wins, ahead of the
+   * `beforeTool` of `hooks`. No guardrails: `hooks` itself.
+   */
+  function guardedHooks(guardrails: Guardrail[] | undefined, hooks: Hooks | undefined): Hooks | undefined
+
+  /** The built-in verifier: the latest `todowrite` list must have every item completed. */
+  function allTodosDone(result: RunResult): Verdict
+
+  /** Runs `prompt` through `ask` behind the completion gate; without one, a plain `ask`. */
+  function runGated(
+    ask: (prompt: string) => Promise<RunResult>,
+    prompt: string,
+    completion: Completion | undefined,
+  ): Promise<RunResult>
+
+  /** One agent at work. Only `run` acts; `status` and `turns` are observed. */
+  class Loop {
+    constructor(
+      agent: { name: string; spec: { soul?: string; guardrails?: Guardrail[]; hooks?: Hooks; completion?: Completion } },
+      options: ClientOptions,
+      toolkit: Toolkit,
+    )
+    get status(): string
+    /** Model round trips spent by this loop, over all its runs. */
+    get turns(): number
+    run(prompt: string, opts?: LoopRunOptions): Promise<Outcome>
+  }
+
   const BOOTSTRAP_ORDER: readonly ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "MEMORY.md"]
   const MAX_FILE_BYTES: number
   const TRUNCATION_NOTICE: string

@@ -1260,6 +1260,115 @@ const estimateTokens = (messages) => native.estimateTokens(encode(messages))
 const composeSoul = (dir) => JSON.parse(native.composeSoul(String(dir)))
 const memoryTool = (dir) => wrapNative(native.memoryTool(String(dir)))
 
+// The completion gate, the guardrails and the Loop (SPEC §7D-§7E): the rules are the core's
+// (agents::gate); here they meet the host's functions and the client.
+
+/** A guardrail as the core calls it; one that is not a function fails when it is consulted. */
+const guardrailFn = (g, i) =>
+  typeof g === "function"
+    ? g
+    : () => {
+        throw new TypeError(`guardedHooks: \`guardrails[${i}]\` is not a function (got ${typeof g})`)
+      }
+
+function guardedHooks(guardrails, hooks) {
+  if (!guardrails || guardrails.length === 0) return hooks
+  const rails = [...guardrails].map((g, i) => bridge(guardrailFn(g, i)))
+  const prior = callable("guardedHooks", "hooks.beforeTool", hooks?.beforeTool)
+  const handle = new native.NativeGuard(rails, prior && bridge(prior))
+  const beforeTool = async (ev) => {
+    let out
+    try {
+      out = fromCore(await handle.run(encode(ev)))
+    } catch (e) {
+      throw revive(e)
+    }
+    return out === null ? undefined : out
+  }
+  return { ...(hooks ?? {}), beforeTool }
+}
+
+const allTodosDone = (result) => JSON.parse(native.allTodosDone(encode(result)))
+
+async function runGated(ask, prompt, completion) {
+  if (!completion) return ask(prompt)
+  const { maxAttempts, verify } = completion
+  const askFn = callable("runGated", "ask", ask) ?? (() => {
+    throw new TypeError(`runGated: \`ask\` is not a function (got ${typeof ask})`)
+  })
+  try {
+    const out = await native.runGated(
+      bridge(askFn),
+      String(prompt),
+      typeof maxAttempts === "number" ? maxAttempts : undefined,
+      typeof verify === "function" ? bridge(verify, completion) : undefined,
+    )
+    return fromCore(out)
+  } catch (e) {
+    throw revive(e)
+  }
+}
+
+/** One agent at work: `run` it, read `status` and `turns`. */
+class Loop {
+  #status = "idle"
+  #turns = 0
+
+  constructor(agent, options, toolkit) {
+    this.agent = agent
+    this.options = options
+    this.toolkit = toolkit
+  }
+
+  get status() {
+    return this.#status
+  }
+
+  get turns() {
+    return this.#turns
+  }
+
+  async run(prompt, opts = {}) {
+    const completion = this.agent.spec.completion
+    const client = createClient(this.#clientOptions(opts))
+    this.#status = "running"
+    let attempts = 0
+    let history = []
+    const ask = async (p) => {
+      attempts++
+      const r = await client.run(p, { toolkit: this.toolkit, history })
+      this.#turns += r.turns
+      history = r.messages
+      return r
+    }
+    try {
+      const r = await runGated(ask, prompt, completion)
+      if (r.status && r.status !== "done") {
+        this.#status = r.status
+        const stoppedBy = r.limit === "completion" ? r.text : `run reported ${r.status}`
+        return { text: r.text, status: r.status, stoppedBy, attempts, turns: this.#turns, result: r }
+      }
+      this.#status = "idle"
+      return { text: r.text, status: "done", attempts, turns: this.#turns, result: r }
+    } catch (e) {
+      this.#status = "error"
+      throw e
+    }
+  }
+
+  /** The client options of one call: the agent's soul and guarded hooks, and `model` if given. */
+  #clientOptions(opts) {
+    const spec = this.agent.spec
+    const base = {
+      ...this.options,
+      systemPrompt: spec.soul ?? this.options.systemPrompt,
+      hooks: guardedHooks(spec.guardrails, spec.hooks ?? this.options.hooks),
+    }
+    if (!opts.model) return base
+    return { ...base, requestParams: { ...(base.requestParams ?? {}), model: opts.model } }
+  }
+}
+
 const agentConstants = JSON.parse(native.agentConstants())
 
 // ---- agents: the runtime (SPEC §7D) and the Level-1 agent ----
@@ -1522,7 +1631,7 @@ class Agent {
       waitFor: spec.waitFor,
       onSpawn: spec.onSpawn,
       onClose: spec.onClose,
-      hooks: agentHooks(spec.guardrails, spec.hooks),
+      hooks: guardedHooks(spec.guardrails, spec.hooks),
       onMetric: spec.onMetric,
       completion: spec.completion,
     }
@@ -1531,7 +1640,7 @@ class Agent {
   }
 
   loop(options, toolkit) {
-    return new agentLoop.Loop(this, options, toolkit)
+    return new Loop(this, options, toolkit)
   }
 
   createRuntime(opts = {}) {
@@ -1557,8 +1666,6 @@ class Agent {
   }
 }
 
-const agentLoop = { Loop: undefined }
-let agentHooks = (guardrails, hooks) => hooks
 
 const makeAgent = (name, spec) => new Agent(name, spec)
 const harness = (spec) => spec
@@ -1618,6 +1725,10 @@ const agents = {
   estimateTokens,
   composeSoul,
   memoryTool,
+  runGated,
+  allTodosDone,
+  guardedHooks,
+  Loop,
   BOOTSTRAP_ORDER: agentConstants.BOOTSTRAP_ORDER,
   MAX_FILE_BYTES: agentConstants.MAX_FILE_BYTES,
   TRUNCATION_NOTICE: agentConstants.TRUNCATION_NOTICE,

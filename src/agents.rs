@@ -1,5 +1,6 @@
 //! The `agents` namespace: the compactor, the token estimate, a persona's soul and its
-//! `memory` tool. `index.js` puts them together into one plain object.
+//! `memory` tool, the completion gate and the guardrails. `index.js` puts them together into
+//! one plain object.
 
 // napi-derive registers these functions only outside `cfg(test)`, so a test build sees them unused.
 #![cfg_attr(test, allow(dead_code))]
@@ -10,11 +11,13 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{json, Value};
-use toolnexus_core::agents::{compaction, home, Compactor, CompactorOptions};
-use toolnexus_core::client::Style;
+use toolnexus_core::agents::{compaction, gate, home, Compactor, CompactorOptions};
+use toolnexus_core::callback::SharedCallback;
+use toolnexus_core::client::{Hooks, Style};
 use toolnexus_core::json;
 
-use crate::bridge::{JsCallback, JsonFn};
+use crate::bridge::{call_json, JsCallback, JsonFn};
+use crate::dispatch::{Arg, Crossed};
 use crate::nativetool::NativeTool;
 use crate::{core_err, with_json};
 
@@ -90,5 +93,72 @@ impl NativeCompactor {
     /// This compactor as the `beforeLLM` hook of a client of `style`.
     pub(crate) fn hook(&self, style: Style) -> toolnexus_core::callback::SharedCallback {
         self.inner.hook(Some(style))
+    }
+}
+
+/// `runGated(ask, prompt, maxAttempts, verify)`: the core's completion gate over the host's
+/// `ask` (a prompt in, a RunResult out). `maxAttempts` is the host's number, or nothing when it
+/// gave anything else; `verify` is missing when it is not a function. Resolves with the
+/// RunResult.
+#[napi(js_name = "runGated", ts_return_type = "Promise<string | string[]>")]
+pub fn run_gated(
+    env: &Env,
+    ask: JsonFn,
+    prompt: String,
+    max_attempts: Option<f64>,
+    verify: Option<JsonFn>,
+) -> Result<crate::dispatch::JsPromise> {
+    let max_attempts = max_attempts.and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number);
+    gate::check_completion(&max_attempts, verify.is_some()).map_err(core_err)?;
+    let Some(verify) = verify else {
+        return Err(core_err(toolnexus_core::Error::Invalid(gate::VERIFY_REQUIRED.into())));
+    };
+    let completion = gate::Completion { verify: Arc::new(JsCallback(verify)), max_attempts };
+    let ask = Arc::new(ask);
+    crate::dispatch::local_promise(env, async move {
+        let each = |p: String| {
+            let ask = ask.clone();
+            async move { gate::result_from_value(call_json(&ask, Arg::of(Value::String(p))).await?) }
+        };
+        let r = gate::run_gated(each, &prompt, Some(&completion)).await.map_err(core_err)?;
+        Ok(Crossed::of(r.into_value()))
+    })
+}
+
+/// `allTodosDone(result)`: the built-in verdict over a RunResult's JSON, as JSON.
+#[napi(js_name = "allTodosDone")]
+pub fn all_todos_done(result: String) -> Result<String> {
+    with_json(&result, "result", |v| Ok(json::to_string(&gate::all_todos_done(&v))))
+}
+
+/// Guardrails compiled into one `beforeTool` (first refusal wins), ahead of `prior`.
+#[napi]
+pub struct NativeGuard {
+    inner: Option<SharedCallback>,
+}
+
+#[napi]
+impl NativeGuard {
+    /// Each guardrail and `prior` come bridged by `index.js`.
+    #[napi(constructor)]
+    pub fn new(guardrails: Vec<JsonFn>, prior: Option<JsonFn>) -> Self {
+        let rails = guardrails.into_iter().map(|f| Arc::new(JsCallback(f)) as SharedCallback).collect();
+        let hooks =
+            Hooks { before_tool: prior.map(|f| Arc::new(JsCallback(f)) as SharedCallback), ..Default::default() };
+        NativeGuard { inner: gate::guarded_hooks(rails, hooks).before_tool }
+    }
+
+    /// One `beforeTool` event (as JSON) in; the JSON of the hook's answer (`null` for none) out.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn run(&self, env: &Env, event: String) -> Result<crate::dispatch::JsPromise> {
+        let ev = crate::parse_json(&event, "event")?;
+        let inner = self.inner.clone();
+        crate::dispatch::local_promise(env, async move {
+            let out = match inner {
+                Some(h) => h.call(ev).await.map_err(core_err)?,
+                None => Value::Null,
+            };
+            Ok(json::to_string(&out))
+        })
     }
 }

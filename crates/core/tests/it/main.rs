@@ -17,6 +17,7 @@ mod concurrency;
 mod deep;
 mod errors;
 mod fetch;
+mod gate;
 mod hooks;
 mod host;
 mod http_tool;
