@@ -6,7 +6,8 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{json, Map, Value};
 
-use super::{AgentDef, AgentRuntime, HandleId, HandleState, Inner, TaskResult, TaskStatus};
+use super::core::{AgentRuntime, Inner};
+use super::types::{num, AgentDef, HandleId, HandleState, TaskResult, TaskStatus};
 use crate::error::Result;
 use crate::json::js_string;
 use crate::tool::{SharedTool, Tool, ToolContext};
@@ -140,8 +141,8 @@ impl Tool for TaskTool {
         let output = if r.status == TaskStatus::Done { r.text } else { format!("[{}] {}", r.status.as_str(), r.text) };
         let mut meta = Map::new();
         meta.insert("agent".into(), name.into());
-        meta.insert("turns".into(), super::num(r.turns));
-        meta.insert("totalTokens".into(), super::num(r.total_tokens));
+        meta.insert("turns".into(), num(r.turns));
+        meta.insert("totalTokens".into(), num(r.total_tokens));
         Ok(ToolResult { output, is_error: r.is_error, metadata: Some(Value::Object(meta)) })
     }
 }

@@ -8,7 +8,7 @@ use futures::future::{BoxFuture, Shared};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::{AgentDef, HandleId, HandleSnapshot, HandleState, HandleView, InboxItem, TaskResult, TaskStatus};
+use super::types::{AgentDef, HandleId, HandleSnapshot, HandleState, HandleView, InboxItem, TaskResult, TaskStatus};
 use crate::cancel::Abort;
 
 /// What `onSpawn` settles to, awaited by the first turn.

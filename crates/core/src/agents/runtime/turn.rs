@@ -1,16 +1,16 @@
 //! One turn of a handle: its client run (through the completion gate), the global turn
 //! gate around each LLM call, the live budget ledger, and how the turn settles.
 
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 
 use futures::FutureExt;
 use serde_json::{Map, Value};
-use tokio::sync::oneshot;
 
+use super::core::Inner;
 use super::tree::Ready;
-use super::{AgentDef, HandleId, HandleState, Inner, TaskResult, TaskStatus};
+use super::turngate::TurnGate;
+use super::types::{AgentDef, HandleId, HandleState, TaskResult, TaskStatus};
 use crate::agents::gate::run_gated;
 use crate::callback::{callback, SharedCallback};
 use crate::cancel::Abort;
@@ -22,80 +22,6 @@ use crate::client::{
 use crate::error::Result;
 use crate::json::{field, js_string};
 use crate::toolkit::Toolkit;
-
-// ---- the turn gate (gate 3) ------------------------------------------------------------
-
-#[derive(Default)]
-struct GateState {
-    free: f64,
-    queue: VecDeque<oneshot::Sender<Permit>>,
-}
-
-/// The global cap on LLM calls in flight. A permit is released when dropped, so a turn that
-/// dies (aborted, closed) gives its slot back; a released slot goes to the next waiter.
-#[derive(Clone)]
-pub(super) struct TurnGate(Arc<Mutex<GateState>>);
-
-pub(super) struct Permit {
-    gate: Option<TurnGate>,
-}
-
-impl Drop for Permit {
-    fn drop(&mut self) {
-        if let Some(g) = self.gate.take() {
-            g.release();
-        }
-    }
-}
-
-impl TurnGate {
-    pub fn new(slots: f64) -> Self {
-        TurnGate(Arc::new(Mutex::new(GateState { free: slots, queue: VecDeque::new() })))
-    }
-
-    fn state(&self) -> std::sync::MutexGuard<'_, GateState> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    async fn acquire(&self) -> Permit {
-        let rx = {
-            let mut s = self.state();
-            if s.free >= 1.0 {
-                s.free -= 1.0;
-                return Permit { gate: Some(self.clone()) };
-            }
-            let (tx, rx) = oneshot::channel();
-            s.queue.push_back(tx);
-            rx
-        };
-        match rx.await {
-            Ok(p) => p,
-            // The gate went away with the runtime: nothing left to bound.
-            Err(_) => Permit { gate: None },
-        }
-    }
-
-    /// Hand the slot to the next live waiter, or free it.
-    fn release(&self) {
-        loop {
-            let next = {
-                let mut s = self.state();
-                match s.queue.pop_front() {
-                    Some(tx) => tx,
-                    None => {
-                        s.free += 1.0;
-                        return;
-                    }
-                }
-            };
-            match next.send(Permit { gate: Some(self.clone()) }) {
-                Ok(()) => return,
-                // That waiter is gone: take the permit back without releasing it again.
-                Err(mut p) => p.gate = None,
-            }
-        }
-    }
-}
 
 /// The LLM transport of one turn: the runtime's, wrapped in the turn gate.
 struct GatedTransport {

@@ -7,9 +7,10 @@ use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::{
-    js_num, AgentRuntime, Budget, HandleId, HandleState, HandleView, InboxItem, Inner, Inspection, TaskResult,
-    TaskStatus, ROOT,
+use super::core::{AgentRuntime, Inner};
+use super::tree::Tree;
+use super::types::{
+    js_num, AgentDef, Budget, HandleId, HandleState, HandleView, InboxItem, Inspection, TaskResult, TaskStatus, ROOT,
 };
 use crate::cancel::Abort;
 use crate::error::{Error, Result};
@@ -56,7 +57,7 @@ impl AgentRuntime {
             p.seq += 1;
             let id = format!("{}/{}.{}", p.id, def, p.seq);
             let def = match budget {
-                Some(b) => Arc::new(super::AgentDef { budget: base.budget.overridden_by(b), ..(**base).clone() }),
+                Some(b) => Arc::new(AgentDef { budget: base.budget.overridden_by(b), ..(**base).clone() }),
                 None => base.clone(),
             };
             let on_spawn = def.on_spawn.clone();
@@ -406,7 +407,7 @@ impl AgentRuntime {
 
 impl Inner {
     /// A refused wake is loud: an `incomplete` result, waiters told, never a throw.
-    pub(super) fn settle_refused(t: &mut super::tree::Tree, h: HandleId, limit: &str) -> String {
+    pub(super) fn settle_refused(t: &mut Tree, h: HandleId, limit: &str) -> String {
         let text = format!("budget exhausted ({limit}); partial work preserved");
         let r = t.result(h, text.clone(), TaskStatus::Incomplete);
         t.nodes[h].last_result = Some(r.clone());
@@ -415,7 +416,7 @@ impl Inner {
     }
 
     /// Atomic admission: slot, state, abort, trace line.
-    pub(super) fn admit(&self, t: &mut super::tree::Tree, h: HandleId, trace: bool) {
+    pub(super) fn admit(&self, t: &mut Tree, h: HandleId, trace: bool) {
         if let Some(p) = t.nodes[h].parent {
             t.nodes[p].running_children += 1.0;
         }
@@ -449,7 +450,7 @@ impl Inner {
 struct WaitFuture {
     early: Option<TaskResult>,
     rx: Option<oneshot::Receiver<TaskResult>>,
-    cancel: Option<super::TimerCancel>,
+    cancel: Option<super::clock::TimerCancel>,
 }
 
 impl Future for WaitFuture {

@@ -1,0 +1,116 @@
+//! The runtime's shared state: the handle table behind one lock, the trace, the gates.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::clock::Clock;
+use super::tree::Tree;
+use super::turngate::TurnGate;
+use super::types::{AgentDef, HandleId, HandleSnapshot, Llm, RuntimeOptions, Spawner};
+use crate::callback::SharedCallback;
+use crate::client::{ConversationStore, Hooks, Transport};
+
+pub(crate) struct Inner {
+    pub(super) registry: HashMap<String, Arc<AgentDef>>,
+    pub(super) llm: Llm,
+    pub(super) transport: Option<Arc<dyn Transport>>,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) store: Arc<dyn ConversationStore>,
+    pub(super) inbox_cap: f64,
+    pub(super) shutdown_ms: f64,
+    pub(super) hooks: Hooks,
+    pub(super) on_metric: Option<SharedCallback>,
+    pub(super) spawner: Spawner,
+    pub(super) tree: Mutex<Tree>,
+    pub(super) trace: Mutex<Vec<String>>,
+    pub(super) gate: TurnGate,
+    pub(super) concurrent_turns: AtomicUsize,
+    pub(super) max_observed_turns: AtomicUsize,
+}
+
+/// The runtime. Cheap to clone; every clone is the same runtime.
+#[derive(Clone)]
+pub struct AgentRuntime {
+    pub(super) inner: Arc<Inner>,
+}
+
+impl Inner {
+    pub(super) fn tree(&self) -> MutexGuard<'_, Tree> {
+        self.tree.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn t(&self, line: String) {
+        self.trace.lock().unwrap_or_else(PoisonError::into_inner).push(line);
+    }
+}
+
+impl AgentRuntime {
+    pub fn new(opts: RuntimeOptions) -> Self {
+        let now = opts.clock.now();
+        let registry = opts.registry.into_iter().map(|d| (d.name.clone(), Arc::new(d))).collect();
+        let root = AgentDef {
+            name: "root".into(),
+            does: "runtime root".into(),
+            model: Some("none".into()),
+            ..Default::default()
+        };
+        let inner = Inner {
+            registry,
+            llm: opts.llm,
+            transport: opts.transport,
+            clock: opts.clock,
+            store: opts.store,
+            inbox_cap: opts.inbox_cap,
+            shutdown_ms: opts.shutdown_ms,
+            hooks: opts.hooks,
+            on_metric: opts.on_metric,
+            spawner: opts.spawner,
+            tree: Mutex::new(Tree::new(Arc::new(root), now)),
+            trace: Mutex::new(Vec::new()),
+            gate: TurnGate::new(opts.max_concurrent_turns),
+            concurrent_turns: AtomicUsize::new(0),
+            max_observed_turns: AtomicUsize::new(0),
+        };
+        AgentRuntime { inner: Arc::new(inner) }
+    }
+
+    /// The transition trace so far: one line per transition.
+    pub fn trace(&self) -> Vec<String> {
+        self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The one conversation store of every handle (conversation id = handle id).
+    pub fn store(&self) -> Arc<dyn ConversationStore> {
+        self.inner.store.clone()
+    }
+
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.inner.clock.clone()
+    }
+
+    /// LLM calls in flight now.
+    pub fn concurrent_turns(&self) -> usize {
+        self.inner.concurrent_turns.load(Ordering::SeqCst)
+    }
+
+    /// The most LLM calls ever in flight at once.
+    pub fn max_observed_concurrent_turns(&self) -> usize {
+        self.inner.max_observed_turns.load(Ordering::SeqCst)
+    }
+
+    /// The handle whose id path is `id`.
+    pub fn find(&self, id: &str) -> Option<HandleId> {
+        self.inner.tree().find(id)
+    }
+
+    /// Everything a host reads off one handle; `None` for an unknown handle.
+    pub fn snapshot(&self, h: HandleId) -> Option<HandleSnapshot> {
+        self.inner.tree().snapshot(h)
+    }
+
+    /// The definition `name` as registered.
+    pub fn def(&self, name: &str) -> Option<Arc<AgentDef>> {
+        self.inner.registry.get(name).cloned()
+    }
+}
