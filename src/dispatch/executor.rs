@@ -162,14 +162,6 @@ where
     let raw = env.raw();
     // A run polled here holds nothing by itself: what it waits on does (see `KeepAlive`).
     let (pending, promise) = open_promise(raw, false)?;
-    let shared = pending.shared.clone();
-    let task = with_local(raw, |l| match l.free_tasks.pop() {
-        Some(t) => t,
-        None => {
-            l.tasks.push(Slot::Free);
-            (l.tasks.len() - 1) as u32
-        }
-    })?;
     // The work runs (and is dropped) with room for the deepest value seen; settling, which
     // calls into V8, stays on the thread's own stack.
     let work = toolnexus_core::json::DeepStack::new(work);
@@ -194,14 +186,7 @@ where
             };
         }
     };
-    let waker = Waker::from(Arc::new(TaskWaker { task, shared: shared.clone() }));
-    with_local(raw, |l| {
-        if let Some(slot) = l.tasks.get_mut(task as usize) {
-            *slot = Slot::Parked(Box::pin(fut), waker);
-        }
-    })?;
-    let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
-    poke(&shared);
+    park(raw, fut)?;
     Ok(promise)
 }
 
@@ -211,6 +196,11 @@ pub fn spawn_detached<F>(env: sys::napi_env, work: F) -> Result<()>
 where
     F: Future<Output = ()> + 'static,
 {
+    park(env, toolnexus_core::json::DeepStack::new(work))
+}
+
+/// Put `fut` in a free task slot of this thread's executor and ask for a drain.
+fn park(env: sys::napi_env, fut: impl Future<Output = ()> + 'static) -> Result<()> {
     let shared = with_local(env, |l| l.shared.clone())?;
     let task = with_local(env, |l| match l.free_tasks.pop() {
         Some(t) => t,
@@ -219,11 +209,10 @@ where
             (l.tasks.len() - 1) as u32
         }
     })?;
-    let work = toolnexus_core::json::DeepStack::new(work);
     let waker = Waker::from(Arc::new(TaskWaker { task, shared: shared.clone() }));
     with_local(env, |l| {
         if let Some(slot) = l.tasks.get_mut(task as usize) {
-            *slot = Slot::Parked(Box::pin(work), waker);
+            *slot = Slot::Parked(Box::pin(fut), waker);
         }
     })?;
     let _ = READY.try_with(|r| r.borrow_mut().push_back(task));

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolnexus_core::agents::runtime::{AgentDef, AgentRuntime, Budget, RuntimeOptions, TaskStatus, VirtualClock, ROOT};
+use toolnexus_core::agents::runtime::{
+    AgentDef, AgentRuntime, Budget, HandleState, InboxItem, RuntimeOptions, TaskStatus, VirtualClock, ROOT,
+};
 use toolnexus_core::client::{HttpRequest, HttpResponse, Transport};
 use toolnexus_core::fn_tool::FnTool;
 use toolnexus_core::tool::SharedTool;
@@ -20,6 +22,13 @@ fn fixture(name: &str) -> Value {
 /// The fixtures' scripted LLM: answers by `body.model`, counting tool messages.
 struct Scripted {
     calls: AtomicUsize,
+    slow_started: tokio::sync::Notify,
+}
+
+impl Scripted {
+    fn new() -> Arc<Scripted> {
+        Arc::new(Scripted { calls: AtomicUsize::new(0), slow_started: tokio::sync::Notify::new() })
+    }
 }
 
 fn tool_msgs(body: &Value) -> Vec<String> {
@@ -60,6 +69,21 @@ impl Transport for Scripted {
                 json!({ "content": null, "tool_calls": [call("check_secret", json!({}), 1)] })
             }
             "m-asker" => json!({ "content": "asker-done: secret-token" }),
+            "m-peer" => {
+                let last =
+                    body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user")).cloned();
+                let text = last.and_then(|m| m["content"].as_str().map(str::to_string)).unwrap_or_default();
+                let items = text
+                    .lines()
+                    .filter(|l| l.split_once(". [from=").is_some_and(|(n, _)| n.parse::<u32>().is_ok()))
+                    .count();
+                json!({ "content": format!("processed {items} items") })
+            }
+            "m-slow" => {
+                self.slow_started.notify_one();
+                std::future::pending::<()>().await;
+                json!({ "content": "slow-done" })
+            }
             other => json!({ "content": format!("unscripted {other}") }),
         };
         let reply = json!({ "choices": [{ "message": message }], "usage": { "prompt_tokens": 30, "completion_tokens": 10, "total_tokens": 40 } });
@@ -115,10 +139,15 @@ fn registry(fx: &Value) -> Vec<AgentDef> {
 }
 
 fn runtime(fx: &Value) -> (AgentRuntime, Arc<Scripted>) {
-    let llm = Arc::new(Scripted { calls: AtomicUsize::new(0) });
-    let mut opts = RuntimeOptions::new(registry(fx));
+    runtime_with(registry(fx), |_| {})
+}
+
+fn runtime_with(defs: Vec<AgentDef>, tune: impl FnOnce(&mut RuntimeOptions)) -> (AgentRuntime, Arc<Scripted>) {
+    let llm = Scripted::new();
+    let mut opts = RuntimeOptions::new(defs);
     opts.transport = Some(llm.clone());
     opts.clock = Arc::new(VirtualClock::new());
+    tune(&mut opts);
     (AgentRuntime::new(opts), llm)
 }
 
@@ -240,7 +269,7 @@ async fn budgets_carve_at_spawn_and_stop_live() {
 #[tokio::test]
 async fn a_thousand_children_under_both_gates_all_settle() {
     let fx = fixture("subagent-fanout");
-    let llm = Arc::new(Scripted { calls: AtomicUsize::new(0) });
+    let llm = Scripted::new();
     let mut defs = registry(&fx);
     for d in &mut defs {
         if d.name == "coordinator" {
@@ -264,4 +293,119 @@ async fn a_thousand_children_under_both_gates_all_settle() {
     assert_eq!(rt.trace().iter().filter(|l| l.contains("wake QUEUED")).count(), 992);
     rt.close(ROOT, false, None).await;
     assert!(rt.list(ROOT).iter().all(|v| v.state.as_str() == "closed"));
+}
+
+fn item(from: &str, channel: &str, text: &str) -> InboxItem {
+    InboxItem { from: from.into(), channel: channel.into(), text: text.into() }
+}
+
+#[tokio::test]
+async fn lifecycle_one_wake_drains_the_whole_inbox_as_one_block() {
+    let fx = fixture("subagent-lifecycle");
+    let (rt, _) = runtime(&fx);
+    let peer = rt.spawn(ROOT, "peer", None).expect("peer");
+    rt.post(peer, item("root/coordinator.1", "peer", "update 1")).expect("post");
+    rt.post(peer, item("external", "external", "webhook payload")).expect("post");
+    for _ in 0..3 {
+        rt.post(peer, item("clock", "timer", "tick")).expect("tick");
+    }
+    assert_eq!(rt.snapshot(peer).expect("peer").inbox.len(), 3, "ticks coalesce as they arrive");
+    rt.wake(peer, None).expect("wake");
+    let r = rt.wait(peer, None, None).await;
+    assert_eq!((r.text.as_str(), r.turns), ("processed 3 items", 1.0));
+    let sent = rt.store().get("root/peer.1").await.expect("store").expect("transcript");
+    let input = sent[0]["content"].as_str().expect("input");
+    assert!(
+        input.contains("[from=external channel=external UNTRUSTED] <untrusted>webhook payload</untrusted>"),
+        "{input}"
+    );
+    assert!(input.contains("[from=root/coordinator.1 channel=peer UNTRUSTED]"), "not an ancestor: {input}");
+    assert!(input.contains("[from=clock channel=timer] tick (x3 coalesced)"), "{input}");
+}
+
+#[tokio::test]
+async fn lifecycle_a_full_inbox_refuses_at_once() {
+    let fx = fixture("subagent-lifecycle");
+    let (rt, _) = runtime_with(registry(&fx), |o| o.inbox_cap = 2.0);
+    let peer = rt.spawn(ROOT, "peer", None).expect("peer");
+    rt.post(peer, item("root", "peer", "1")).expect("1");
+    rt.post(peer, item("root", "peer", "2")).expect("2");
+    assert_eq!(rt.post(peer, item("root", "peer", "3")).unwrap_err(), "inbox full: root/peer.1 (cap 2)");
+    assert!(rt.trace().iter().any(|l| l == "root/peer.1: post REJECTED (inbox full, cap 2) from root"));
+}
+
+#[tokio::test]
+async fn lifecycle_the_concurrency_and_turn_gates_hold_without_deadlock() {
+    let fx = fixture("subagent-lifecycle");
+    let mut defs = registry(&fx);
+    for d in &mut defs {
+        if d.name == "coordinator" {
+            d.budget.max_concurrent = Some(1.0);
+        }
+    }
+    let (rt, _) = runtime_with(defs, |_| {});
+    let coord = rt.spawn(ROOT, "coordinator", None).expect("coordinator");
+    rt.wake(coord, Some("go".into())).expect("wake");
+    assert_eq!(rt.wait(coord, None, None).await.status, TaskStatus::Done);
+    let trace = rt.trace();
+    assert!(trace.iter().any(|l| l.contains("wake QUEUED")) && trace.iter().any(|l| l.contains("DEQUEUED wake")));
+
+    let (rt, _) = runtime_with(registry(&fx), |o| o.max_concurrent_turns = 1.0);
+    let coord = rt.spawn(ROOT, "coordinator", None).expect("coordinator");
+    rt.wake(coord, Some("go".into())).expect("wake");
+    assert_eq!(rt.wait(coord, None, None).await.status, TaskStatus::Done);
+    assert_eq!(rt.max_observed_concurrent_turns(), 1);
+}
+
+#[tokio::test]
+async fn lifecycle_interrupt_aborts_the_turn_and_restores_the_inbox() {
+    let fx = fixture("subagent-lifecycle");
+    let (rt, llm) = runtime(&fx);
+    let slow = rt.spawn(ROOT, "slow", None).expect("slow");
+    rt.post(slow, item("root", "peer", "for later")).expect("post");
+    let started = llm.slow_started.notified();
+    rt.wake(slow, Some("work slowly".into())).expect("wake");
+    let waiting = rt.wait(slow, None, None);
+    started.await;
+    assert_eq!(rt.snapshot(slow).expect("slow").state, HandleState::Running);
+    rt.interrupt(slow);
+    let r = waiting.await;
+    assert_eq!((r.status, r.is_error), (TaskStatus::Interrupted, true));
+    let s = rt.snapshot(slow).expect("slow");
+    assert_eq!(s.state, HandleState::Idle);
+    assert_eq!(s.inbox, vec![item("root", "peer", "for later")]);
+    assert_eq!(transitions(&rt.trace())["root/slow.1"], vec!["idle\u{2192}running", "running\u{2192}idle"]);
+}
+
+#[tokio::test]
+async fn lifecycle_close_cascades_leaf_first_and_keeps_the_final_state() {
+    let fx = fixture("subagent-lifecycle");
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut defs = registry(&fx);
+    for d in &mut defs {
+        let order = order.clone();
+        d.on_close = Some(toolnexus_core::callback::callback(move |ev: Value| {
+            let order = order.clone();
+            async move {
+                order.lock().expect("order").push(ev["id"].as_str().unwrap_or("").to_string());
+                Ok(Value::Null)
+            }
+        }));
+    }
+    let (rt, _) = runtime_with(defs, |_| {});
+    let coord = rt.spawn(ROOT, "coordinator", None).expect("coordinator");
+    let child = rt.spawn(coord, "peer", None).expect("child");
+    let grandchild = rt.spawn(child, "peer", None).expect("grandchild");
+    let (close1, close2) = (rt.close(ROOT, false, None), rt.close(coord, false, None));
+    futures::future::join(close1, close2).await;
+    assert_eq!(
+        *order.lock().expect("order"),
+        vec!["root/coordinator.1/peer.1/peer.1", "root/coordinator.1/peer.1", "root/coordinator.1"],
+        "leaf-first, each once"
+    );
+    assert!(rt.post(child, item("root", "peer", "late")).unwrap_err().contains("closed"));
+    for h in [coord, child, grandchild] {
+        assert_eq!(rt.snapshot(h).expect("handle").state, HandleState::Closed);
+        assert_eq!(rt.wait(h, None, None).await.status, TaskStatus::Closed);
+    }
 }
