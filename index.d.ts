@@ -1113,6 +1113,17 @@ export declare namespace agents {
     shutdownMs?: number
     hooks?: Hooks
     onMetric?: (ev: MetricEvent) => void
+    /** Asked when a budget stops a running turn: `"stop"` (the default), `"extend"` (go on
+     * past it for this call) or `"suspend"` (an approval request through §10). */
+    onBudget?: (info: BudgetInfo) => "stop" | "extend" | "suspend" | Promise<"stop" | "extend" | "suspend">
+  }
+  interface BudgetInfo {
+    handle: Handle
+    id: string
+    limit: "maxTokens" | "maxToolCalls" | "maxWallMs"
+    tokens: number
+    toolCalls: number
+    turns: number
   }
   /** The §7D runtime: six host verbs over a tree of handles. */
   class AgentRuntime {

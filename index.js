@@ -1488,12 +1488,14 @@ class AgentRuntime {
     const builtinStore = Object.getPrototypeOf(store) === InMemoryConversationStore.prototype
     const fetchFn = callable("AgentRuntime", "fetch", opts.fetch)
     const onMetric = callable("AgentRuntime", "onMetric", opts.onMetric)
+    const onBudget = callable("AgentRuntime", "onBudget", opts.onBudget)
     this.#native = new native.NativeRuntime(
       encode({ llm: opts.llm, inboxCap: opts.inboxCap, maxConcurrentTurns: opts.maxConcurrentTurns, shutdownMs: opts.shutdownMs }),
       {
         fetch: fetchFn && lift(fetchBridge(fetchFn)),
         hooks: hooksOf("AgentRuntime", opts.hooks),
         onMetric: onMetric && bridge(onMetric, opts),
+        onBudget: onBudget && bridge((info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) })),
         storeGet: builtinStore ? undefined : bridge((id) => store.get(id)),
         storeSave: builtinStore ? undefined : bridge(([id, messages]) => store.save(id, messages)),
         clockNow: clock ? lift(() => String(Number(clock.now()))) : undefined,

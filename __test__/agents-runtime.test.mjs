@@ -1003,3 +1003,49 @@ test("close twice at once, or a parent closed with queued children: each onClose
   }
   assert.equal(llm.countFor("m-peer"), 0, "a closing parent does not start its queued child")
 })
+
+test("onBudget decides at a live limit: stop, extend, or suspend on an approval the host answers later", async () => {
+  const lookup = defineTool({ name: "lookup", description: "look up", run: () => "data" })
+  const looping = async () => reply(toolCalls([{ name: "lookup", args: {} }]), USAGE)
+  const runtimeFor = (verdict, asked) =>
+    new AgentRuntime({
+      fetch: looping,
+      registry: { looper: { name: "looper", does: "loops", model: "m", tools: [lookup], budget: { maxTurns: 4, maxToolCalls: 2 } } },
+      onBudget(info) {
+        asked.push(info)
+        return verdict
+      },
+    })
+
+  const stopAsked = []
+  const stop = runtimeFor("stop", stopAsked)
+  const h = spawnOk(stop, stop.root, "looper")
+  stop.wake(h, "go")
+  const stopped = await stop.wait(h)
+  assert.equal(stopped.status, "incomplete")
+  assert.equal(stopped.text, "budget exhausted (maxToolCalls); partial work preserved")
+  assert.equal(h.toolCallsTotal, 2)
+  assert.equal(stopAsked.length, 1)
+  assert.equal(stopAsked[0].handle, h, "the info names the Handle itself")
+  assert.equal(stopAsked[0].limit, "maxToolCalls")
+
+  const extend = runtimeFor(Promise.resolve("extend"), [])
+  const e = spawnOk(extend, extend.root, "looper")
+  extend.wake(e, "go")
+  const extended = await extend.wait(e)
+  assert.equal(extended.text, "hit maxTurns without a final answer")
+  assert.equal(e.toolCallsTotal, 4)
+
+  const suspend = runtimeFor("suspend", [])
+  const s = spawnOk(suspend, suspend.root, "looper")
+  suspend.wake(s, "go")
+  const parked = await suspend.wait(s)
+  assert.equal(parked.status, "pending")
+  assert.equal(parked.pending.kind, "approval")
+  assert.equal(s.state, "suspended")
+  await suspend.resume({ id: parked.pending.id, ok: true })
+  const resumed = await suspend.wait(s)
+  assert.equal(resumed.text, "hit maxTurns without a final answer")
+  assert.equal(s.state, "idle")
+  for (const rt of [stop, extend, suspend]) await rt.close(rt.root)
+})

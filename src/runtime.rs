@@ -65,6 +65,8 @@ pub struct RuntimeCallbacks {
     pub fetch: Option<JsonFn>,
     pub hooks: Option<JsHooks>,
     pub on_metric: Option<JsonFn>,
+    /// Asked when a budget stops a running turn.
+    pub on_budget: Option<JsonFn>,
     pub store_get: Option<JsonFn>,
     pub store_save: Option<JsonFn>,
     /// A host clock: `now()` answering synchronously, `set([id, ms])`, `clear(id)`.
@@ -247,6 +249,7 @@ impl NativeRuntime {
         };
         opts.hooks = callbacks.hooks.map(hooks).unwrap_or_default();
         opts.on_metric = cb(callbacks.on_metric);
+        opts.on_budget = cb(callbacks.on_budget);
         opts.store = match (store, callbacks.store_get, callbacks.store_save) {
             (_, Some(get), Some(save)) => Arc::new(JsStore { get, save }),
             (Some(native), _, _) => native.inner.clone() as Arc<dyn ConversationStore>,

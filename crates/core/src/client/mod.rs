@@ -26,7 +26,7 @@ mod wire;
 pub use hooks::Hooks;
 pub use metrics::{MetricEvent, Registry};
 pub use options::ClientOptions;
-pub use result::{RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
+pub use result::{LimitCheck, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
 pub use retry::retry_after_ms;
 pub use run::Client;
 pub use store::{ConversationStore, InMemoryStore};

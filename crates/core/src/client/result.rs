@@ -108,13 +108,25 @@ pub struct RunOptions {
     pub limits: Option<std::sync::Arc<dyn RunLimits>>,
 }
 
+/// What a budget check allows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LimitCheck {
+    /// Go on.
+    Go,
+    /// Stop: the named limit is reached.
+    Stop(String),
+    /// Halt the run on this §10 request (an approval to go past the limit).
+    Suspend(Map<String, Value>),
+}
+
 /// Budgets a run consults as it goes: before each LLM call, after it, and before each tool
-/// call. A limit reached ends the run `incomplete` with that limit named.
+/// call. A limit reached ends the run `incomplete` with that limit named, or suspends it.
+#[async_trait::async_trait]
 pub trait RunLimits: Send + Sync {
-    /// Before an LLM call: the name of a limit already reached, if one is.
-    fn before_llm(&self) -> Option<String>;
+    /// Before an LLM call.
+    async fn before_llm(&self) -> crate::error::Result<LimitCheck>;
     /// After an LLM call, with the tokens it used.
     fn spent_tokens(&self, tokens: i64);
-    /// Before a tool call: counts it, or names the limit that refuses it (it is then not run).
-    fn before_tool(&self) -> Option<String>;
+    /// Before a tool call: counts it when it may run.
+    async fn before_tool(&self) -> crate::error::Result<LimitCheck>;
 }

@@ -7,7 +7,7 @@ use futures::future::try_join_all;
 use serde_json::{Map, Value};
 
 use super::metrics::{elapsed_ms, MetricEvent};
-use super::result::{RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
+use super::result::{LimitCheck, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
 use super::run::Client;
 use super::streamed::Streamed;
 use super::wire::{self, expect_array, Call, Style};
@@ -127,8 +127,12 @@ impl Client {
         let style = self.opts.style;
         let model = self.opts.model.clone();
         for turn in 0..self.opts.max_turns {
-            if let Some(limit) = limits.and_then(|l| l.before_llm()) {
-                return self.end_limited(st, limit, started).await;
+            if let Some(l) = limits {
+                match l.before_llm().await? {
+                    LimitCheck::Go => {}
+                    LimitCheck::Stop(limit) => return self.end_limited(st, limit, started).await,
+                    LimitCheck::Suspend(request) => return self.pending_run(st, request, started).await,
+                }
             }
             st.turns += 1;
             if let Some(h) = &self.opts.hooks.before_llm {
@@ -355,9 +359,20 @@ impl Client {
         turn: u32,
         limits: Option<&dyn RunLimits>,
     ) -> Result<(Value, ToolResult, Option<String>)> {
-        if let Some(limit) = limits.and_then(|l| l.before_tool()) {
-            let (args, result) = Self::refused_call(call, &limit);
-            return Ok((args, result, Some(limit)));
+        match limits.map(|l| l.before_tool()) {
+            None => {}
+            Some(check) => match check.await? {
+                LimitCheck::Go => {}
+                LimitCheck::Stop(limit) => {
+                    let (args, result) = Self::refused_call(call, &limit);
+                    return Ok((args, result, Some(limit)));
+                }
+                // Surfaced like a tool's own suspension: the stream reports it, then it halts.
+                LimitCheck::Suspend(request) => {
+                    let result = crate::types::pending(request)?;
+                    return Ok((call.args.clone(), result, None));
+                }
+            },
         }
         let (args, result) = self.run_tool(toolkit, call, turn).await?;
         Ok((args, result, None))
@@ -371,9 +386,19 @@ impl Client {
         turn: u32,
         limits: Option<&dyn RunLimits>,
     ) -> Result<Settled> {
-        if let Some(limit) = limits.and_then(|l| l.before_tool()) {
-            let (args, result) = Self::refused_call(call, &limit);
-            return Ok(Settled { args, result, halted: None, refused: Some(limit) });
+        match limits.map(|l| l.before_tool()) {
+            None => {}
+            Some(check) => match check.await? {
+                LimitCheck::Go => {}
+                LimitCheck::Stop(limit) => {
+                    let (args, result) = Self::refused_call(call, &limit);
+                    return Ok(Settled { args, result, halted: None, refused: Some(limit) });
+                }
+                LimitCheck::Suspend(request) => {
+                    let result = ToolResult::error(request_prompt(&request));
+                    return Ok(Settled { args: call.args.clone(), result, halted: Some(request), refused: None });
+                }
+            },
         }
         let (args, result) = self.run_tool(toolkit, call, turn).await?;
         match pending_of(&result).cloned() {

@@ -409,3 +409,93 @@ async fn lifecycle_close_cascades_leaf_first_and_keeps_the_final_state() {
         assert_eq!(rt.wait(h, None, None).await.status, TaskStatus::Closed);
     }
 }
+
+fn looper_runtime(
+    verdict: &'static str,
+    wait_for: Option<bool>,
+) -> (AgentRuntime, Arc<Scripted>, Arc<std::sync::Mutex<Vec<Value>>>) {
+    let fx = fixture("subagent-budgets");
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut defs = registry(&fx);
+    for d in &mut defs {
+        if d.name == "looper" {
+            d.budget = Budget { max_turns: Some(4.0), max_tool_calls: Some(2.0), ..Default::default() };
+            d.wait_for = wait_for.map(|ok| {
+                toolnexus_core::callback::callback(
+                    move |req: Value| async move { Ok(json!({ "id": req["id"], "ok": ok })) },
+                )
+            });
+        }
+    }
+    let seen = asked.clone();
+    let (rt, llm) = runtime_with(defs, move |o| {
+        o.on_budget = Some(toolnexus_core::callback::callback(move |info: Value| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().expect("asked").push(info);
+                Ok(Value::String(verdict.into()))
+            }
+        }));
+    });
+    (rt, llm, asked)
+}
+
+async fn loop_once(rt: &AgentRuntime) -> (usize, toolnexus_core::agents::runtime::TaskResult) {
+    let h = rt.spawn(ROOT, "looper", None).expect("looper");
+    rt.wake(h, Some("loop".into())).expect("wake");
+    (h, rt.wait(h, None, None).await)
+}
+
+#[tokio::test]
+async fn on_budget_stop_ends_the_turn_at_the_limit() {
+    let (rt, _, asked) = looper_runtime("stop", None);
+    let (h, r) = loop_once(&rt).await;
+    assert_eq!(r.status, TaskStatus::Incomplete);
+    assert_eq!(r.text, "budget exhausted (maxToolCalls); partial work preserved");
+    assert_eq!(rt.snapshot(h).expect("looper").tool_calls_total, 2.0);
+    let asked = asked.lock().expect("asked");
+    assert_eq!(asked.len(), 1);
+    assert_eq!((asked[0]["id"].as_str(), asked[0]["limit"].as_str()), (Some("root/looper.1"), Some("maxToolCalls")));
+}
+
+#[tokio::test]
+async fn on_budget_extend_lets_the_turn_go_on() {
+    let (rt, _, asked) = looper_runtime("extend", None);
+    let (h, r) = loop_once(&rt).await;
+    assert_eq!(r.status, TaskStatus::Incomplete);
+    assert_eq!(r.text, "hit maxTurns without a final answer", "the turn cap stopped it, not the tool-call pool");
+    assert_eq!(rt.snapshot(h).expect("looper").tool_calls_total, 4.0);
+    assert_eq!(asked.lock().expect("asked").len(), 2, "asked at each call past the limit");
+}
+
+#[tokio::test]
+async fn on_budget_suspend_asks_the_agents_own_authority() {
+    let (rt, _, _) = looper_runtime("suspend", Some(false));
+    let (_, r) = loop_once(&rt).await;
+    assert_eq!(
+        (r.status, r.text.as_str()),
+        (TaskStatus::Incomplete, "budget exhausted (maxToolCalls); partial work preserved")
+    );
+    let (rt, _, _) = looper_runtime("suspend", Some(true));
+    let (h, r) = loop_once(&rt).await;
+    assert_eq!(r.status, TaskStatus::Incomplete);
+    assert_eq!(r.text, "hit maxTurns without a final answer", "approved: the rest of the turn runs past the limit");
+    assert_eq!(rt.snapshot(h).expect("looper").tool_calls_total, 4.0);
+}
+
+#[tokio::test]
+async fn on_budget_suspend_without_authority_parks_the_handle_until_resumed() {
+    let (rt, _, _) = looper_runtime("suspend", None);
+    let (h, r) = loop_once(&rt).await;
+    assert_eq!(r.status, TaskStatus::Pending);
+    let pending = r.pending.expect("request");
+    assert_eq!(pending["kind"], "approval");
+    assert_eq!(pending["prompt"], "budget exhausted (maxToolCalls): continue past it?");
+    assert_eq!(pending["data"]["limit"], "maxToolCalls");
+    assert_eq!(pending["data"]["path"], json!(["root", "looper.1"]));
+    assert_eq!(rt.snapshot(h).expect("looper").state, HandleState::Suspended);
+    rt.resume(json!({ "id": pending["id"], "ok": true })).await.expect("resume");
+    let r = rt.wait(h, None, None).await;
+    assert_eq!(r.status, TaskStatus::Incomplete, "{r:?}");
+    assert_eq!(r.text, "hit maxTurns without a final answer");
+}

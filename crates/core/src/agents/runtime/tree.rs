@@ -147,9 +147,10 @@ impl Tree {
         None
     }
 
-    /// Before a tool call: refuse it when a pool on the chain is spent, else count it.
-    pub fn take_tool_call(&mut self, h: HandleId, now: f64) -> Option<&'static str> {
-        for a in self.chain(h) {
+    /// Before a tool call: refuse it when a pool on the chain is spent (unless `past_limits`),
+    /// else count it.
+    pub fn take_tool_call(&mut self, h: HandleId, now: f64, past_limits: bool) -> Option<&'static str> {
+        for a in self.chain(h).filter(|_| !past_limits) {
             let n = &self.nodes[a];
             if n.pool_tool_calls <= 0.0 {
                 return Some("maxToolCalls");

@@ -5,17 +5,18 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use futures::FutureExt;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::core::Inner;
 use super::tree::Ready;
 use super::turngate::TurnGate;
-use super::types::{AgentDef, HandleId, HandleState, TaskResult, TaskStatus};
+use super::types::{num, AgentDef, HandleId, HandleState, TaskResult, TaskStatus};
 use crate::agents::gate::run_gated;
 use crate::callback::{callback, SharedCallback};
 use crate::cancel::Abort;
 use crate::client::http::FetchTransport;
 use crate::client::transport::StreamResponse;
+use crate::client::LimitCheck;
 use crate::client::{
     Client, ClientOptions, HttpRequest, HttpResponse, RunLimits, RunOptions, RunResult, RunStatus, Style, Transport,
 };
@@ -76,18 +77,76 @@ impl Transport for GatedTransport {
 // ---- the live budget ledger --------------------------------------------------------------
 
 /// A handle's budgets as its run consults them: every LLM call and tool call is checked
-/// against the live ancestor chain and rolled up as it happens.
+/// against the live ancestor chain and rolled up as it happens. A limit reached asks the
+/// host's `onBudget`, when there is one: stop, extend, or suspend on an approval.
 struct HandleLimits {
     inner: Weak<Inner>,
     h: HandleId,
+    /// The Answer this turn replays with, if it is a resume.
+    answer: Option<Value>,
+    /// Past a limit for the rest of this turn: the host extended or an approval granted it.
+    granted: std::sync::atomic::AtomicBool,
 }
 
+impl HandleLimits {
+    async fn decide(&self, inner: &Arc<Inner>, limit: &'static str) -> Result<LimitCheck> {
+        let Some(on_budget) = inner.on_budget.clone() else {
+            return Ok(LimitCheck::Stop(limit.into()));
+        };
+        let (info, wait_for) = {
+            let t = inner.tree();
+            let n = &t.nodes[self.h];
+            let info = json!({
+                "handle": self.h,
+                "id": n.id,
+                "limit": limit,
+                "tokens": num(n.usage_total),
+                "toolCalls": num(n.tool_calls_total),
+                "turns": num(n.turns_total),
+            });
+            (info, n.def.wait_for.clone())
+        };
+        let verdict = on_budget.call(info).await?;
+        match verdict.as_str() {
+            Some("extend") => Ok(LimitCheck::Go),
+            Some("suspend") => {
+                let approved = |a: &Value| field(a, "ok").is_some_and(crate::json::truthy);
+                if let Some(answer) = &self.answer {
+                    return Ok(if approved(answer) { self.grant() } else { LimitCheck::Stop(limit.into()) });
+                }
+                let mut request = Map::new();
+                request.insert("id".into(), Value::String(crate::types::new_pending_id()));
+                request.insert("kind".into(), "approval".into());
+                request.insert("prompt".into(), format!("budget exhausted ({limit}): continue past it?").into());
+                request.insert("data".into(), json!({ "limit": limit }));
+                match wait_for {
+                    Some(w) => {
+                        let answer = w.call(Value::Object(request)).await?;
+                        Ok(if approved(&answer) { self.grant() } else { LimitCheck::Stop(limit.into()) })
+                    }
+                    None => Ok(LimitCheck::Suspend(request)),
+                }
+            }
+            _ => Ok(LimitCheck::Stop(limit.into())),
+        }
+    }
+
+    fn grant(&self) -> LimitCheck {
+        self.granted.store(true, Ordering::SeqCst);
+        LimitCheck::Go
+    }
+}
+
+#[async_trait::async_trait]
 impl RunLimits for HandleLimits {
-    fn before_llm(&self) -> Option<String> {
-        let inner = self.inner.upgrade()?;
+    async fn before_llm(&self) -> Result<LimitCheck> {
+        let Some(inner) = self.inner.upgrade() else { return Ok(LimitCheck::Go) };
         let now = inner.clock.now();
         let limit = inner.tree().llm_limit(self.h, now);
-        limit.map(str::to_string)
+        match limit {
+            Some(l) if !self.granted.load(Ordering::SeqCst) => self.decide(&inner, l).await,
+            _ => Ok(LimitCheck::Go),
+        }
     }
 
     fn spent_tokens(&self, tokens: i64) {
@@ -96,11 +155,21 @@ impl RunLimits for HandleLimits {
         }
     }
 
-    fn before_tool(&self) -> Option<String> {
-        let inner = self.inner.upgrade()?;
+    async fn before_tool(&self) -> Result<LimitCheck> {
+        let Some(inner) = self.inner.upgrade() else { return Ok(LimitCheck::Go) };
         let now = inner.clock.now();
-        let limit = inner.tree().take_tool_call(self.h, now);
-        limit.map(str::to_string)
+        let granted = self.granted.load(Ordering::SeqCst);
+        let limit = inner.tree().take_tool_call(self.h, now, granted);
+        match limit {
+            None => Ok(LimitCheck::Go),
+            Some(l) => match self.decide(&inner, l).await? {
+                LimitCheck::Go => {
+                    inner.tree().take_tool_call(self.h, now, true);
+                    Ok(LimitCheck::Go)
+                }
+                other => Ok(other),
+            },
+        }
     }
 }
 
@@ -181,8 +250,13 @@ impl Inner {
         };
         let pre_turn = self.store.get(&id).await?;
         let toolkit = self.toolkit_for(h, &def);
-        let client = Client::with_store(self.client_options(h, &def, turns_left, answer), self.store.clone())?;
-        let limits: Arc<dyn RunLimits> = Arc::new(HandleLimits { inner: Arc::downgrade(&self), h });
+        let client = Client::with_store(self.client_options(h, &def, turns_left, answer.clone()), self.store.clone())?;
+        let limits: Arc<dyn RunLimits> = Arc::new(HandleLimits {
+            inner: Arc::downgrade(&self),
+            h,
+            answer: answer.clone(),
+            granted: std::sync::atomic::AtomicBool::new(false),
+        });
         let ro = RunOptions { history: None, abort: Some(abort), limits: Some(limits) };
         let (client, toolkit, id_ref) = (&client, &toolkit, id.as_str());
         let r = run_gated(

@@ -94,6 +94,8 @@ pub struct RuntimeOptions {
     pub shutdown_ms: f64,
     pub hooks: Hooks,
     pub on_metric: Option<SharedCallback>,
+    /// Asked when a budget stops a running turn: answers "stop", "extend" or "suspend".
+    pub on_budget: Option<SharedCallback>,
     pub spawner: Spawner,
 }
 
@@ -113,6 +115,7 @@ impl RuntimeOptions {
             shutdown_ms: 200.0,
             hooks: Hooks::default(),
             on_metric: None,
+            on_budget: None,
             spawner: Arc::new(move |f| {
                 if let Some(rt) = &spawn_rt {
                     rt.spawn(f);
