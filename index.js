@@ -1520,7 +1520,12 @@ class AgentRuntime {
       defs,
       builtinStore ? memoryStores.get(store) : undefined,
     )
-    this.#lookup = { native: this.#native, info: (i) => this.#native.info(i), handleAt }
+    this.#lookup = {
+      native: this.#native,
+      info: (i) => this.#native.info(i),
+      handleAt,
+      heartbeat: (h, everyMs, prompt, silent, onBeat) => this.#native.heartbeat(this.#index(h, "heartbeat"), everyMs, prompt, silent, onBeat),
+    }
     Object.defineProperty(this, RUNTIME, { value: this.#lookup })
   }
 
@@ -1684,38 +1689,22 @@ function fromDir(dir, opts = {}) {
   })
 }
 
-/** A persona on its own clock: a tick posted every `everyMs` (ticks coalesce in the inbox),
- * and a heartbeat turn whenever it is idle; HEARTBEAT_OK replies stay silent. */
+/** A persona on its own clock (§7E): the heartbeat runs in the core, on the runtime's clock. */
 function startAgent(a, run, hb) {
   const runtime = a.createRuntime(run)
   const handle = runtime.spawn(runtime.root, a.name)
   if (isVerbError(handle)) throw new Error(handle.error)
   const beats = []
-  let stopped = false
-  let cancel
-  const beat = () => {
-    if (stopped) return
-    runtime.post(handle, { from: "clock", channel: "timer", text: "tick" })
-    if (handle.state === "idle") {
-      const woke = runtime.wake(handle, agentConstants.HEARTBEAT_PROMPT)
-      if (woke.ok) {
-        void runtime.wait(handle).then((r) => {
-          if (!r.isError && !r.text.includes(agentConstants.HEARTBEAT_OK)) {
-            beats.push(r.text)
-            hb.onBeat?.(r.text)
-          }
-        })
-      }
-    }
-    cancel = runtime.clock.setTimeout(beat, hb.everyMs)
+  const onBeat = (text) => {
+    beats.push(text)
+    hb.onBeat?.(text)
   }
-  cancel = runtime.clock.setTimeout(beat, hb.everyMs)
+  const beat = runtime[RUNTIME].heartbeat(handle, Number(hb.everyMs), agentConstants.HEARTBEAT_PROMPT, agentConstants.HEARTBEAT_OK, bridge(onBeat))
   return {
     runtime,
     beats,
     stop: async () => {
-      stopped = true
-      cancel?.()
+      beat.stop()
       await runtime.close(runtime.root)
     },
   }

@@ -10,7 +10,8 @@ use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::agents::gate::Completion;
 use toolnexus_core::agents::runtime::{
-    AgentDef, AgentRuntime, Budget, Clock, HandleId, InboxItem, Llm, RuntimeOptions, SystemClock, TimerCancel, TimerFn,
+    AgentDef, AgentRuntime, Budget, Clock, HandleId, Heartbeat, HeartbeatStop, InboxItem, Llm, RuntimeOptions,
+    SystemClock, TimerCancel, TimerFn,
 };
 use toolnexus_core::client::{ConversationStore, Hooks, InMemoryStore, Style, Transport};
 
@@ -150,6 +151,20 @@ impl Clock for JsClock {
                 clear.notify_now(id.to_string());
             }
         })
+    }
+}
+
+/// A running heartbeat.
+#[napi]
+pub struct NativeHeartbeat {
+    stop: HeartbeatStop,
+}
+
+#[napi]
+impl NativeHeartbeat {
+    #[napi]
+    pub fn stop(&self) {
+        self.stop.stop()
     }
 }
 
@@ -407,6 +422,13 @@ impl NativeRuntime {
     #[napi(js_name = "maxObservedConcurrentTurns")]
     pub fn max_observed_concurrent_turns(&self) -> u32 {
         self.inner.max_observed_concurrent_turns() as u32
+    }
+
+    /// Give handle `h` its own clock (a persona's heartbeat).
+    #[napi]
+    pub fn heartbeat(&self, h: u32, every_ms: f64, prompt: String, silent: String, on_beat: JsonFn) -> NativeHeartbeat {
+        let hb = Heartbeat { every_ms, prompt, silent, on_beat: cb(Some(on_beat)) };
+        NativeHeartbeat { stop: self.inner.start_heartbeat(h as HandleId, hb) }
     }
 
     /// A host clock's timer fired.

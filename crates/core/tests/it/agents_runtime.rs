@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use toolnexus_core::agents::runtime::{
-    AgentDef, AgentRuntime, Budget, HandleState, InboxItem, RuntimeOptions, TaskStatus, VirtualClock, ROOT,
+    AgentDef, AgentRuntime, Budget, HandleState, Heartbeat, InboxItem, RuntimeOptions, TaskStatus, VirtualClock, ROOT,
 };
 use toolnexus_core::client::{HttpRequest, HttpResponse, Transport};
 use toolnexus_core::fn_tool::FnTool;
@@ -79,6 +79,7 @@ impl Transport for Scripted {
                     .count();
                 json!({ "content": format!("processed {items} items") })
             }
+            "m-silent" => json!({ "content": "all quiet HEARTBEAT_OK" }),
             "m-slow" => {
                 self.slow_started.notify_one();
                 std::future::pending::<()>().await;
@@ -498,4 +499,55 @@ async fn on_budget_suspend_without_authority_parks_the_handle_until_resumed() {
     let r = rt.wait(h, None, None).await;
     assert_eq!(r.status, TaskStatus::Incomplete, "{r:?}");
     assert_eq!(r.text, "hit maxTurns without a final answer");
+}
+
+#[tokio::test]
+async fn a_heartbeat_beats_on_the_runtime_clock_and_keeps_silent_replies_quiet() {
+    let def = |name: &str, model: &str| AgentDef {
+        name: name.into(),
+        does: "persona".into(),
+        model: Some(model.into()),
+        ..Default::default()
+    };
+    let clock = VirtualClock::new();
+    let beats = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (rt, llm) =
+        runtime_with(vec![def("talker", "m-peer"), def("quiet", "m-silent")], |o| o.clock = Arc::new(clock.clone()));
+    let mut stops = Vec::new();
+    for name in ["talker", "quiet"] {
+        let h = rt.spawn(ROOT, name, None).expect("persona");
+        let seen = beats.clone();
+        let on_beat = toolnexus_core::callback::callback(move |text: Value| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().expect("beats").push(text);
+                Ok(Value::Null)
+            }
+        });
+        let hb = Heartbeat {
+            every_ms: 1000.0,
+            prompt: "beat".into(),
+            silent: "HEARTBEAT_OK".into(),
+            on_beat: Some(on_beat),
+        };
+        stops.push(rt.start_heartbeat(h, hb));
+    }
+    for _ in 0..3 {
+        clock.advance(1000.0);
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+    }
+    assert_eq!(llm.calls.load(Ordering::SeqCst), 6, "one turn per beat per persona");
+    let got = beats.lock().expect("beats").clone();
+    assert_eq!(got, vec![json!("processed 1 items"); 3], "the talker's beats only; each drained one tick");
+    for s in &stops {
+        s.stop();
+    }
+    clock.advance(5000.0);
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(llm.calls.load(Ordering::SeqCst), 6, "no beat after stop");
+    assert_eq!(clock.pending(), 0);
 }

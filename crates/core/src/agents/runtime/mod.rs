@@ -13,6 +13,7 @@
 
 mod clock;
 mod core;
+mod heartbeat;
 mod task;
 mod tree;
 mod turn;
@@ -22,6 +23,7 @@ mod verbs;
 
 pub use self::core::AgentRuntime;
 pub use clock::{Clock, SystemClock, TimerCancel, TimerFn, VirtualClock};
+pub use heartbeat::{Heartbeat, HeartbeatStop};
 pub use types::{
     AgentDef, Budget, HandleId, HandleSnapshot, HandleState, HandleView, InboxItem, Inspection, Llm, RuntimeOptions,
     Spawner, TaskResult, TaskStatus, ROOT,
