@@ -1440,9 +1440,14 @@ class Handle {
   }
 }
 
-function hooksOf(where, hooks) {
+function hooksOf(where, hooks, style) {
   if (hooks == null) return undefined
+  const compactorHandle = compactors.get(hooks.beforeLLM)
   const hook = (name) => {
+    // A compactor is told the runtime's dialect, as a client's own compactor is.
+    if (name === "beforeLLM" && compactorHandle) {
+      return bridge(async (ev) => fromCore(await compactorHandle.run(encode({ messages: ev?.messages }), style)) ?? undefined)
+    }
     const fn = callable(where, `hooks.${name}`, hooks[name])
     return fn && bridge(fn, hooks)
   }
@@ -1462,6 +1467,7 @@ class AgentRuntime {
     this.store = opts.store ?? new InMemoryConversationStore()
     this.#defs = registry
     const handleAt = (i) => this.#handleAt(i)
+    const style = opts.llm?.style === "anthropic" ? "anthropic" : "openai"
     const defs = Object.keys(registry).map((name) => {
       const d = registry[name] ?? {}
       const completion = d.completion
@@ -1476,7 +1482,7 @@ class AgentRuntime {
         waitFor: d.waitFor && bridge(d.waitFor, d),
         onSpawn: d.onSpawn && bridge((v) => d.onSpawn(handleAt(v.handle)), d),
         onClose: d.onClose && bridge((v) => d.onClose(handleAt(v.handle), v.reason), d),
-        hooks: hooksOf("AgentRuntime", d.hooks),
+        hooks: hooksOf("AgentRuntime", d.hooks, style),
         onMetric: d.onMetric && bridge(d.onMetric, d),
         verify: completion ? bridge((r) => completion.verify(r), completion) : undefined,
         maxAttempts: completion ? encode(completion.maxAttempts ?? null) : undefined,
@@ -1493,7 +1499,7 @@ class AgentRuntime {
       encode({ llm: opts.llm, inboxCap: opts.inboxCap, maxConcurrentTurns: opts.maxConcurrentTurns, shutdownMs: opts.shutdownMs }),
       {
         fetch: fetchFn && lift(fetchBridge(fetchFn)),
-        hooks: hooksOf("AgentRuntime", opts.hooks),
+        hooks: hooksOf("AgentRuntime", opts.hooks, style),
         onMetric: onMetric && bridge(onMetric, opts),
         onBudget: onBudget && bridge((info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) })),
         storeGet: builtinStore ? undefined : bridge((id) => store.get(id)),

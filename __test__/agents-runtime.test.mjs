@@ -1049,3 +1049,23 @@ test("onBudget decides at a live limit: stop, extend, or suspend on an approval 
   assert.equal(s.state, "idle")
   for (const rt of [stop, extend, suspend]) await rt.close(rt.root)
 })
+
+test("a compactor in an agent's hooks is told the runtime's dialect: no system notes inside Anthropic messages", async () => {
+  const bodies = []
+  const fetch = async (_u, init) => {
+    bodies.push(JSON.parse(init.body))
+    const msg = { id: "m", type: "message", role: "assistant", content: [{ type: "text", text: "ok ".repeat(50) }], stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } }
+    return new Response(JSON.stringify(msg), { headers: { "content-type": "application/json" } })
+  }
+  const hooks = { beforeLLM: agents.compactor({ maxTokens: 60, keepTail: 20, summarize: () => "SUMMARY" }) }
+  const rt = new AgentRuntime({ fetch, llm: { style: "anthropic", model: "claude" }, registry: { p: { name: "p", does: "persona", hooks } } })
+  const h = spawnOk(rt, rt.root, "p")
+  for (let i = 0; i < 3; i++) {
+    rt.wake(h, `question ${i} ${"x".repeat(200)}`)
+    assert.equal((await rt.wait(h)).status, "done")
+  }
+  const last = bodies.at(-1).messages
+  assert.deepStrictEqual(last[0], { role: "user", content: "[Summary of earlier conversation]\nSUMMARY" })
+  assert.ok(bodies.every((b) => b.messages.every((m) => m.role !== "system")), "the Messages API refuses system inside messages")
+  await rt.close(rt.root)
+})
