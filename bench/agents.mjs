@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url"
 import { summarize } from "./lib/stats.mjs"
 import { FANOUT, LLM_REQUESTS_PER_TREE, TOOL_CALLS_PER_TREE } from "./agents/scenario.mjs"
 import { RUNNERS } from "./agents/runners/index.mjs"
+import { machine, stopChild } from "./lib/proc.mjs"
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
@@ -120,17 +121,6 @@ function startEndpoint() {
   })
 }
 
-function stopChild(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    const t = setTimeout(() => child.kill("SIGKILL"), 5000)
-    child.on("exit", () => {
-      clearTimeout(t)
-      resolve()
-    })
-    child.stdin.end()
-  })
-}
 
 /** A control request to the endpoint (its own port, a fresh connection each time). */
 function control(port, method, p) {
@@ -359,7 +349,6 @@ async function main() {
   const trialReasons = []
   if (config.rounds < 3) trialReasons.push(`rounds ${config.rounds} < 3`)
   if (config.trees < 5) trialReasons.push(`trees ${config.trees} < 5`)
-  const cpus = os.cpus()
   const res = {
     generatedAt: new Date().toISOString(),
     durationS: (Date.now() - started) / 1000,
@@ -368,16 +357,7 @@ async function main() {
     scenario: { fanout: FANOUT, llmRequestsPerTree: LLM_REQUESTS_PER_TREE, toolCallsPerTree: TOOL_CALLS_PER_TREE },
     config,
     runners: Object.fromEntries(names.map((n) => [n, RUNNERS[n].what])),
-    machine: {
-      cpuModel: cpus[0]?.model ?? "unknown",
-      cpus: cpus.length,
-      totalMemBytes: os.totalmem(),
-      platform: os.platform(),
-      release: os.release(),
-      node: process.version,
-      loadavgStart,
-      loadavgEnd: os.loadavg(),
-    },
+    machine: machine(loadavgStart),
     packages: pkgs,
     versions: { ours: packageVersion(pkgs.ours), reference: pkgs.reference ? packageVersion(pkgs.reference) : null },
     summary: Object.fromEntries(names.map((n) => [n, summarizeRunner(n, rounds)])),

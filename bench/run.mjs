@@ -20,6 +20,7 @@ import { METRICS, fmt } from "./lib/metrics.mjs"
 import { renderMarkdown, renderSvg } from "./lib/report.mjs"
 import { median, summarize } from "./lib/stats.mjs"
 import { FINAL_TEXT, PROMPT } from "./lib/scenario.mjs"
+import { machine } from "./lib/proc.mjs"
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
@@ -349,7 +350,6 @@ async function main() {
   }
 
   const summary = Object.fromEntries(runners.map((n) => [n, summarizeRunner(n, rounds)]))
-  const cpus = os.cpus()
   const results = {
     generatedAt: new Date().toISOString(),
     durationS: (Date.now() - started) / 1000,
@@ -359,16 +359,7 @@ async function main() {
     config,
     floor: FLOOR,
     runners,
-    machine: {
-      cpuModel: cpus[0]?.model ?? "unknown",
-      cpus: cpus.length,
-      totalMemBytes: os.totalmem(),
-      platform: os.platform(),
-      release: os.release(),
-      node: process.version,
-      loadavgStart,
-      loadavgEnd: os.loadavg(),
-    },
+    machine: machine(loadavgStart),
     versions: versions(),
     summary,
     leak,

@@ -21,6 +21,7 @@ import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { FINAL_TEXT, WEATHER_TEXT } from "./lib/scenario.mjs"
+import { stopChild } from "./lib/proc.mjs"
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
@@ -69,17 +70,6 @@ function startNode(args) {
   })
 }
 
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    const t = setTimeout(() => child.kill("SIGKILL"), 5000)
-    child.on("exit", () => {
-      clearTimeout(t)
-      resolve()
-    })
-    child.stdin.end()
-  })
-}
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -261,13 +251,13 @@ async function main() {
               log(`${profile} ${name} round ${round + 1} c=${c}: ${Math.round(r.rps)} req/s p99 ${r.p99} ms errors ${r.errors + r.timeouts + r.non2xx}`)
             }
           } finally {
-            await stop(peer.child)
+            await stopChild(peer.child)
           }
         }
       }
     }
   } finally {
-    await stop(llm.child)
+    await stopChild(llm.child)
   }
   const meta = {
     node: process.version,

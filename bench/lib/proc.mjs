@@ -2,6 +2,8 @@
 // a process's peak RSS (VmHWM) and the CPU and peak RSS of its child processes (the MCP
 // server a toolkit spawns). Everything returns null where /proc is not there.
 
+import os from "node:os"
+
 import { readFileSync, readdirSync } from "node:fs"
 
 /** A `/proc/<pid>/status` field in bytes (VmHWM, VmRSS, ...), or null. */
@@ -66,4 +68,32 @@ export function cpuMicrosOf(pids) {
   let total = 0
   for (const p of pids) total += cpuMicros(p) ?? 0
   return total
+}
+
+/** The machine a run happened on, with the load average at its start and end. */
+export function machine(loadavgStart) {
+  const cpus = os.cpus()
+  return {
+    cpuModel: cpus[0]?.model ?? "unknown",
+    cpus: cpus.length,
+    totalMemBytes: os.totalmem(),
+    platform: os.platform(),
+    release: os.release(),
+    node: process.version,
+    loadavgStart,
+    loadavgEnd: os.loadavg(),
+  }
+}
+
+/** End a child process that stops when its stdin closes; killed if it has not within 5 s. */
+export function stopChild(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    const t = setTimeout(() => child.kill("SIGKILL"), 5000)
+    child.on("exit", () => {
+      clearTimeout(t)
+      resolve()
+    })
+    child.stdin.end()
+  })
 }

@@ -298,8 +298,25 @@ impl Client {
     /// The run ended with text, or ran out of turns (`exhausted`): with no text that is
     /// a loud "incomplete", never a silent "done".
     async fn end_run(&self, st: &mut RunState, text: String, exhausted: bool, started: Instant) -> Result<RunResult> {
-        self.run_metric(st, started, None).await?;
         let incomplete = exhausted && text.is_empty();
+        let (status, limit) = match incomplete {
+            true => (RunStatus::Incomplete, Some("maxTurns".to_string())),
+            false => (RunStatus::Done, None),
+        };
+        self.finish(st, text, status, None, limit, started).await
+    }
+
+    /// The run's result, after its `run` metric.
+    async fn finish(
+        &self,
+        st: &mut RunState,
+        text: String,
+        status: RunStatus,
+        pending: Option<Map<String, Value>>,
+        limit: Option<String>,
+        started: Instant,
+    ) -> Result<RunResult> {
+        self.run_metric(st, started, None).await?;
         Ok(RunResult {
             text,
             messages: std::mem::take(&mut st.messages),
@@ -307,43 +324,21 @@ impl Client {
             turns: st.turns,
             usage: st.usage,
             model: self.opts.model.clone(),
-            status: if incomplete { RunStatus::Incomplete } else { RunStatus::Done },
-            pending: None,
-            limit: incomplete.then(|| "maxTurns".to_string()),
+            status,
+            pending,
+            limit,
         })
     }
 
     /// A budget limit stopped the run: loud, `incomplete`, with the limit named and the
     /// transcript so far kept.
     async fn end_limited(&self, st: &mut RunState, limit: String, started: Instant) -> Result<RunResult> {
-        self.run_metric(st, started, None).await?;
-        Ok(RunResult {
-            text: String::new(),
-            messages: std::mem::take(&mut st.messages),
-            tool_calls: std::mem::take(&mut st.records),
-            turns: st.turns,
-            usage: st.usage,
-            model: self.opts.model.clone(),
-            status: RunStatus::Incomplete,
-            pending: None,
-            limit: Some(limit),
-        })
+        self.finish(st, String::new(), RunStatus::Incomplete, None, Some(limit), started).await
     }
 
     /// A tool suspended and there is no `waitFor`: halt durably with the request.
     async fn pending_run(&self, st: &mut RunState, request: Map<String, Value>, started: Instant) -> Result<RunResult> {
-        self.run_metric(st, started, None).await?;
-        Ok(RunResult {
-            text: request_prompt(&request),
-            messages: std::mem::take(&mut st.messages),
-            tool_calls: std::mem::take(&mut st.records),
-            turns: st.turns,
-            usage: st.usage,
-            model: self.opts.model.clone(),
-            status: RunStatus::Pending,
-            pending: Some(request),
-            limit: None,
-        })
+        self.finish(st, request_prompt(&request), RunStatus::Pending, Some(request), None, started).await
     }
 
     /// A tool call a budget refused: answered with the limit, never run.
