@@ -839,6 +839,7 @@ module.exports.CancelToken = nativeBinding.CancelToken
 module.exports.NativeClient = nativeBinding.NativeClient
 module.exports.NativeCompactor = nativeBinding.NativeCompactor
 module.exports.NativeGuard = nativeBinding.NativeGuard
+module.exports.NativeHeartbeat = nativeBinding.NativeHeartbeat
 module.exports.NativeMcp = nativeBinding.NativeMcp
 module.exports.NativeMcpServer = nativeBinding.NativeMcpServer
 module.exports.NativeMcpSession = nativeBinding.NativeMcpSession
