@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+// `npm run build`: the release addon.
+//
+// On Linux x64 with glibc the addon is linked by zig against glibc 2.17 (cargo-zigbuild, driven by
+// `napi build --cross-compile`), so the shipped `toolnexus.linux-x64-gnu.node` loads on RHEL 7/8,
+// Debian 11, Ubuntu 20.04 and Amazon Linux 2, not only on the glibc of the machine that built it.
+// The toolchain (cargo-zigbuild and zig, both wheels from PyPI) is installed on first use into
+// `.tools/` in the repository (gitignored) with `python3 -m pip install --target`.
+//
+// Everywhere else (macOS, Windows, musl) and with TOOLNEXUS_NATIVE_GLIBC=1 this is the plain
+// `napi build --platform --release`, linked against whatever the host has.
+//
+// Extra arguments are passed on to `napi build` (`npm run build -- --verbose`).
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { delimiter, dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)))
+
+// The glibc floor and the pinned toolchain. Changing a pin reinstalls the toolchain on the next build.
+const GLIBC_FLOOR = "2.17"
+const ZIGBUILD = "cargo-zigbuild==0.24.1"
+const ZIG = "ziglang==0.15.2"
+const TARGET = "x86_64-unknown-linux-gnu"
+
+const toolsDir = join(root, ".tools")
+const zigbuildDir = join(toolsDir, "zigbuild")
+const stampFile = join(zigbuildDir, "toolnexus-toolchain.json")
+
+const baseArgs = ["build", "--platform", "--release", "--js", "binding.js", "--dts", "binding.d.ts"]
+
+function fail(message) {
+  console.error(`build: ${message}`)
+  process.exit(1)
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: "inherit", cwd: root, ...opts })
+  if (r.error) fail(`could not start ${cmd}: ${r.error.message}`)
+  return r.status ?? 1
+}
+
+function isLinuxX64Gnu() {
+  if (process.platform !== "linux" || process.arch !== "x64") return false
+  // Node reports the runtime glibc version on glibc systems and nothing on musl.
+  const header = process.report?.getReport?.().header
+  return Boolean(header?.glibcVersionRuntime)
+}
+
+function napiCli() {
+  const require = createRequire(join(root, "package.json"))
+  let pkgPath
+  try {
+    pkgPath = require.resolve("@napi-rs/cli/package.json")
+  } catch {
+    fail("@napi-rs/cli is not installed; run `npm ci` first")
+  }
+  const pkg = JSON.parse(readFileSync(pkgPath, "utf8"))
+  const bin = typeof pkg.bin === "string" ? pkg.bin : pkg.bin.napi
+  return join(dirname(pkgPath), bin)
+}
+
+function napiBuild(args, env = process.env) {
+  return run(process.execPath, [napiCli(), ...args], { env })
+}
+
+// Install cargo-zigbuild and zig into .tools/zigbuild unless the pinned versions are already there.
+// The install goes to a scratch directory first and is renamed into place, so an interrupted install
+// never leaves a half toolchain that looks complete.
+function ensureToolchain() {
+  const wanted = { packages: [ZIGBUILD, ZIG] }
+  if (existsSync(stampFile)) {
+    try {
+      const have = JSON.parse(readFileSync(stampFile, "utf8"))
+      if (JSON.stringify(have.packages) === JSON.stringify(wanted.packages)) return
+    } catch {
+      // unreadable stamp: reinstall
+    }
+  }
+  const python = process.env.PYTHON || "python3"
+  const probe = spawnSync(python, ["-m", "pip", "--version"], { encoding: "utf8" })
+  if (probe.error || probe.status !== 0) {
+    fail(
+      `the glibc ${GLIBC_FLOOR} build needs \`${python} -m pip\` once, to fetch zig and cargo-zigbuild from PyPI ` +
+        "(on Debian/Ubuntu: apt-get install python3-pip).\n" +
+        "       To build against this machine's glibc instead, run with TOOLNEXUS_NATIVE_GLIBC=1.",
+    )
+  }
+  console.error(`build: installing ${ZIGBUILD} and ${ZIG} into ${zigbuildDir} (first use)`)
+  mkdirSync(toolsDir, { recursive: true })
+  const scratch = `${zigbuildDir}.partial-${process.pid}`
+  rmSync(scratch, { recursive: true, force: true })
+  const started = Date.now()
+  const status = run(
+    python,
+    ["-m", "pip", "install", "--quiet", "--no-compile", "--only-binary=:all:", "--target", scratch, ZIGBUILD, ZIG],
+    { env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_ROOT_USER_ACTION: "ignore" } },
+  )
+  if (status !== 0) {
+    rmSync(scratch, { recursive: true, force: true })
+    fail(`pip could not install ${ZIGBUILD} ${ZIG} (exit ${status}); TOOLNEXUS_NATIVE_GLIBC=1 skips zig`)
+  }
+  writeFileSync(join(scratch, "toolnexus-toolchain.json"), `${JSON.stringify(wanted, null, 2)}\n`)
+  rmSync(zigbuildDir, { recursive: true, force: true })
+  renameSync(scratch, zigbuildDir)
+  console.error(`build: toolchain installed in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+}
+
+function zigEnv() {
+  const env = { ...process.env }
+  // cargo-zigbuild looks for `python3 -m ziglang` first, then `zig`: PYTHONPATH makes the first
+  // find the pinned wheel in .tools, and the second is pointed at the same binary.
+  env.PYTHONPATH = [zigbuildDir, env.PYTHONPATH].filter(Boolean).join(delimiter)
+  env.CARGO_ZIGBUILD_ZIG_PATH = join(zigbuildDir, "ziglang", "zig")
+  env.PATH = [join(zigbuildDir, "bin"), env.PATH].filter(Boolean).join(delimiter)
+  // Keep zig's and cargo-zigbuild's caches next to the toolchain rather than in ~/.cache.
+  env.CARGO_ZIGBUILD_CACHE_DIR ??= join(toolsDir, "cache", "cargo-zigbuild")
+  env.ZIG_GLOBAL_CACHE_DIR ??= join(toolsDir, "cache", "zig")
+  env.ZIG_LOCAL_CACHE_DIR ??= join(toolsDir, "cache", "zig-local")
+  return env
+}
+
+const extra = process.argv.slice(2)
+const native = /^(1|true|yes)$/i.test(process.env.TOOLNEXUS_NATIVE_GLIBC ?? "")
+
+if (!isLinuxX64Gnu() || native) {
+  if (native) console.error("build: TOOLNEXUS_NATIVE_GLIBC is set: linking against this machine's glibc")
+  process.exit(napiBuild([...baseArgs, ...extra]))
+}
+
+ensureToolchain()
+// The `.2.17` suffix is cargo-zigbuild's glibc pin: Cargo builds x86_64-unknown-linux-gnu and zig links
+// against glibc 2.17's symbol versions. The output name stays toolnexus.linux-x64-gnu.node.
+const status = napiBuild([...baseArgs, "--cross-compile", "--target", `${TARGET}.${GLIBC_FLOOR}`, ...extra], zigEnv())
+if (status !== 0) process.exit(status)
+
+// A cheap guard: the build fails here, not on a user's RHEL 8, if anything newer slipped in. It needs
+// objdump (binutils); without it the check is left to CI (.ci/run runs it too).
+if (spawnSync("objdump", ["--version"], { stdio: "ignore" }).error) {
+  console.error("build: objdump (binutils) not found: skipping the glibc floor check")
+  process.exit(0)
+}
+const checker = join(root, "scripts", "check-glibc.mjs")
+process.exit(run(process.execPath, [checker, "--max", GLIBC_FLOOR, join(root, "toolnexus.linux-x64-gnu.node")]))
