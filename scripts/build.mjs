@@ -10,7 +10,8 @@
 // Everywhere else (macOS, Windows, musl) and with TOOLNEXUS_NATIVE_GLIBC=1 this is the plain
 // `napi build --platform --release`, linked against whatever the host has.
 //
-// Extra arguments are passed on to `napi build` (`npm run build -- --verbose`).
+// Extra arguments are passed on to `napi build` (`npm run build -- --verbose`); one that picks a target
+// or a cross-compile mode (`--target`, `-x`, `--use-napi-cross`, ...) turns the zig route off.
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -124,8 +125,10 @@ function zigEnv() {
 
 const extra = process.argv.slice(2)
 const native = /^(1|true|yes)$/i.test(process.env.TOOLNEXUS_NATIVE_GLIBC ?? "")
+// An explicit target or cross-compile choice on the command line is the caller's: build exactly that.
+const ownTarget = extra.some((a) => /^(--target|-t|--cross-compile|-x|--use-cross|--use-napi-cross)(=|$)/.test(a))
 
-if (!isLinuxX64Gnu() || native) {
+if (!isLinuxX64Gnu() || native || ownTarget) {
   if (native) console.error("build: TOOLNEXUS_NATIVE_GLIBC is set: linking against this machine's glibc")
   process.exit(napiBuild([...baseArgs, ...extra]))
 }
