@@ -13,7 +13,8 @@
 // Extra arguments are passed on to `napi build` (`npm run build -- --verbose`); one that picks a target
 // or a cross-compile mode (`--target`, `-x`, `--use-napi-cross`, ...) turns the zig route off.
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { delimiter, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -70,43 +71,91 @@ function napiBuild(args, env = process.env) {
 // Install cargo-zigbuild and zig into .tools/zigbuild unless the pinned versions are already there.
 // The install goes to a scratch directory first and is renamed into place, so an interrupted install
 // never leaves a half toolchain that looks complete.
-function ensureToolchain() {
+async function ensureToolchain() {
   const wanted = { packages: [ZIGBUILD, ZIG] }
   if (existsSync(stampFile)) {
     try {
       const have = JSON.parse(readFileSync(stampFile, "utf8"))
-      if (JSON.stringify(have.packages) === JSON.stringify(wanted.packages)) return
+      if (JSON.stringify(have.packages) === JSON.stringify(wanted.packages)) return true
     } catch {
       // unreadable stamp: reinstall
     }
   }
   const python = process.env.PYTHON || "python3"
-  const probe = spawnSync(python, ["-m", "pip", "--version"], { encoding: "utf8" })
-  if (probe.error || probe.status !== 0) {
-    fail(
-      `the glibc ${GLIBC_FLOOR} build needs \`${python} -m pip\` once, to fetch zig and cargo-zigbuild from PyPI ` +
-        "(on Debian/Ubuntu: apt-get install python3-pip).\n" +
-        "       To build against this machine's glibc instead, run with TOOLNEXUS_NATIVE_GLIBC=1.",
-    )
-  }
   console.error(`build: installing ${ZIGBUILD} and ${ZIG} into ${zigbuildDir} (first use)`)
   mkdirSync(toolsDir, { recursive: true })
   const scratch = `${zigbuildDir}.partial-${process.pid}`
   rmSync(scratch, { recursive: true, force: true })
   const started = Date.now()
-  const status = run(
-    python,
-    ["-m", "pip", "install", "--quiet", "--no-compile", "--only-binary=:all:", "--target", scratch, ZIGBUILD, ZIG],
-    { env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_ROOT_USER_ACTION: "ignore" } },
-  )
-  if (status !== 0) {
+  const probe = spawnSync(python, ["-m", "pip", "--version"], { encoding: "utf8" })
+  const viaPip = !probe.error && probe.status === 0
+  const installed = viaPip ? pipInstall(python, scratch) : await wheelInstall(python, scratch)
+  if (!installed) {
     rmSync(scratch, { recursive: true, force: true })
-    fail(`pip could not install ${ZIGBUILD} ${ZIG} (exit ${status}); TOOLNEXUS_NATIVE_GLIBC=1 skips zig`)
+    return false
   }
   writeFileSync(join(scratch, "toolnexus-toolchain.json"), `${JSON.stringify(wanted, null, 2)}\n`)
   rmSync(zigbuildDir, { recursive: true, force: true })
   renameSync(scratch, zigbuildDir)
   console.error(`build: toolchain installed in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  return true
+}
+
+function pipInstall(python, scratch) {
+  const status = run(
+    python,
+    ["-m", "pip", "install", "--quiet", "--no-compile", "--only-binary=:all:", "--target", scratch, ZIGBUILD, ZIG],
+    { env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1", PIP_ROOT_USER_ACTION: "ignore" } },
+  )
+  if (status !== 0) console.warn(`build: pip could not install ${ZIGBUILD} ${ZIG} (exit ${status})`)
+  return status === 0
+}
+
+// Without pip: the same two wheels straight from PyPI, checked against the sha256 PyPI lists, unpacked
+// with Python's own zipfile module or unzip, laid out as pip would (scripts into bin/).
+async function wheelInstall(python, scratch) {
+  const unpack = (file) => {
+    const viaPython = spawnSync(python, ["-m", "zipfile", "-e", file, scratch], { stdio: "inherit" })
+    if (!viaPython.error && viaPython.status === 0) return true
+    const viaUnzip = spawnSync("unzip", ["-q", "-o", file, "-d", scratch], { stdio: "inherit" })
+    return !viaUnzip.error && viaUnzip.status === 0
+  }
+  try {
+    mkdirSync(scratch, { recursive: true })
+    for (const spec of [ZIGBUILD, ZIG]) {
+      const [name, version] = spec.split("==")
+      // PyPI's simple index (PEP 691, JSON form): every file with its sha256.
+      const index = await fetch(`https://pypi.org/simple/${name}/`, { headers: { accept: "application/vnd.pypi.simple.v1+json" } })
+      if (!index.ok) throw new Error(`PyPI answered ${index.status} for ${name}`)
+      const prefix = `${name.replace(/-/g, "_")}-${version}-`
+      const wheel = (await index.json()).files.find(
+        (f) => f.filename.startsWith(prefix) && f.filename.endsWith(".whl") && /manylinux[^-]*x86_64/.test(f.filename),
+      )
+      if (!wheel) throw new Error(`no manylinux x86_64 wheel of ${spec} on PyPI`)
+      const got = await fetch(wheel.url)
+      if (!got.ok) throw new Error(`PyPI answered ${got.status} for ${wheel.filename}`)
+      const bytes = Buffer.from(await got.arrayBuffer())
+      const sha = createHash("sha256").update(bytes).digest("hex")
+      if (sha !== wheel.hashes.sha256) throw new Error(`${wheel.filename}: sha256 ${sha}, PyPI lists ${wheel.hashes.sha256}`)
+      const file = join(scratch, wheel.filename)
+      writeFileSync(file, bytes)
+      if (!unpack(file)) throw new Error(`cannot unpack ${wheel.filename}: neither \`${python} -m zipfile\` nor unzip worked`)
+      rmSync(file)
+    }
+    const bin = join(scratch, "bin")
+    mkdirSync(bin, { recursive: true })
+    for (const d of readdirSync(scratch).filter((n) => n.endsWith(".data"))) {
+      const scripts = join(scratch, d, "scripts")
+      if (!existsSync(scripts)) continue
+      for (const f of readdirSync(scripts)) renameSync(join(scripts, f), join(bin, f))
+    }
+    for (const f of readdirSync(bin)) chmodSync(join(bin, f), 0o755)
+    chmodSync(join(scratch, "ziglang", "zig"), 0o755)
+    return true
+  } catch (e) {
+    console.warn(`build: could not fetch the zig toolchain from PyPI without pip: ${e instanceof Error ? e.message : e}`)
+    return false
+  }
 }
 
 function zigEnv() {
@@ -133,7 +182,14 @@ if (!isLinuxX64Gnu() || native || ownTarget) {
   process.exit(napiBuild([...baseArgs, ...extra]))
 }
 
-ensureToolchain()
+if (!(await ensureToolchain())) {
+  // A fresh machine without the toolchain still gets a working addon; CI checks the floor itself.
+  console.warn(
+    `build: the zig toolchain is not available, so this build links against this machine's glibc (not ${GLIBC_FLOOR}); ` +
+      "install python3-pip (or python3 / unzip) for the portable build, or set TOOLNEXUS_NATIVE_GLIBC=1 to silence this",
+  )
+  process.exit(napiBuild([...baseArgs, ...extra]))
+}
 // The `.2.17` suffix is cargo-zigbuild's glibc pin: Cargo builds x86_64-unknown-linux-gnu and zig links
 // against glibc 2.17's symbol versions. The output name stays toolnexus.linux-x64-gnu.node.
 const status = napiBuild([...baseArgs, "--cross-compile", "--target", `${TARGET}.${GLIBC_FLOOR}`, ...extra], zigEnv())
