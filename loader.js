@@ -28,49 +28,64 @@ const SUPPORTED = [
   "win32-arm64-msvc",
 ]
 
-/** Which C library this Node runs on: what Node's own diagnostic report says about itself. */
+const isMusl = (name) => /(?:^|\/)(?:ld-musl-|libc\.musl-)/.test(name)
+
+/**
+ * Which C library this Node runs on: the one mapped into this very process (/proc/self/maps,
+ * read in well under a millisecond), else what Node's diagnostic report says about itself (which
+ * costs 10-40 ms, so it is the fallback, and the source of the glibc version for error messages).
+ */
 function linuxLibc() {
-  const report = process.report
-  if (report && typeof report.getReport === "function") {
-    const before = report.excludeNetwork
-    try {
-      report.excludeNetwork = true
-      const r = report.getReport()
-      const glibc = r && r.header && r.header.glibcVersionRuntime
-      if (glibc) return { libc: "glibc", libcVersion: String(glibc) }
-      const shared = (r && Array.isArray(r.sharedObjects) && r.sharedObjects) || []
-      if (shared.some((f) => /(?:^|\/)(?:ld-musl-|libc\.musl-)/.test(String(f)))) return { libc: "musl", libcVersion: null }
-      if (r && r.header) return { libc: "musl", libcVersion: null }
-    } catch {
-      // fall through to the file system
-    } finally {
-      try {
-        report.excludeNetwork = before
-      } catch {}
-    }
-  }
   try {
-    return { libc: fs.readFileSync("/usr/bin/ldd", "utf8").includes("musl") ? "musl" : "glibc", libcVersion: null }
+    const maps = fs.readFileSync("/proc/self/maps", "utf8")
+    if (maps.split("\n").some((line) => isMusl(line.slice(line.lastIndexOf(" ") + 1)))) return "musl"
+    if (/\/libc(?:\.so\.6|-2\.\d+\.so)\s*$/m.test(maps)) return "glibc"
   } catch {
-    return { libc: "glibc", libcVersion: null }
+    // no /proc: ask the report
   }
+  const r = report()
+  if (r && r.header && r.header.glibcVersionRuntime) return "glibc"
+  if (r && Array.isArray(r.sharedObjects) && r.sharedObjects.some((f) => isMusl(String(f)))) return "musl"
+  return r && r.header ? "musl" : "glibc"
+}
+
+/** Node's diagnostic report of this process, without its network part; null when unavailable. */
+function report() {
+  const rep = process.report
+  if (!rep || typeof rep.getReport !== "function") return null
+  const before = rep.excludeNetwork
+  try {
+    rep.excludeNetwork = true
+    return rep.getReport()
+  } catch {
+    return null
+  } finally {
+    try {
+      rep.excludeNetwork = before
+    } catch {}
+  }
+}
+
+/** The glibc version, for messages only (the report is slow: asked only when loading failed). */
+function glibcVersion() {
+  const r = report()
+  return (r && r.header && r.header.glibcVersionRuntime) || null
 }
 
 /** The running platform, as napi names targets: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`. */
 function detect() {
   const { platform, arch } = process
   let libc = null
-  let libcVersion = null
   let abi
   if (platform === "linux") {
-    ;({ libc, libcVersion } = linuxLibc())
+    libc = linuxLibc()
     abi = `linux-${arch}-${libc === "musl" ? "musl" : "gnu"}`
   } else if (platform === "win32") {
     abi = `win32-${arch}-msvc`
   } else {
     abi = `${platform}-${arch}`
   }
-  return { platform, arch, libc, libcVersion, abi }
+  return { platform, arch, libc, abi }
 }
 
 function describe(host) {
@@ -82,6 +97,7 @@ function describe(host) {
 const firstLine = (e) => String((e && e.message) || e).split("\n")[0]
 
 function failure(host, pkg, failures, supported) {
+  if (host.libc === "glibc") host.libcVersion = glibcVersion()
   const lines = []
   const spec = `${pkg}@${version}`
   if (failures.length) {

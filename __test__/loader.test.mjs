@@ -158,6 +158,24 @@ test("a real shared library that is not a Node addon: Node's own complaint is wh
   assert.ok(firstLine(r.message).includes(r.cause.split("\n")[0]), `${r.message}\n--\n${r.cause}`)
 })
 
+test("a binary that needs a newer glibc than the system's: dlopen's complaint first, and the glibc versions", { skip: !glibc && "not a glibc system" }, () => {
+  assert.ok(existsSync(BUILT), `${BUILT} is missing: npm run build first`)
+  // The local build with one of the glibc versions it requires renamed to one no glibc has
+  // (GLIBC_2.x -> GLIBC_9.x, same length): the dynamic loader refuses it as it would refuse a
+  // binary linked against a newer glibc than the one installed.
+  const bytes = readFileSync(BUILT)
+  const m = /GLIBC_2\.(\d+)\0/.exec(bytes.toString("latin1"))
+  assert.ok(m, "the addon requires some GLIBC_2.x version")
+  bytes.write("9", m.index + "GLIBC_".length, "latin1")
+  const r = probe(copy((d) => platformPackage(d, { binary: bytes })))
+  assert.equal(r.loaded, false)
+  assert.ok(r.cause)
+  assert.ok(r.cause.includes(`GLIBC_9.${m[1]}' not found`), r.cause)
+  assert.ok(firstLine(r.message).includes(`GLIBC_9.${m[1]}' not found`), r.message)
+  assert.ok(r.message.includes(`it needs glibc 9.${m[1]}; this system has glibc ${glibc}.`), r.message)
+  assert.match(r.message, new RegExp(`Fix: run it on a system with glibc >= 9\\.${m[1]}`))
+})
+
 test("a platform package of another version is refused, with the pinned install command", () => {
   const r = probe(copy((d) => platformPackage(d, { binary: Buffer.from("x"), version: "0.0.1" })))
   assert.equal(r.loaded, false)
@@ -181,8 +199,17 @@ test("an unsupported platform: says so, lists the supported ones, and how to bui
   assert.doesNotMatch(r.message, /npm install @/, "no package to install for an unsupported platform")
 })
 
-test("musl is told apart from glibc by Node's report of itself", { skip: process.platform !== "linux" }, () => {
-  const stub = `process.report.getReport = () => ({ header: {}, sharedObjects: ["/lib/ld-musl-${process.arch === "x64" ? "x86_64" : "aarch64"}.so.1"] })\n`
+test("musl is told apart from glibc by the C library mapped into the process", { skip: process.platform !== "linux" }, () => {
+  // What an Alpine process sees: musl's loader mapped into it, and a report without a glibc.
+  const musl = `/lib/ld-musl-${process.arch === "x64" ? "x86_64" : "aarch64"}.so.1`
+  const stub = `const fs = require("fs")
+const read = fs.readFileSync
+fs.readFileSync = function (file, ...rest) {
+  if (file === "/proc/self/maps") return "7f0000000000-7f0000001000 r-xp 00000000 08:01 42  ${musl}\\n"
+  return read.call(this, file, ...rest)
+}
+process.report.getReport = () => ({ header: {}, sharedObjects: ["${musl}"] })
+`
   const r = probe(copy(), stub)
   assert.equal(r.loaded, false)
   assert.ok(r.message.includes(`${process.platform} ${process.arch} (musl)`), r.message)
