@@ -7,7 +7,7 @@
 //      endpoint, and `npm ls` shows the platform package;
 //   2. the root tarball alone (the platform package absent): loading fails with the loader's
 //      error, which names the package and the install command.
-// Then publint --strict and @arethetypeswrong/cli on the root tarball (from the npm registry;
+// Then publint --strict on both packages and @arethetypeswrong/cli on the root tarball (from the npm registry;
 // --no-lint skips them). Needs `npm run build` first. Exit code 1 on any failure.
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync } from "node:fs"
 import { spawnSync } from "node:child_process"
@@ -133,8 +133,11 @@ console.log(result.status, result.text)
     // The root tarball as published: publint on its unpacked contents, attw on the tarball.
     const unpacked = path.join(bare, "node_modules", "toolnexus")
     r = run("npx", ["-y", "publint@latest", "--strict", unpacked], work)
-    check(r.status === 0, "publint --strict", r.stdout + r.stderr)
+    check(r.status === 0 && !/Suggestions|Warnings|Errors/.test(r.stdout + r.stderr), "publint --strict toolnexus", r.stdout + r.stderr)
     console.log((r.stdout + r.stderr).trim().replace(/^/gm, "     "))
+    const platUnpacked = path.join(ok, "node_modules", ...plat.split("/"))
+    r = run("npx", ["-y", "publint@latest", "--strict", platUnpacked], work)
+    check(r.status === 0 && !/Suggestions|Warnings|Errors/.test(r.stdout + r.stderr), `publint --strict ${plat}`, r.stdout + r.stderr)
     r = run("npx", ["-y", "@arethetypeswrong/cli@latest", packed.root.file, "--format", "table-flipped"], work)
     check(r.status === 0, "@arethetypeswrong/cli", r.stdout + r.stderr)
     console.log((r.stdout + r.stderr).trim().replace(/^/gm, "     "))
