@@ -1,12 +1,12 @@
 "use strict"
 // The package entry. Every behaviour lives in the Rust core (crates/core), reached through
-// the generated loader (binding.js). This file only does what Node-API cannot express:
+// the loader (loader.js: finds the platform's addon). This file only does what Node-API cannot express:
 // JSON at the boundary with JavaScript's own semantics, Promises and AbortSignals, WHATWG
 // fetch Responses, the decorator registry, and tool objects that stay the caller's own.
 
 const fs = require("node:fs")
 const path = require("node:path")
-const native = require("./binding.js")
+const native = require("./loader.js")
 
 // The core's `[toolnexus] …` warnings, through whatever `console.warn` is at that moment.
 native.setWarn((text) => {

@@ -1,0 +1,183 @@
+"use strict"
+// Finds and loads the native addon. The root package ships JavaScript and types only; the addon
+// for each platform is its own package (`@toolnexus/binding-<platform>`), an optional dependency
+// that npm installs only where its `os`, `cpu` and `libc` match. A local build next to this file
+// (`toolnexus.<platform>.node`, what `npm run build` writes in a checkout) comes first.
+//
+// When nothing loads, this throws ONE error that says what was detected, what was looked for,
+// which platforms have a prebuilt addon, and the command that fixes it. A file that exists but
+// fails to load (damaged, another architecture, a newer glibc than the system's) is named first,
+// with the loader's own error as `cause`.
+
+const fs = require("node:fs")
+const path = require("node:path")
+const { version } = require("./package.json")
+
+const SCOPE = "@toolnexus/binding"
+const REPOSITORY = "https://github.com/toolnexus/toolnexus-rs"
+
+/** The platforms with a prebuilt addon (package.json `napi.targets`, as napi names them). */
+const SUPPORTED = [
+  "linux-x64-gnu",
+  "linux-arm64-gnu",
+  "linux-x64-musl",
+  "linux-arm64-musl",
+  "darwin-x64",
+  "darwin-arm64",
+  "win32-x64-msvc",
+  "win32-arm64-msvc",
+]
+
+const isMusl = (name) => /(?:^|\/)(?:ld-musl-|libc\.musl-)/.test(name)
+
+/**
+ * Which C library this Node runs on: the one mapped into this very process (/proc/self/maps,
+ * read in well under a millisecond), else what Node's diagnostic report says about itself (which
+ * costs 10-40 ms, so it is the fallback, and the source of the glibc version for error messages).
+ */
+function linuxLibc() {
+  try {
+    const maps = fs.readFileSync("/proc/self/maps", "utf8")
+    if (maps.split("\n").some((line) => isMusl(line.slice(line.lastIndexOf(" ") + 1)))) return "musl"
+    if (/\/libc(?:\.so\.6|-2\.\d+\.so)\s*$/m.test(maps)) return "glibc"
+  } catch {
+    // no /proc: ask the report
+  }
+  const r = report()
+  if (r && r.header && r.header.glibcVersionRuntime) return "glibc"
+  if (r && Array.isArray(r.sharedObjects) && r.sharedObjects.some((f) => isMusl(String(f)))) return "musl"
+  return r && r.header ? "musl" : "glibc"
+}
+
+/** Node's diagnostic report of this process, without its network part; null when unavailable. */
+function report() {
+  const rep = process.report
+  if (!rep || typeof rep.getReport !== "function") return null
+  const before = rep.excludeNetwork
+  try {
+    rep.excludeNetwork = true
+    return rep.getReport()
+  } catch {
+    return null
+  } finally {
+    try {
+      rep.excludeNetwork = before
+    } catch {}
+  }
+}
+
+/** The glibc version, for messages only (the report is slow: asked only when loading failed). */
+function glibcVersion() {
+  const r = report()
+  return (r && r.header && r.header.glibcVersionRuntime) || null
+}
+
+/** The running platform, as napi names targets: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`. */
+function detect() {
+  const { platform, arch } = process
+  let libc = null
+  let abi
+  if (platform === "linux") {
+    libc = linuxLibc()
+    abi = `linux-${arch}-${libc === "musl" ? "musl" : "gnu"}`
+  } else if (platform === "win32") {
+    abi = `win32-${arch}-msvc`
+  } else {
+    abi = `${platform}-${arch}`
+  }
+  return { platform, arch, libc, abi }
+}
+
+function describe(host) {
+  const libc = host.libc ? ` (${host.libc}${host.libcVersion ? " " + host.libcVersion : ""})` : ""
+  return `${host.platform} ${host.arch}${libc}`
+}
+
+/** The first line of an error's message (dlopen's messages are one line; keep it that way). */
+const firstLine = (e) => String((e && e.message) || e).split("\n")[0]
+
+function failure(host, pkg, failures, supported) {
+  if (host.libc === "glibc") host.libcVersion = glibcVersion()
+  const lines = []
+  const spec = `${pkg}@${version}`
+  if (failures.length) {
+    const f = failures[0]
+    lines.push(`toolnexus: the native addon ${f.where} failed to load: ${firstLine(f.error).replace(`${f.where}: `, "")}`)
+    for (const more of failures.slice(1)) lines.push(`  also: ${more.where}: ${firstLine(more.error)}`)
+    const glibc = /GLIBC_([0-9.]+)' not found/.exec(String(f.error && f.error.message))
+    if (glibc) {
+      lines.push(
+        `  it needs glibc ${glibc[1]}; this system has ${host.libcVersion ? "glibc " + host.libcVersion : "an older one"}.`,
+      )
+    }
+    lines.push(`Detected: ${describe(host)}, platform package ${spec}.`)
+    if (glibc) lines.push(`Fix: run it on a system with glibc >= ${glibc[1]}, or build it from source (Rust stable, Node >= 20): ${REPOSITORY}.`)
+    else if (f.local) lines.push(`Fix: rebuild it (npm run build in ${__dirname}) or delete it${supported ? ` and npm install ${spec}` : ""}.`)
+    else lines.push(`Fix: reinstall the platform package: npm install --force ${spec}`)
+  } else if (supported) {
+    lines.push(`toolnexus: the native addon for ${describe(host)} is not installed.`)
+    lines.push(`Looked for: the package ${spec} (an optional dependency of toolnexus) and a local build ${path.join(__dirname, `toolnexus.${host.abi}.node`)}.`)
+    lines.push(`Fix: npm install ${spec}`)
+    lines.push(
+      "(npm leaves optional dependencies out when installing with --omit=optional or --no-optional.)",
+    )
+  } else {
+    lines.push(`toolnexus: ${describe(host)} (${host.abi}) is not a supported platform; there is no prebuilt native addon for it.`)
+    lines.push(
+      `Fix: build it from source (Rust stable, Node >= 20): git clone ${REPOSITORY} && cd toolnexus-rs && npm run build, then npm install <that directory> in your project.`,
+    )
+  }
+  lines.push(`Supported: ${SUPPORTED.join(", ")}.`)
+  const error = new Error(lines.join("\n"), failures.length ? { cause: failures[0].error } : undefined)
+  error.code = "ERR_TOOLNEXUS_NATIVE"
+  return error
+}
+
+function load() {
+  const host = detect()
+  const pkg = `${SCOPE}-${host.abi}`
+  const supported = SUPPORTED.includes(host.abi)
+  const failures = []
+
+  // A local build: a checkout after `npm run build`, or an unsupported platform built from source.
+  const local = path.join(__dirname, `toolnexus.${host.abi}.node`)
+  if (fs.existsSync(local)) {
+    try {
+      return require(local)
+    } catch (error) {
+      failures.push({ where: local, error, local: true })
+    }
+  }
+
+  if (supported) {
+    let manifest = null
+    try {
+      manifest = require.resolve(`${pkg}/package.json`)
+    } catch (error) {
+      if (!error || error.code !== "MODULE_NOT_FOUND") failures.push({ where: pkg, error })
+    }
+    if (manifest) {
+      const dir = path.dirname(manifest)
+      const meta = JSON.parse(fs.readFileSync(manifest, "utf8"))
+      const file = path.join(dir, meta.main || `toolnexus.${host.abi}.node`)
+      if (meta.version !== version) {
+        failures.push({ where: dir, error: new Error(`it is version ${meta.version}; this toolnexus is ${version}`) })
+      } else if (!fs.existsSync(file)) {
+        failures.push({ where: dir, error: new Error(`the package is installed but ${path.basename(file)} is missing from it`) })
+      } else {
+        try {
+          const binding = require(file)
+          if (failures.length) {
+            process.emitWarning(`toolnexus: the local build ${failures[0].where} failed to load (${firstLine(failures[0].error)}); using ${pkg}`)
+          }
+          return binding
+        } catch (error) {
+          failures.push({ where: file, error })
+        }
+      }
+    }
+  }
+  throw failure(host, pkg, failures, supported)
+}
+
+module.exports = load()

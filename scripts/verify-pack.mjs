@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// Installs what a release publishes the way a user gets it, and checks it works. In fresh
+// temporary projects outside the repository, with no Rust on PATH:
+//   1. the root tarball, its optional dependency on this host's platform package resolved to the
+//      platform tarball (an `overrides` entry, as the registry would resolve it): ESM `import`
+//      and CJS `require` work, a program runs createClient + defineTool against a scripted local
+//      endpoint, and `npm ls` shows the platform package;
+//   2. the root tarball alone (the platform package absent): loading fails with the loader's
+//      error, which names the package and the install command.
+// Then publint --strict on both packages and @arethetypeswrong/cli on the root tarball (from the npm registry;
+// --no-lint skips them). Needs `npm run build` first. Exit code 1 on any failure.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import os from "node:os"
+import path from "node:path"
+import { packLocal } from "./pack-local.mjs"
+import { readRoot } from "./targets.mjs"
+
+const lint = !process.argv.includes("--no-lint")
+const keep = process.argv.includes("--keep")
+const pkg = readRoot()
+const work = mkdtempSync(path.join(os.tmpdir(), "toolnexus-verify-"))
+let failed = 0
+
+const check = (ok, what, detail = "") => {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${!ok && detail ? `\n${detail}` : ""}`)
+  if (!ok) failed++
+}
+
+// PATH without any directory holding cargo or rustc: what a user without Rust has.
+const isWin = process.platform === "win32"
+const noRustPath = process.env.PATH.split(path.delimiter)
+  .filter((dir) => !["cargo", "rustc", "rustup"].some((b) => {
+    try {
+      return statSync(path.join(dir, isWin ? `${b}.exe` : b)).isFile()
+    } catch {
+      return false
+    }
+  }))
+  .join(path.delimiter)
+const env = { ...process.env, PATH: noRustPath, CARGO_HOME: path.join(work, "no-cargo"), RUSTUP_HOME: path.join(work, "no-rustup") }
+
+const run = (cmd, args, cwd) => spawnSync(cmd, args, { cwd, env, encoding: "utf8", shell: isWin, timeout: 300_000 })
+
+function project(name, extra = {}) {
+  const dir = path.join(work, name)
+  spawnSync(process.execPath, ["-e", `require("fs").mkdirSync(${JSON.stringify(dir)})`])
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, private: true, version: "1.0.0", ...extra }, null, 2))
+  return dir
+}
+
+try {
+  const packed = packLocal(path.join(work, "tarballs"))
+  const plat = `${pkg.napi.packageName}-${packed.abi}`
+  const kb = (n) => `${(n / 1024).toFixed(1)} KiB`
+  console.log(`root     ${path.basename(packed.root.file)}: ${kb(packed.root.size)} packed, ${kb(packed.root.unpackedSize)} unpacked, ${packed.root.entries} files`)
+  console.log(`platform ${path.basename(packed.platform.file)}: ${kb(packed.platform.size)} packed, ${kb(packed.platform.unpackedSize)} unpacked`)
+  console.log(`together ${kb(packed.root.size + packed.platform.size)} packed, ${kb(packed.root.unpackedSize + packed.platform.unpackedSize)} unpacked`)
+
+  check(spawnSync("cargo", ["--version"], { env, shell: isWin }).status !== 0, "no cargo on the PATH the installs run with")
+
+  // 1. root + platform package.
+  const ok = project("with-platform", { overrides: { [plat]: `file:${packed.platform.file}` } })
+  let r = run("npm", ["install", "--no-audit", "--no-fund", packed.root.file], ok)
+  check(r.status === 0, "npm install of the root tarball (platform package through its optional dependency)", r.stderr)
+  writeFileSync(
+    path.join(ok, "esm.mjs"),
+    `import tn, { createClient, defineTool } from "toolnexus"
+if (typeof createClient !== "function" || typeof defineTool !== "function" || tn.createClient !== createClient) throw new Error("bad ESM exports")
+console.log("esm ok")
+`,
+  )
+  writeFileSync(
+    path.join(ok, "cjs.cjs"),
+    `const { createClient, defineTool, sanitize } = require("toolnexus")
+if (typeof createClient !== "function" || typeof defineTool !== "function" || sanitize("a b") !== "a_b") throw new Error("bad CJS exports")
+console.log("cjs ok")
+`,
+  )
+  writeFileSync(
+    path.join(ok, "program.mjs"),
+    `import http from "node:http"
+import { createClient, createToolkit, defineTool } from "toolnexus"
+// A scripted OpenAI-style endpoint: first a call of "add", then an answer quoting its result.
+const server = http.createServer((req, res) => {
+  let raw = ""
+  req.on("data", (c) => (raw += c))
+  req.on("end", () => {
+    const body = JSON.parse(raw)
+    const tool = body.messages.findLast((m) => m.role === "tool")
+    const message = tool
+      ? { role: "assistant", content: "sum=" + tool.content }
+      : { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "add", arguments: '{"a":2,"b":40}' } }] }
+    res.writeHead(200, { "content-type": "application/json" })
+    res.end(JSON.stringify({ choices: [{ message }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }))
+  })
+})
+await new Promise((r) => server.listen(0, "127.0.0.1", r))
+const add = defineTool({
+  name: "add",
+  description: "add two numbers",
+  inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+  run: ({ a, b }) => String(a + b),
+})
+const toolkit = await createToolkit({ extraTools: [add], builtins: false })
+const client = createClient({ baseUrl: "http://127.0.0.1:" + server.address().port, style: "openai", model: "m", apiKey: "k" })
+const result = await client.run("add 2 and 40", { toolkit })
+server.close()
+await toolkit.close?.()
+console.log(result.status, result.text)
+`,
+  )
+  for (const [file, want] of [["esm.mjs", /esm ok/], ["cjs.cjs", /cjs ok/], ["program.mjs", /sum=42/]]) {
+    r = run(process.execPath, [file], ok)
+    check(r.status === 0 && want.test(r.stdout), `node ${file} -> ${want.source}`, r.stdout + r.stderr)
+  }
+  r = run("npm", ["ls", "--all"], ok)
+  check(r.stdout.includes(`${plat}@${pkg.version}`), `npm ls shows ${plat}@${pkg.version}`, r.stdout + r.stderr)
+  console.log(r.stdout.trim().replace(/^/gm, "     "))
+  const installed = readdirSync(path.join(ok, "node_modules", "@toolnexus"))
+  check(installed.length === 1, `only this host's platform package is installed (${installed.join(", ")})`)
+
+  // 2. root alone.
+  const bare = project("without-platform")
+  r = run("npm", ["install", "--no-audit", "--no-fund", packed.root.file], bare)
+  check(r.status === 0, "npm install of the root tarball alone succeeds (the platform package is optional)", r.stderr)
+  r = run(process.execPath, ["-e", "require('toolnexus')"], bare)
+  const fix = `npm install ${plat}@${pkg.version}`
+  check(r.status !== 0 && r.stderr.includes(fix) && r.stderr.includes("Supported:"), `loading fails with the fix: ${fix}`, r.stderr)
+  console.log(r.stderr.split("\n").filter((l) => l.startsWith("toolnexus:") || /^(Looked|Fix|Supported)/.test(l)).map((l) => "     " + l).join("\n"))
+
+  if (lint) {
+    // The root tarball as published: publint on its unpacked contents, attw on the tarball.
+    const unpacked = path.join(bare, "node_modules", "toolnexus")
+    r = run("npx", ["-y", "publint@latest", "--strict", unpacked], work)
+    check(r.status === 0 && !/Suggestions|Warnings|Errors/.test(r.stdout + r.stderr), "publint --strict toolnexus", r.stdout + r.stderr)
+    console.log((r.stdout + r.stderr).trim().replace(/^/gm, "     "))
+    const platUnpacked = path.join(ok, "node_modules", ...plat.split("/"))
+    r = run("npx", ["-y", "publint@latest", "--strict", platUnpacked], work)
+    check(r.status === 0 && !/Suggestions|Warnings|Errors/.test(r.stdout + r.stderr), `publint --strict ${plat}`, r.stdout + r.stderr)
+    r = run("npx", ["-y", "@arethetypeswrong/cli@latest", packed.root.file, "--format", "table-flipped"], work)
+    check(r.status === 0, "@arethetypeswrong/cli", r.stdout + r.stderr)
+    console.log((r.stdout + r.stderr).trim().replace(/^/gm, "     "))
+  }
+} catch (e) {
+  check(false, "verify-pack", e.stack)
+} finally {
+  if (keep) console.log(`kept ${work}`)
+  else rmSync(work, { recursive: true, force: true })
+}
+process.exit(failed ? 1 : 0)
