@@ -17,6 +17,11 @@ import { packLocal } from "./pack-local.mjs"
 import { readRoot } from "./targets.mjs"
 
 const lint = !process.argv.includes("--no-lint")
+// `--node=<path>` (repeatable): also run the ESM, CJS and program checks with that Node binary.
+const nodes = [process.execPath, ...process.argv.filter((a) => a.startsWith("--node=")).map((a) => a.slice(7))]
+// `--seeds=<dir>`: also run the reference pages' examples in <dir> against the installed package, with
+// the shared examples runner beside it (<dir>/../tools/docs-examples.mjs).
+const seeds = process.argv.find((a) => a.startsWith("--seeds="))?.slice(8)
 const keep = process.argv.includes("--keep")
 const pkg = readRoot()
 const work = mkdtempSync(path.join(os.tmpdir(), "toolnexus-verify-"))
@@ -110,9 +115,20 @@ await toolkit.close?.()
 console.log(result.status, result.text)
 `,
   )
-  for (const [file, want] of [["esm.mjs", /esm ok/], ["cjs.cjs", /cjs ok/], ["program.mjs", /sum=42/]]) {
-    r = run(process.execPath, [file], ok)
-    check(r.status === 0 && want.test(r.stdout), `node ${file} -> ${want.source}`, r.stdout + r.stderr)
+  for (const node of nodes) {
+    const version = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim()
+    for (const [file, want] of [["esm.mjs", /esm ok/], ["cjs.cjs", /cjs ok/], ["program.mjs", /sum=42/]]) {
+      r = run(node, [file], ok)
+      check(r.status === 0 && want.test(r.stdout), `node ${version} ${file} -> ${want.source}`, r.stdout + r.stderr)
+    }
+  }
+  if (seeds) {
+    const tool = path.resolve(seeds, "..", "tools", "docs-examples.mjs")
+    const root = path.resolve(seeds, "..", "fixtures")
+    const out = path.join(work, "seeds-out")
+    r = run(process.execPath, [tool, "--docs", path.resolve(seeds), "--pkg", path.join(ok, "node_modules", "toolnexus"), "--out", out, "--root", root], ok)
+    check(r.status === 0 && /\b0 failed/.test(r.stdout), "the seed examples run against the installed package", r.stdout + r.stderr)
+    console.log(r.stdout.trim().split("\n").at(-1).replace(/^/, "     "))
   }
   r = run("npm", ["ls", "--all"], ok)
   check(r.stdout.includes(`${plat}@${pkg.version}`), `npm ls shows ${plat}@${pkg.version}`, r.stdout + r.stderr)
