@@ -341,12 +341,25 @@ impl Client {
         self.finish(st, request_prompt(&request), RunStatus::Pending, Some(request), None, started).await
     }
 
-    /// A tool call a budget refused: answered with the limit, never run.
-    fn refused_call(call: &Call, limit: &str) -> (Value, ToolResult) {
-        (call.args.clone(), ToolResult::error(format!("budget exhausted ({limit})")))
+    /// Before a tool call: what the budget decides, as the call's settlement when it is not
+    /// run (refused with the limit named, or halted on the budget's approval request).
+    async fn budgeted(call: &Call, limits: Option<&dyn RunLimits>) -> Result<Option<Settled>> {
+        let Some(l) = limits else { return Ok(None) };
+        Ok(match l.before_tool().await? {
+            LimitCheck::Go => None,
+            LimitCheck::Stop(limit) => {
+                let result = ToolResult::error(format!("budget exhausted ({limit})"));
+                Some(Settled { args: call.args.clone(), result, halted: None, refused: Some(limit) })
+            }
+            LimitCheck::Suspend(request) => {
+                let result = ToolResult::error(request_prompt(&request));
+                Some(Settled { args: call.args.clone(), result, halted: Some(request), refused: None })
+            }
+        })
     }
 
-    /// `run_tool` unless a budget refuses the call.
+    /// `run_tool` unless a budget decides otherwise (streaming order: a budget's approval
+    /// request is surfaced like a tool's own suspension, then it halts).
     async fn limited_tool(
         &self,
         toolkit: &Toolkit,
@@ -354,23 +367,14 @@ impl Client {
         turn: u32,
         limits: Option<&dyn RunLimits>,
     ) -> Result<(Value, ToolResult, Option<String>)> {
-        match limits.map(|l| l.before_tool()) {
-            None => {}
-            Some(check) => match check.await? {
-                LimitCheck::Go => {}
-                LimitCheck::Stop(limit) => {
-                    let (args, result) = Self::refused_call(call, &limit);
-                    return Ok((args, result, Some(limit)));
-                }
-                // Surfaced like a tool's own suspension: the stream reports it, then it halts.
-                LimitCheck::Suspend(request) => {
-                    let result = crate::types::pending(request)?;
-                    return Ok((call.args.clone(), result, None));
-                }
-            },
+        match Self::budgeted(call, limits).await? {
+            Some(Settled { args, halted: Some(request), .. }) => Ok((args, crate::types::pending(request)?, None)),
+            Some(Settled { args, result, refused, .. }) => Ok((args, result, refused)),
+            None => {
+                let (args, result) = self.run_tool(toolkit, call, turn).await?;
+                Ok((args, result, None))
+            }
         }
-        let (args, result) = self.run_tool(toolkit, call, turn).await?;
-        Ok((args, result, None))
     }
 
     /// One tool call through the hooks, then the §10 rule when it suspends.
@@ -381,19 +385,8 @@ impl Client {
         turn: u32,
         limits: Option<&dyn RunLimits>,
     ) -> Result<Settled> {
-        match limits.map(|l| l.before_tool()) {
-            None => {}
-            Some(check) => match check.await? {
-                LimitCheck::Go => {}
-                LimitCheck::Stop(limit) => {
-                    let (args, result) = Self::refused_call(call, &limit);
-                    return Ok(Settled { args, result, halted: None, refused: Some(limit) });
-                }
-                LimitCheck::Suspend(request) => {
-                    let result = ToolResult::error(request_prompt(&request));
-                    return Ok(Settled { args: call.args.clone(), result, halted: Some(request), refused: None });
-                }
-            },
+        if let Some(settled) = Self::budgeted(call, limits).await? {
+            return Ok(settled);
         }
         let (args, result) = self.run_tool(toolkit, call, turn).await?;
         match pending_of(&result).cloned() {
