@@ -158,9 +158,10 @@ test("webfetch: an endless body fails with Node's string-length message", async 
   const url = await endlessServer(t)
   const { value, maxRssMB } = await inChild(runBuiltin("webfetch", { url, format: "html", timeout: 600 }))
   assert.deepEqual([value.isError, value.output], [true, `webfetch: ${TOO_LONG}`])
-  // The body is held up to the limit (512 MiB), never past it.
+  // The body is held up to the limit (512 MiB), never past it, and its buffer grows to that
+  // limit once instead of doubling into it (measured ~590 MB on Node 20, 22 and 24).
   t.diagnostic(`peak RSS ${maxRssMB} MB`)
-  assert.ok(maxRssMB < 800, `peak RSS ${maxRssMB} MB`)
+  assert.ok(maxRssMB < 700, `peak RSS ${maxRssMB} MB`)
 })
 
 test("httpTool: an endless body fails with Node's string-length message", async (t) => {
@@ -171,5 +172,5 @@ test("httpTool: an endless body fails with Node's string-length message", async 
     return { isError: r.isError, output: r.output.slice(0, 200), metadata: r.metadata ?? null }`)
   assert.deepEqual(value, { isError: true, output: TOO_LONG, metadata: null })
   t.diagnostic(`peak RSS ${maxRssMB} MB`)
-  assert.ok(maxRssMB < 800, `peak RSS ${maxRssMB} MB`)
+  assert.ok(maxRssMB < 700, `peak RSS ${maxRssMB} MB`)
 })

@@ -359,26 +359,23 @@ fn delay(ms: f64) -> Duration {
 /// as soon as it passes that size, so an endless body never grows without bound.
 pub(crate) async fn body_text(mut res: reqwest::Response) -> std::result::Result<String, String> {
     const BOM: &[u8] = b"\xEF\xBB\xBF";
-    // The chunks are kept as they came and joined once at the end: a growing buffer would
-    // copy itself at each doubling, which near the limit costs more than the body.
-    let mut chunks = Vec::new();
-    let mut total = 0usize;
+    // Room for a leading BOM on top of the longest string.
+    let mut body = jsstr::Gather::new(jsstr::MAX_LENGTH + BOM.len(), None).map_err(refused)?;
     while let Some(chunk) = res.chunk().await.map_err(|_| "terminated".to_string())? {
-        total += chunk.len();
-        chunks.push(chunk);
-        if total > jsstr::MAX_LENGTH {
-            let head: Vec<u8> = chunks.iter().flat_map(|c| c.iter()).take(BOM.len()).copied().collect();
-            let bom = if head == BOM { BOM.len() } else { 0 };
-            if total - bom > jsstr::MAX_LENGTH {
-                return Err(jsstr::TOO_LONG.into());
-            }
+        body.push(&chunk).map_err(refused)?;
+        if body.len() > jsstr::MAX_LENGTH && !body.as_slice().starts_with(BOM) {
+            return Err(jsstr::TOO_LONG.into());
         }
     }
-    let mut body = Vec::with_capacity(total);
-    for chunk in chunks {
-        body.extend_from_slice(&chunk);
+    Ok(decode(body.into_vec()))
+}
+
+/// Node's message for a body that cannot become one string, or cannot be held at all.
+fn refused(why: jsstr::Refused) -> String {
+    match why {
+        jsstr::Refused::Limit => jsstr::TOO_LONG.into(),
+        jsstr::Refused::NoMemory => jsstr::NO_MEMORY.into(),
     }
-    Ok(decode(body))
 }
 
 /// Body bytes as `Response.text()` decodes them: a leading BOM dropped, bad bytes replaced.

@@ -108,6 +108,87 @@ impl Utf8Decoder {
     }
 }
 
+/// V8's `RangeError` when the memory for a buffer cannot be had.
+pub const NO_MEMORY: &str = "Array buffer allocation failed";
+
+/// Why [`Gather::push`] refused a piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// The piece would take the buffer past its limit.
+    Limit,
+    /// The allocator had no room for the buffer to grow.
+    NoMemory,
+}
+
+/// One contiguous buffer filled piece by piece (a response body) up to a byte limit, without
+/// holding much more than it keeps.
+///
+/// A `Vec` that doubles copies itself each time it grows; near a limit of hundreds of MiB the
+/// old half is still resident while the new one fills (an allocator may keep freed pages a
+/// while), so the peak is 1.5× the body. Past [`Gather::JUMP`] bytes this buffer grows once,
+/// straight to its limit: untouched capacity is address space, not memory, so the peak stays
+/// the body plus what it held before the jump. Growth that the allocator refuses is an error,
+/// never an abort.
+#[derive(Debug)]
+pub struct Gather {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl Gather {
+    /// The size past which the buffer grows straight to its limit.
+    pub const JUMP: usize = 4 << 20;
+    /// Limits above this grow by doubling all the way (no jump to an address-space-sized one).
+    const JUMP_LIMIT: usize = 4 << 30;
+
+    /// An empty buffer for at most `limit` bytes, with room for `hint` (a declared length) when
+    /// that is within the limit.
+    pub fn new(limit: usize, hint: Option<usize>) -> Result<Self, Refused> {
+        let mut bytes = Vec::new();
+        if let Some(n) = hint.filter(|&n| n <= limit) {
+            bytes.try_reserve_exact(n).map_err(|_| Refused::NoMemory)?;
+        }
+        Ok(Gather { bytes, limit })
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Append `piece`, or refuse it whole (the buffer is then unchanged).
+    pub fn push(&mut self, piece: &[u8]) -> Result<(), Refused> {
+        let len = self.bytes.len();
+        let needed = len.checked_add(piece.len()).filter(|&n| n <= self.limit).ok_or(Refused::Limit)?;
+        let cap = self.bytes.capacity();
+        if needed > cap {
+            let doubled = needed.max(cap.saturating_mul(2)).max(8 << 10).min(self.limit);
+            let jump = cap >= Self::JUMP && self.limit <= Self::JUMP_LIMIT;
+            // The whole limit past the jump; doubling when that address space is refused (or
+            // before it); only what this piece needs when even that is.
+            let grown = (jump && self.bytes.try_reserve_exact(self.limit - len).is_ok())
+                || self.bytes.try_reserve_exact(doubled - len).is_ok();
+            if !grown {
+                self.bytes.try_reserve_exact(needed - len).map_err(|_| Refused::NoMemory)?;
+            }
+        }
+        self.bytes.extend_from_slice(piece);
+        Ok(())
+    }
+
+    /// The bytes gathered.
+    pub fn into_vec(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +233,53 @@ mod tests {
                 assert_eq!(units, whole.encode_utf16().count(), "{s:?} in pieces of {piece}");
             }
         }
+    }
+
+    #[test]
+    fn gather_keeps_every_byte_up_to_its_limit() {
+        let mut g = Gather::new(100, None).unwrap();
+        for piece in [&b"abc"[..], b"", b"defg"] {
+            g.push(piece).unwrap();
+        }
+        assert_eq!(g.as_slice(), b"abcdefg");
+        assert_eq!(g.push(&[b'x'; 93]), Ok(()));
+        assert_eq!(g.len(), 100);
+        // A piece past the limit is refused whole; an empty one still fits.
+        assert_eq!(g.push(b"y"), Err(Refused::Limit));
+        assert_eq!(g.push(b""), Ok(()));
+        assert_eq!(g.into_vec().len(), 100);
+        // A declared length above the limit reserves nothing; one within it, exactly that.
+        assert_eq!(Gather::new(10, Some(11)).unwrap().bytes.capacity(), 0);
+        assert_eq!(Gather::new(10, Some(7)).unwrap().bytes.capacity(), 7);
+    }
+
+    #[test]
+    fn gather_grows_once_to_its_limit_past_the_jump() {
+        let limit = Gather::JUMP * 3;
+        let mut g = Gather::new(limit, None).unwrap();
+        let piece = vec![7u8; 1 << 20];
+        let mut grows = 0;
+        let mut cap = 0;
+        while g.len() + piece.len() <= Gather::JUMP + piece.len() {
+            g.push(&piece).unwrap();
+            if g.bytes.capacity() != cap {
+                grows += 1;
+                cap = g.bytes.capacity();
+            }
+        }
+        assert_eq!(cap, limit, "past the jump the room is the whole limit");
+        assert!(grows <= 8, "{grows} reallocations");
+        while g.push(&piece).is_ok() {}
+        assert_eq!(g.bytes.capacity(), limit, "no growth after the jump");
+        assert_eq!(g.len(), limit);
+    }
+
+    #[test]
+    fn gather_without_a_useful_limit_doubles() {
+        let mut g = Gather::new(usize::MAX, None).unwrap();
+        g.push(&vec![1u8; Gather::JUMP + 1]).unwrap();
+        g.push(&[2u8; 10]).unwrap();
+        assert!(g.bytes.capacity() < usize::MAX / 2);
+        assert_eq!(g.len(), Gather::JUMP + 11);
     }
 }

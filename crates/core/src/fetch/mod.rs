@@ -83,8 +83,7 @@ impl Response {
     /// The whole body, decoded, or `None` as soon as it passes `limit` bytes (the connection
     /// is then dropped).
     pub async fn bytes_up_to(mut self, limit: usize) -> Result<Option<Vec<u8>>> {
-        // Room for the whole body at once when its length is known and nothing decodes it,
-        // so a large reply is never copied while it grows.
+        // Room for the whole body at once when its length is known and nothing decodes it.
         let known = match (self.header("content-length"), self.body.decoder.is_some()) {
             (Some(n), false) => n.trim().parse::<usize>().ok(),
             _ => None,
@@ -92,20 +91,21 @@ impl Response {
         if known.is_some_and(|n| n > limit) {
             return Ok(None);
         }
-        let mut out = Vec::with_capacity(known.unwrap_or(0));
+        let mut out = crate::jsstr::Gather::new(limit, known).map_err(no_memory)?;
         while let Some(piece) = futures::StreamExt::next(&mut self.body).await {
-            let piece = piece?;
-            if out.len().saturating_add(piece.len()) > limit {
-                return Ok(None);
-            }
-            if out.capacity() == 0 {
-                out = Vec::from(piece);
-            } else {
-                out.extend_from_slice(&piece);
+            match out.push(&piece?) {
+                Ok(()) => {}
+                Err(crate::jsstr::Refused::Limit) => return Ok(None),
+                Err(refused) => return Err(no_memory(refused)),
             }
         }
-        Ok(Some(out))
+        Ok(Some(out.into_vec()))
     }
+}
+
+/// A body that could not be held: `terminated`, with V8's allocation failure as the cause.
+fn no_memory(_: crate::jsstr::Refused) -> FetchError {
+    FetchError::terminated(Cause::new("RangeError", crate::jsstr::NO_MEMORY))
 }
 
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
