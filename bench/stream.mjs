@@ -45,6 +45,7 @@ function readConfig() {
     rounds: Math.max(1, num("ROUNDS", 3)),
     workerTimeoutS: num("WORKER_TIMEOUT_S", 300),
     pauseMs: num("PAUSE_MS", 300),
+    paceMs: num("PACE_MS", 0),
   }
 }
 
@@ -81,9 +82,9 @@ function clockTicks() {
 // ---------------------------------------------------------------------------------------------
 // Endpoint and workers
 
-function startEndpoint() {
+function startEndpoint(paceMs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(BENCH, "stream", "endpoint.mjs"), "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(process.execPath, [path.join(BENCH, "stream", "endpoint.mjs"), "--port", "0", "--pace-ms", String(paceMs)], { stdio: ["ignore", "pipe", "inherit"] })
     let buf = ""
     child.stdout.on("data", (d) => {
       buf += d
@@ -244,7 +245,7 @@ export async function main() {
   log(`config ${JSON.stringify(config)}; runners ${runners.join(", ")}; load average ${loadavgStart.map(fmt).join(" / ")}`)
   if (trialReasons.length) log(`trial settings: ${trialReasons.join("; ")}`)
 
-  const endpoint = await startEndpoint()
+  const endpoint = await startEndpoint(config.paceMs)
   const rounds = []
   try {
     for (let i = 0; i < config.rounds; i++) {
@@ -281,7 +282,9 @@ export async function main() {
       wireEventsPerRun: S.WIRE_EVENTS_PER_RUN,
       llmRequestsPerRun: 2,
       toolExecutionsPerRun: 1,
-      pacing: "one res.write per event, the next from setImmediate (one send() per event, TCP_NODELAY; no timer)",
+      pacing: config.paceMs
+        ? `one res.write per event, the next after setTimeout(${config.paceMs} ms)`
+        : "one res.write per event, the next from setImmediate (one send() per event, TCP_NODELAY; no timer)",
     },
     config,
     floor: FLOOR,

@@ -1,6 +1,6 @@
 // The scripted streaming endpoint of the stream bench, in its own process.
 //
-//   node bench/stream/endpoint.mjs [--port N]   (0 / absent = any free port; prints {"listening":PORT})
+//   node bench/stream/endpoint.mjs [--port N] [--pace-ms N]   (port 0 / absent = any free port; prints {"listening":PORT})
 //
 // POST .../chat/completions with `stream: true` (anything else is a 400, counted invalid), answered
 // as OpenAI's chat-completions stream: `text/event-stream`, one `data: {chunk}\n\n` per event,
@@ -21,6 +21,9 @@
 // the client (it cannot see reads), so a client slower than the endpoint's pace reads several
 // events per read, exactly as it would from a fast provider. The pace is the same for every
 // runner: there is no timer, the endpoint writes as fast as its loop turns.
+// `--pace-ms N` (N > 0) spaces events by setTimeout(N) instead: a client then finds one event per
+// read, as from a real model at a few hundred tokens per second, and pays its per-read wake-up on
+// every event; a run then lasts at least 409 × N ms, so use it with few runs.
 //
 // GET /stats  -> {requests, turn1, turn2, invalid, eventsWritten, cpuUserUs, cpuSystemUs,
 //                 cpuPerRequestUs, rss, lastInvalid} (since the last reset); POST /reset.
@@ -38,6 +41,9 @@ import {
   WIRE_EVENTS_TURN2,
 } from "./scenario.mjs"
 
+const paceArg = process.argv.indexOf("--pace-ms")
+/** 0 (the default): the next event from setImmediate; N > 0: from setTimeout(N) (see below). */
+const PACE_MS = paceArg !== -1 ? Number(process.argv[paceArg + 1]) || 0 : 0
 const CREATED = 1_700_000_000
 const ID_WIDTH = 12
 const ID_SLOT = "#".repeat(ID_WIDTH)
@@ -160,7 +166,8 @@ function stream(res, events, patchAt = -1, patch = null) {
     if (i === last) return res.end(buf)
     res.write(buf)
     i++
-    setImmediate(step)
+    if (PACE_MS > 0) setTimeout(step, PACE_MS)
+    else setImmediate(step)
   }
   step()
 }

@@ -35,9 +35,10 @@ export function goalLines(res) {
     const met = r.median < 1 ? (r.max < 1 ? "met in every round" : "met at the median, not in every round") : "NOT met"
     return `${label} ×${fmtRatio(r.median)} of the floor (${fmtRatio(r.min)}–${fmtRatio(r.max)}): ${met}`
   }
+  const paced = res.config.paceMs > 0 ? ` (events paced at ${res.config.paceMs} ms: wall is set by the pace, not the runner)` : ""
   return [
     "Goal: toolnexus per-event cost below the floor's.",
-    `- ${verdict("wallPerEvent", "wall per event")}`,
+    `- ${verdict("wallPerEvent", "wall per event")}${paced}`,
     `- ${verdict("cpuPerEvent", "CPU per event")}`,
   ]
 }
@@ -59,6 +60,8 @@ export function renderStreamMarkdown(res) {
       `the tool runs → turn 2 streams ${sc.deltasPerTurn} text deltas of the final answer. ${sc.wireEventsPerRun} SSE events on the wire per run ` +
       `(${sc.textDeltasPerRun} text deltas, the tool call in ${sc.toolCallChunks} chunks, a finish, a usage chunk and [DONE] per turn).`,
   )
+  line()
+  line(`Endpoint pacing: ${sc.pacing}.`)
   line()
   line(
     `Each cell: the median over ${res.config.rounds} round(s), then the ratio to the plain-Node floor of the same round ` +
