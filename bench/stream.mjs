@@ -13,7 +13,7 @@
 // exits 1 only when a runner failed (a wrong answer, a crash, an endpoint mismatch).
 
 import { execFileSync, spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -303,7 +303,16 @@ export async function main() {
   return results
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+/** Run as a script (not imported): the entry Node was started with is this file. */
+function isEntry() {
+  try {
+    return !!process.argv[1] && import.meta.url === pathToFileURL(realpathSync(path.resolve(process.argv[1]))).href
+  } catch {
+    return false
+  }
+}
+
+if (isEntry()) {
   main().then(
     (res) => process.exit(res.ok ? 0 : 1),
     (e) => {
