@@ -85,7 +85,7 @@ export function renderMarkdown(res) {
     if (s.status !== "ok") continue
     const d = s.details
     line(
-      `| ${name} | ${fmt(d.p99Ms)} ms | ${fmt(d.nodeBootMs)} ms | ${fmt(d.importMs)} ms | ${fmt(d.setupMs)} ms | ` +
+      `| ${name} | ${fmt(d.p99Ms)} ms | ${d.nodeBootMs == null ? "— (no Node)" : `${fmt(d.nodeBootMs)} ms`} | ${fmt(d.importMs)} ms | ${fmt(d.setupMs)} ms | ` +
         `${fmt(d.firstRunMs)} ms | ${d.childVmHwm ? `${fmt(d.childVmHwm / MiB)} MiB` : "—"} | ` +
         `${fmt(d.serverCpuPerRequestUs)} µs | ${s.roundsOk}/${res.config.rounds} |`,
     )
