@@ -1,7 +1,8 @@
 // The benchmark driver (issue #5): `npm run bench` from the repository root, or `node bench/run.mjs`.
 //
 // 1. Installs the bench's own dependencies into bench/node_modules if missing (npm ci --prefix bench),
-//    and builds the addon if no toolnexus.*.node is present (npm run build).
+//    builds the addon if no toolnexus.*.node is present (npm run build), and, when the `limit`
+//    runner is on, has cargo bring its binary up to date (bench/limit; skipped without cargo).
 // 2. Starts the scripted endpoint (server.mjs) in its own process on 127.0.0.1.
 // 3. For each round, runner order rotated by one each round: one fresh worker process per runner
 //    (worker.mjs): cold init, warm-up, timed sequential runs, throughput at N in flight.
@@ -25,7 +26,16 @@ import { machine } from "./lib/proc.mjs"
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
 const FLOOR = "floor"
-const ALL_RUNNERS = ["floor", "toolnexus", "toolnexus-mcp", "ai-sdk", "langchain"]
+const ALL_RUNNERS = ["floor", "toolnexus", "limit", "toolnexus-mcp", "ai-sdk", "langchain"]
+/** The runner that is not JavaScript: the same core driven from Rust (bench/limit), its own binary. */
+const LIMIT = "limit"
+const LIMIT_PACKAGE = "toolnexus-bench-limit"
+/** The "JS cost": toolnexus's figures over the limit's, per round; with the goals the issue sets. */
+const JS_COST = [
+  { key: "p50", goal: 1.15 },
+  { key: "cpu", goal: 1.3 },
+  { key: "tput", goal: null },
+]
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -88,6 +98,31 @@ function ensureAddon() {
   if (r.status !== 0) throw new Error("npm run build failed")
 }
 
+/**
+ * The limit runner's binary, built release by cargo (a no-op when it is up to date; it follows
+ * the core, so a changed core is rebuilt here as the addon would be). `{ bin }`, or `{ skip }`
+ * without cargo, or `{ error }` when the build fails.
+ */
+function ensureLimit() {
+  log(`building the limit runner: cargo build --release -p ${LIMIT_PACKAGE}`)
+  const r = spawnSync("cargo", ["build", "--release", "-p", LIMIT_PACKAGE, "--message-format=json-render-diagnostics"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+    maxBuffer: 256 * 2 ** 20,
+  })
+  if (r.error?.code === "ENOENT") return { skip: "cargo is not installed (the limit runner is a Rust binary)" }
+  if (r.error) return { error: `cargo: ${r.error.message}` }
+  if (r.status !== 0) return { error: `cargo build --release -p ${LIMIT_PACKAGE} failed (exit ${r.status})` }
+  let bin = null
+  for (const l of r.stdout.split("\n")) {
+    if (!l.startsWith("{")) continue
+    const m = JSON.parse(l)
+    if (m.reason === "compiler-artifact" && m.target?.name === LIMIT_PACKAGE && m.executable) bin = m.executable
+  }
+  return bin ? { bin } : { error: "cargo built the limit runner but named no executable" }
+}
+
 function clockTicks() {
   try {
     return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
@@ -133,7 +168,12 @@ function workerEnv(extra) {
   return { ...env, ...extra }
 }
 
-async function runWorker(server, runner, mode, clkTck) {
+async function runWorker(server, runner, mode, clkTck, limit) {
+  if (runner === LIMIT && !limit?.bin) {
+    return limit?.skip
+      ? { runner, mode, ok: false, skipped: true, reason: limit.skip }
+      : { runner, mode, ok: false, error: limit?.error ?? "the limit runner was not built" }
+  }
   await control(server.origin, "POST", "/reset")
   const loadavg = os.loadavg()
   const args = mode === "leak" ? ["--expose-gc"] : []
@@ -146,13 +186,14 @@ async function runWorker(server, runner, mode, clkTck) {
     BENCH_LEAK_RUNS: String(config.leakRuns),
     BENCH_LEAK_EVERY: String(config.leakEvery),
     BENCH_CLK_TCK: String(clkTck),
+    // The limit runner sets its HTTP client up as the binding does under this Node (zstd from 24 on).
+    BENCH_NODE_MAJOR: process.versions.node.split(".")[0],
   })
   const t0 = process.hrtime.bigint()
   env.BENCH_SPAWN_NS = String(process.hrtime.bigint()) // the cold-init clock starts here
-  const child = spawn(process.execPath, [...args, path.join(BENCH, "worker.mjs"), runner, mode], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  })
+  // The limit runner is its own binary, started the same way and printing the same result line.
+  const [cmd, argv] = runner === LIMIT ? [limit.bin, [mode]] : [process.execPath, [...args, path.join(BENCH, "worker.mjs"), runner, mode]]
+  const child = spawn(cmd, argv, { env, stdio: ["ignore", "pipe", "pipe"] })
   let result = null
   let pending = ""
   const tag = `[${runner}]`
@@ -243,6 +284,28 @@ function summarizeRunner(name, rounds) {
   }
 }
 
+/**
+ * toolnexus's figures divided by the limit's from the same round (median, min–max over rounds),
+ * or null unless both ran.
+ */
+function summarizeJsCost(rounds) {
+  if (!runners.includes("toolnexus") || !runners.includes(LIMIT)) return null
+  const out = {}
+  for (const { key, goal } of JS_COST) {
+    const m = METRICS.find((x) => x.key === key)
+    const ratios = []
+    for (const r of rounds) {
+      const js = r.results.toolnexus
+      const limit = r.results[LIMIT]
+      if (!js?.ok || !limit?.ok) continue
+      const l = m.get(limit)
+      if (l > 0) ratios.push(m.get(js) / l)
+    }
+    out[key] = { ratio: summarize(ratios), goal }
+  }
+  return out
+}
+
 function summarizeLeak(result) {
   if (!result.ok) return { runner: result.runner, ok: false, skipped: !!result.skipped, reason: result.reason, error: result.error }
   const { samples, runs, every, gcBeforeSample, wallMs } = result.leak
@@ -287,6 +350,13 @@ function versions() {
     const dirty = execFileSync("git", ["-C", ROOT, "status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" }).trim()
     v.toolnexus += ` (${head}${dirty ? ", uncommitted changes" : ""})`
   } catch {}
+  if (runners.includes(LIMIT)) {
+    try {
+      v.rustc = execFileSync("rustc", ["--version"], { encoding: "utf8" }).trim().replace(/^rustc /, "")
+    } catch {
+      v.rustc = "missing"
+    }
+  }
   for (const p of ["ai", "@ai-sdk/openai", "langchain", "@langchain/openai", "@langchain/core", "@langchain/langgraph", "@modelcontextprotocol/sdk", "zod"]) {
     v[p] = read(path.join(BENCH, "node_modules", p, "package.json"))
   }
@@ -307,6 +377,9 @@ async function main() {
   const started = Date.now()
   ensureDeps()
   ensureAddon()
+  const limit = runners.includes(LIMIT) || (config.leakRuns > 0 && config.leakRunner === LIMIT) ? ensureLimit() : null
+  if (limit?.skip) log(`limit runner skipped: ${limit.skip}`)
+  if (limit?.error) log(`limit runner not built: ${limit.error}`)
   const clkTck = clockTicks()
   const loadavgStart = os.loadavg()
   const trialReasons = []
@@ -327,7 +400,7 @@ async function main() {
       const roundStart = Date.now()
       const round = { round: i + 1, order, results: {} }
       for (const name of order) {
-        const r = await runWorker(server, name, "measure", clkTck)
+        const r = await runWorker(server, name, "measure", clkTck, limit)
         round.results[name] = r
         log(`  ${name.padEnd(14)} ${oneLine(r)}`)
         await new Promise((res) => setTimeout(res, config.pauseMs))
@@ -338,7 +411,7 @@ async function main() {
     }
     if (config.leakRuns > 0) {
       log(`leak check: ${config.leakRunner}, ${config.leakRuns} runs, memory every ${config.leakEvery}`)
-      const r = await runWorker(server, config.leakRunner, "leak", clkTck)
+      const r = await runWorker(server, config.leakRunner, "leak", clkTck, limit)
       leak = summarizeLeak(r)
       if (leak.ok) {
         const f = leak.rss
@@ -350,6 +423,11 @@ async function main() {
   }
 
   const summary = Object.fromEntries(runners.map((n) => [n, summarizeRunner(n, rounds)]))
+  const jsCost = summarizeJsCost(rounds)
+  if (jsCost) {
+    const show = (k) => `${fmt(jsCost[k].ratio.median)}×${jsCost[k].goal ? ` (goal ≤ ${jsCost[k].goal}×)` : ""}`
+    log(`JS cost (toolnexus ÷ limit, median over rounds): p50 ${show("p50")}, CPU/run ${show("cpu")}, throughput ${show("tput")}`)
+  }
   const results = {
     generatedAt: new Date().toISOString(),
     durationS: (Date.now() - started) / 1000,
@@ -362,6 +440,7 @@ async function main() {
     machine: machine(loadavgStart),
     versions: versions(),
     summary,
+    jsCost,
     leak,
     rounds,
   }

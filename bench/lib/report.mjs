@@ -17,6 +17,16 @@ function cell(summary, metric, isFloor) {
   return `${abs}<br>×${fmtRatio(m.ratio.median)}${spread}`
 }
 
+/** A cell of the JS cost row: the ratio, its range, and the goal with whether it is met. */
+function jsCostCell(c) {
+  if (!c) return "—"
+  const r = c.ratio
+  if (r.median === null) return "n/a"
+  const spread = r.n > 1 ? ` (${fmtRatio(r.min)}–${fmtRatio(r.max)})` : ""
+  const goal = c.goal ? `<br>goal ≤ ${c.goal}×: ${r.median <= c.goal ? "met" : "not met"}` : ""
+  return `×${fmtRatio(r.median)}${spread}${goal}`
+}
+
 export function renderMarkdown(res) {
   const out = []
   const line = (s = "") => out.push(s)
@@ -49,7 +59,16 @@ export function renderMarkdown(res) {
     }
     line(`| ${name} | ${METRICS.map((m) => cell(s, m, name === res.floor)).join(" | ")} |`)
   }
+  if (res.jsCost) line(`| **JS cost** (toolnexus ÷ limit) | ${METRICS.map((m) => jsCostCell(res.jsCost[m.key])).join(" | ")} |`)
   line()
+  if (res.jsCost) {
+    line(
+      "JS cost: toolnexus's figure divided by the limit's (the same core driven from Rust, no JavaScript) from the same " +
+        "round; median of the per-round ratios, min–max in brackets. It is what Node, the binding and the JS layer add " +
+        "to a run. Throughput is runs/s, so below 1 means fewer runs per second than the limit.",
+    )
+    line()
+  }
   line("Definitions: p50/p95/mean = wall time of one sequential run; CPU/run = user+system CPU of the runner process")
   line("(all its threads) plus any child it spawned (the MCP server), over the sequential runs, divided by their count;")
   line("peak RSS = the kernel's high-water mark (VmHWM) of the runner process, plus its children's; throughput@32 =")
@@ -66,7 +85,7 @@ export function renderMarkdown(res) {
     if (s.status !== "ok") continue
     const d = s.details
     line(
-      `| ${name} | ${fmt(d.p99Ms)} ms | ${fmt(d.nodeBootMs)} ms | ${fmt(d.importMs)} ms | ${fmt(d.setupMs)} ms | ` +
+      `| ${name} | ${fmt(d.p99Ms)} ms | ${d.nodeBootMs == null ? "— (no Node)" : `${fmt(d.nodeBootMs)} ms`} | ${fmt(d.importMs)} ms | ${fmt(d.setupMs)} ms | ` +
         `${fmt(d.firstRunMs)} ms | ${d.childVmHwm ? `${fmt(d.childVmHwm / MiB)} MiB` : "—"} | ` +
         `${fmt(d.serverCpuPerRequestUs)} µs | ${s.roundsOk}/${res.config.rounds} |`,
     )
@@ -133,6 +152,7 @@ const escapeXml = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").
 
 function colorOf(name, floor) {
   if (name === floor) return "#9aa0a6"
+  if (name === "limit") return "#34a853"
   if (name.startsWith("toolnexus")) return "#e8710a"
   return "#4285f4"
 }
