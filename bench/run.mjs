@@ -123,6 +123,31 @@ function ensureLimit() {
   return bin ? { bin } : { error: "cargo built the limit runner but named no executable" }
 }
 
+/**
+ * The benches with scenarios of their own, each in its own process after the main one (whose
+ * endpoint is gone by then), writing its own results beside ours: the streaming scenario and
+ * grep/glob against ripgrep. `BENCH_OTHERS=none` (or a comma list of names) picks them.
+ */
+const OTHER_BENCHES = [
+  { name: "stream", script: "stream.mjs", results: "stream-results.md" },
+  { name: "grep-glob", script: "grep-glob.mjs", results: "grep-glob.json" },
+]
+
+function runOtherBenches() {
+  const pick = (process.env.BENCH_OTHERS ?? "all").split(",").map((s) => s.trim())
+  const out = []
+  for (const b of OTHER_BENCHES) {
+    if (!pick.includes("all") && !pick.includes(b.name)) continue
+    log(`${b.name}: node bench/${b.script}`)
+    const t0 = Date.now()
+    const r = spawnSync(process.execPath, [path.join(BENCH, b.script)], { cwd: ROOT, stdio: "inherit" })
+    const ok = r.status === 0
+    log(`  ${b.name}: ${ok ? "done" : `failed (exit ${r.status ?? r.signal})`} in ${fmt((Date.now() - t0) / 1000)} s`)
+    out.push({ name: b.name, ok, results: b.results, wallS: (Date.now() - t0) / 1000 })
+  }
+  return out
+}
+
 function clockTicks() {
   try {
     return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
@@ -422,6 +447,7 @@ async function main() {
     server.child.kill("SIGTERM")
   }
 
+  const others = runOtherBenches()
   const summary = Object.fromEntries(runners.map((n) => [n, summarizeRunner(n, rounds)]))
   const jsCost = summarizeJsCost(rounds)
   if (jsCost) {
@@ -442,6 +468,7 @@ async function main() {
     summary,
     jsCost,
     leak,
+    others,
     rounds,
   }
   mkdirSync(outDir, { recursive: true })

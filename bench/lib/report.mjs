@@ -125,6 +125,15 @@ export function renderMarkdown(res) {
     line()
   }
 
+  if (res.others?.length) {
+    line("## The other scenarios of this run")
+    line()
+    for (const o of res.others) {
+      line(`- ${o.name}: ${o.ok ? `[${o.results}](${o.results})` : "failed (see the run's log)"}`)
+    }
+    line()
+  }
+
   line("## Setup")
   line()
   const c = res.config
