@@ -302,3 +302,52 @@ async fn grep_skips_a_file_whose_name_is_not_utf8_that_glob_lists() {
     let r = call("glob", json!({"pattern": "*.txt", "path": root})).await;
     assert_eq!(r.output, "b\u{FFFD}d/in.txt\nn\u{FFFD}.txt\nsub/ok.txt");
 }
+
+#[tokio::test]
+async fn grep_finds_the_same_around_the_size_it_holds_whole() {
+    // Files of just under, exactly and just over 1 MiB (held whole up to it, streamed above),
+    // each with a match on its first line and one on its last, unterminated line, which holds
+    // an invalid byte and an "é" (in "d", its two bytes either side of the 1 MiB mark).
+    let d = tmp();
+    let root = p(d.path(), "");
+    let root = root.trim_end_matches('/');
+    let mib = 1usize << 20;
+    let mut expected = Vec::new();
+    for (name, size) in [("a", mib - 1), ("b", mib), ("c", mib + 1), ("d", mib + 6)] {
+        let mut bytes = b"needle head\n".to_vec();
+        let mut lines = 1;
+        while bytes.len() + 40 < size {
+            bytes.extend_from_slice(b"hay hay hay hay hay hay hay hay hay\n");
+            lines += 1;
+        }
+        let tail = b"needle \xff \xc3\xa9 tail";
+        bytes.resize(size - tail.len(), b'x');
+        bytes.extend_from_slice(tail);
+        assert_eq!(bytes.len(), size);
+        std::fs::write(d.path().join(name), &bytes).unwrap();
+        let last = String::from_utf8_lossy(&bytes).rsplit('\n').next().unwrap().to_string();
+        assert!(last.ends_with("needle \u{FFFD} \u{e9} tail"));
+        if name == "d" {
+            assert_eq!(&bytes[mib - 1..mib + 1], "\u{e9}".as_bytes());
+        }
+        expected.push(format!("{root}/{name}:1:needle head"));
+        expected.push(format!("{root}/{name}:{}:{last}", lines + 1));
+    }
+    let r = call("grep", json!({"pattern": "needle", "path": root})).await;
+    assert_eq!(r, ok(&expected.join("\n"), json!({"count": 8})));
+}
+
+#[tokio::test]
+async fn glob_sorts_by_utf16_code_units() {
+    // By UTF-8 bytes U+E000 and U+FF61 sort before U+1F600; by UTF-16 units after it (its
+    // units are a surrogate pair, D83D DE00).
+    let d = tmp();
+    for f in ["\u{FF61}.txt", "\u{1F600}.txt", "a.txt", "\u{E000}.txt", "z/\u{D7FF}.txt"] {
+        put(d.path(), f, "");
+    }
+    let root = p(d.path(), "");
+    let r = call("glob", json!({"pattern": "*.txt", "path": root})).await;
+    assert_eq!(r.output, ["a.txt", "z/\u{D7FF}.txt", "\u{1F600}.txt", "\u{E000}.txt", "\u{FF61}.txt"].join("\n"));
+    let r = call("glob", json!({"pattern": "*.txt", "path": root, "limit": 2})).await;
+    assert_eq!(r.metadata, Some(json!({"count": 2})));
+}
