@@ -1,14 +1,19 @@
 // grep and glob over a generated tree of 50,000 files: the built-in tools of this package
-// (Rust: ignore + grep-searcher) against the same operation written in plain Node (a recursive
-// fs walk, readFile, split into lines, RegExp). Both produce the same `file:line:text` /
-// relative-path output; the script checks they agree before it reports a timing.
+// (Rust: a fixed-order walk + grep-searcher) against ripgrep (`rg`, as a child process) and
+// against the same operation written in plain Node (a recursive fs walk, readFile, split into
+// lines, RegExp). All produce the same `file:line:text` / relative-path output; the script
+// checks they agree (as sets) before it reports a timing.
 //
 //   node bench/grep-glob.mjs            FILES=50000 REPS=5 by default
 //
-// Not a test: it prints medians and the ratio and writes bench/grep-glob.json.
+// `rg` is taken from PATH; failing that, from bench/.tools (gitignored), where the script puts
+// the Debian package's binary itself (`apt-get download ripgrep` + `dpkg-deb -x`, no root
+// needed). If neither works the rg column is reported as skipped, with the reason.
+//
+// Not a test: it prints medians and ratios and writes bench/grep-glob.json.
 
 import fs from "node:fs"
-import fsp from "node:fs/promises"
+import { spawn, spawnSync } from "node:child_process"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -66,6 +71,66 @@ function nodeGlob(root, suffix) {
   return out.sort()
 }
 
+// ---- ripgrep ----
+
+const TOOLS = path.join(here, ".tools")
+
+function rgVersion(bin) {
+  const r = spawnSync(bin, ["--version"], { encoding: "utf8" })
+  return r.status === 0 ? r.stdout.split("\n")[0].trim() : null
+}
+
+/** `{ bin, version, source }`, or `{ skipped: reason }`. */
+function findRg() {
+  const onPath = rgVersion("rg")
+  if (onPath) return { bin: "rg", version: onPath, source: "PATH" }
+  const local = path.join(TOOLS, "usr", "bin", "rg")
+  if (fs.existsSync(local)) {
+    const v = rgVersion(local)
+    if (v) return { bin: local, version: v, source: "bench/.tools (Debian package ripgrep)" }
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-rg-deb-"))
+  try {
+    const dl = spawnSync("apt-get", ["download", "ripgrep"], { cwd: tmp, encoding: "utf8", timeout: 120_000 })
+    if (dl.error || dl.status !== 0) {
+      return { skipped: `rg not on PATH and \`apt-get download ripgrep\` failed: ${(dl.error?.message ?? dl.stderr).trim()}` }
+    }
+    const deb = fs.readdirSync(tmp).find((f) => f.endsWith(".deb"))
+    if (!deb) return { skipped: "rg not on PATH and `apt-get download ripgrep` left no .deb" }
+    fs.mkdirSync(TOOLS, { recursive: true })
+    const x = spawnSync("dpkg-deb", ["-x", path.join(tmp, deb), TOOLS], { encoding: "utf8" })
+    if (x.error || x.status !== 0) return { skipped: `dpkg-deb -x ${deb} failed: ${(x.error?.message ?? x.stderr).trim()}` }
+    const v = rgVersion(local)
+    if (!v) return { skipped: `${local} from ${deb} does not run` }
+    return { bin: local, version: v, source: `bench/.tools (Debian package, ${deb})` }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+// The walk our tools make: hidden files and files a .gitignore names are listed, no ignore file
+// is read, directories named node_modules or .git are skipped, links are not followed, binary
+// files are searched as text, the pattern is case-sensitive. rg is told the same.
+const RG_COMMON = ["--no-config", "--hidden", "--no-ignore", "-g", "!node_modules/", "-g", "!.git/"]
+
+/** Runs rg to completion; resolves to its stdout split into lines (the final newline dropped). */
+function runRg(bin, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] })
+    const out = []
+    let err = ""
+    child.stdout.on("data", (d) => out.push(d))
+    child.stderr.on("data", (d) => (err += d))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      // 0: matches, 1: none; anything else is an error
+      if (code !== 0 && code !== 1) return reject(new Error(`rg exited ${code}: ${err.trim()}`))
+      const text = Buffer.concat(out).toString("utf8")
+      resolve(text === "" ? [] : text.replace(/\n$/, "").split("\n"))
+    })
+  })
+}
+
 // ---- timing ----
 
 async function time(fn) {
@@ -76,38 +141,125 @@ async function time(fn) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
+/** Wall time of a child process from spawn to exit, its stdout discarded after it is read. */
+function timeChild(bin, args) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint()
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "inherit"] })
+    child.stdout.on("data", () => {})
+    child.on("error", reject)
+    child.on("close", (code) => {
+      if (code !== 0) return reject(new Error(`${bin} ${args.join(" ")} exited ${code}`))
+      resolve(Number(process.hrtime.bigint() - t0) / 1e6)
+    })
+  })
+}
+
+// The patterns: the same search for every peer.
+const GREP_PATTERN = "needle_\\d+"
+const GLOB_PATTERN = "**/*.ts"
+// Our grep searches on min(available cores, 8) threads; our glob walks on one.
+const GREP_THREADS = Math.min(Math.max(os.availableParallelism(), 1), 8)
+const GLOB_THREADS = 1
+
+function ourCall(tools, op, root) {
+  return op === "grep"
+    ? tools.grep.execute({ pattern: GREP_PATTERN, path: root, limit: LIMIT })
+    : tools.glob.execute({ pattern: GLOB_PATTERN, path: root, limit: LIMIT })
+}
+
+// `--child <op> <root>`: one call of our tool in a fresh process, its output on stdout (the same
+// shape of measurement as rg's: spawn to exit). `--child none` only loads the addon.
+if (process.argv[2] === "--child") {
+  const [, , , op, root] = process.argv
+  const tools = Object.fromEntries(createBuiltinTools().map((t) => [t.name, t]))
+  if (op !== "none") process.stdout.write((await ourCall(tools, op, root)).output + "\n")
+  process.exit(0)
+}
+
+const sorted = (xs) => [...xs].sort().join("\n")
+
+const rg = findRg()
+console.log(rg.skipped ? `rg: skipped (${rg.skipped})` : `rg: ${rg.version} from ${rg.source}`)
+
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-grep-bench-"))
 try {
   const t0 = Date.now()
   makeTree(root)
   console.log(`tree: ${FILES} files under ${root} (${Date.now() - t0} ms to generate)`)
   const tools = Object.fromEntries(createBuiltinTools().map((t) => [t.name, t]))
+  const rgArgs = {
+    // file:line:text, as our grep prints it: -n --no-heading, the root as given
+    grep: [...RG_COMMON, "-a", "-j", String(GREP_THREADS), "-n", "--no-heading", "-e", GREP_PATTERN, root],
+    glob: [...RG_COMMON, "-j", String(GLOB_THREADS), "--files", "-g", GLOB_PATTERN, root],
+  }
   const ops = {
     grep: {
-      rust: async () => (await tools.grep.execute({ pattern: "needle_\\d+", path: root, limit: LIMIT })).output.split("\n"),
-      node: () => nodeGrep(root, "needle_\\d+"),
+      rust: async () => (await ourCall(tools, "grep", root)).output.split("\n"),
+      node: () => nodeGrep(root, GREP_PATTERN),
+      rg: () => runRg(rg.bin, rgArgs.grep),
     },
     glob: {
-      rust: async () => (await tools.glob.execute({ pattern: "**/*.ts", path: root, limit: LIMIT })).output.split("\n"),
+      rust: async () => (await ourCall(tools, "glob", root)).output.split("\n"),
       node: () => nodeGlob(root, ".ts"),
+      // rg prints root/rel; our glob prints rel
+      rg: async () => (await runRg(rg.bin, rgArgs.glob)).map((f) => path.relative(root, f)),
     },
   }
-  const report = { files: FILES, reps: REPS, node: process.version, results: {} }
+  const self = fileURLToPath(import.meta.url)
+  const report = {
+    files: FILES,
+    reps: REPS,
+    node: process.version,
+    cores: os.availableParallelism(),
+    rg: rg.skipped ? { skipped: rg.skipped } : { version: rg.version, source: rg.source, args: { grep: rgArgs.grep.map((a) => (a === root ? "<root>" : a)), glob: rgArgs.glob.map((a) => (a === root ? "<root>" : a)) } },
+    threads: { grep: GREP_THREADS, glob: GLOB_THREADS },
+    method:
+      "toolnexus_ms: execute() in this process (output string to JS, split); rg_ms: spawn of rg to its exit, its stdout read and split in this process; toolnexus_child_ms: the same spawn-to-exit shape for a fresh node process that loads the addon and makes one call; node_startup_ms: that process with no call. Medians.",
+    goals: { vs_rg: "toolnexus_ms <= 1.5 x rg_ms", vs_node: "toolnexus_ms <= 0.5 x node_ms" },
+    results: {},
+  }
+  const startup = []
+  for (let r = 0; r < REPS; r++) startup.push(await timeChild(process.execPath, [self, "--child", "none"]))
+  report.node_startup_ms = median(startup)
   for (const [op, impl] of Object.entries(ops)) {
     const a = await impl.rust()
     const b = await impl.node()
-    const same = a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n")
-    if (!same) throw new Error(`${op}: outputs differ (${a.length} vs ${b.length} lines)`)
-    const rust = []
-    const node = []
-    for (let r = 0; r < REPS; r++) {
-      // alternate which goes first, so neither always runs on a warmer page cache
-      const pair = r % 2 ? [["node", impl.node], ["rust", impl.rust]] : [["rust", impl.rust], ["node", impl.node]]
-      for (const [who, fn] of pair) (who === "rust" ? rust : node).push((await time(fn)).ms)
+    if (a.length !== b.length || sorted(a) !== sorted(b)) throw new Error(`${op}: toolnexus and Node outputs differ (${a.length} vs ${b.length} lines)`)
+    const peers = [["rust", impl.rust], ["node", impl.node]]
+    if (!rg.skipped) {
+      const c = await impl.rg()
+      if (a.length !== c.length || sorted(a) !== sorted(c)) throw new Error(`${op}: toolnexus and rg outputs differ (${a.length} vs ${c.length} lines)`)
+      peers.push(["rg", impl.rg])
     }
-    const res = { lines: a.length, toolnexus_ms: median(rust), node_ms: median(node), ratio: median(rust) / median(node) }
+    peers.push(["child", () => timeChild(process.execPath, [self, "--child", op, root])])
+    const ms = Object.fromEntries(peers.map(([who]) => [who, []]))
+    for (let r = 0; r < REPS; r++) {
+      // rotate which goes first, so none always runs on a warmer page cache
+      for (let k = 0; k < peers.length; k++) {
+        const [who, fn] = peers[(r + k) % peers.length]
+        ms[who].push(who === "child" ? await fn() : (await time(fn)).ms)
+      }
+    }
+    const res = {
+      lines: a.length,
+      toolnexus_ms: median(ms.rust),
+      toolnexus_child_ms: median(ms.child),
+      node_ms: median(ms.node),
+      ratio: median(ms.rust) / median(ms.node),
+    }
+    if (rg.skipped) res.rg = "skipped"
+    else {
+      res.rg_ms = median(ms.rg)
+      res.ratio_vs_rg = res.toolnexus_ms / res.rg_ms
+    }
+    res.goals_met = { vs_node: res.ratio <= 0.5, ...(rg.skipped ? {} : { vs_rg: res.ratio_vs_rg <= 1.5 }) }
     report.results[op] = res
-    console.log(`${op}: ${res.lines} lines; toolnexus ${res.toolnexus_ms.toFixed(1)} ms, plain Node ${res.node_ms.toFixed(1)} ms, ratio ${res.ratio.toFixed(2)}x (median of ${REPS})`)
+    const vsRg = rg.skipped ? "rg skipped" : `rg ${res.rg_ms.toFixed(1)} ms (ours/rg ${res.ratio_vs_rg.toFixed(2)}x, goal <= 1.5)`
+    console.log(
+      `${op}: ${res.lines} lines; toolnexus ${res.toolnexus_ms.toFixed(1)} ms (as a child process ${res.toolnexus_child_ms.toFixed(1)} ms, of which ~${report.node_startup_ms.toFixed(1)} ms node + addon start-up), ` +
+        `${vsRg}, plain Node ${res.node_ms.toFixed(1)} ms (ours/Node ${res.ratio.toFixed(2)}x, goal <= 0.5) (median of ${REPS})`,
+    )
   }
   fs.writeFileSync(path.join(here, "grep-glob.json"), JSON.stringify(report, null, 2) + "\n")
 } finally {

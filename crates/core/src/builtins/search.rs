@@ -6,9 +6,12 @@
 //! names are listed like any other. Its order is fixed: a directory's files in byte order,
 //! then its subdirectories, the last name first.
 
-use std::ffi::OsString;
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -92,7 +95,7 @@ fn run_glob(args: Value, _ctx: ToolContext) -> BoxFut {
         let limit = arg_number(&args, "limit").unwrap_or(100.0);
         let mut found =
             tokio::task::spawn_blocking(move || glob(&pattern, &root, limit)).await.map_err(|e| e.to_string())?;
-        found.sort_by(|a, b| js::utf16_cmp(a, b));
+        sort_utf16(&mut found);
         let count = (found.len() as f64).min(limit);
         let shown = if limit > 0.0 { (limit.trunc() as usize).min(found.len()) } else { 0 };
         Ok(ok_with(found[..shown].join("\n"), json!({ "count": number_value(count) })))
@@ -103,54 +106,87 @@ fn run_glob(args: Value, _ctx: ToolContext) -> BoxFut {
 
 /// A regular file under the root.
 struct Walked {
-    /// Its path components below the root.
-    parts: Vec<OsString>,
-    path: PathBuf,
+    /// The directory it is in.
+    dir: Arc<Path>,
+    name: OsString,
+    /// The path relative to the root, `/`-separated (a name that is not UTF-8 lossily).
+    rel: String,
+    /// Whether every component is valid UTF-8 (a name that is not cannot be opened again
+    /// from its text form).
+    named_in_utf8: bool,
 }
 
 impl Walked {
-    /// The path relative to the root, `/`-separated.
-    fn rel(&self) -> String {
-        self.parts.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>().join("/")
-    }
-
-    /// Whether every component is valid UTF-8 (a name that is not cannot be opened again
-    /// from its text form).
-    fn named_in_utf8(&self) -> bool {
-        self.parts.iter().all(|p| p.to_str().is_some())
+    fn path(&self) -> PathBuf {
+        self.dir.join(&self.name)
     }
 }
 
-/// Every regular file under `root`, in the reference's walk order: a stack of directories,
+/// Every regular file under a root, in the reference's walk order: a stack of directories,
 /// each one's entries sorted by name (as libuv's scandir sorts them), its files listed when it
 /// is popped and its subdirectories pushed in order, so they are visited last-first.
 /// `node_modules` and `.git` are skipped; links are not followed. A root that is not a
-/// readable directory has none.
-fn walk_files(root: &str) -> Vec<Walked> {
-    let root_path = Path::new(root);
-    if !std::fs::metadata(root_path).is_ok_and(|m| m.is_dir()) {
-        return Vec::new();
+/// readable directory has none. Lazy: a directory is read when the files before it are used.
+struct Walk {
+    /// Directories still to read, the next on top: (path, relative path, named in UTF-8).
+    dirs: Vec<(Arc<Path>, String, bool)>,
+    /// The files of the directory read last that are still to come, the next last.
+    files: Vec<Walked>,
+}
+
+impl Walk {
+    fn new(root: &str) -> Self {
+        let root = Path::new(root);
+        let dirs = if std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+            vec![(Arc::from(root), String::new(), true)]
+        } else {
+            Vec::new()
+        };
+        Walk { dirs, files: Vec::new() }
     }
-    let mut files = Vec::new();
-    let mut stack: Vec<(PathBuf, Vec<OsString>)> = vec![(root_path.to_path_buf(), Vec::new())];
-    while let Some((dir, parts)) = stack.pop() {
-        let Ok(read) = std::fs::read_dir(&dir) else { continue };
-        let mut entries: Vec<(OsString, std::fs::FileType)> =
-            read.flatten().filter_map(|e| Some((e.file_name(), e.file_type().ok()?))).collect();
-        entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
-        for (name, kind) in entries {
-            let mut sub = parts.clone();
-            sub.push(name.clone());
-            if kind.is_dir() {
-                if !SKIPPED_DIRS.iter().any(|d| name == *d) {
-                    stack.push((dir.join(&name), sub));
-                }
-            } else if kind.is_file() {
-                files.push(Walked { parts: sub, path: dir.join(&name) });
+}
+
+/// `rel/name`, or `name` at the root.
+fn child_rel(rel: &str, name: &OsStr) -> String {
+    let name = name.to_string_lossy();
+    if rel.is_empty() {
+        return name.into_owned();
+    }
+    let mut s = String::with_capacity(rel.len() + 1 + name.len());
+    s.push_str(rel);
+    s.push('/');
+    s.push_str(&name);
+    s
+}
+
+impl Iterator for Walk {
+    type Item = Walked;
+
+    fn next(&mut self) -> Option<Walked> {
+        loop {
+            if let Some(f) = self.files.pop() {
+                return Some(f);
             }
+            let (dir, rel, named_in_utf8) = self.dirs.pop()?;
+            let Ok(read) = std::fs::read_dir(&dir) else { continue };
+            let mut entries: Vec<(OsString, std::fs::FileType)> =
+                read.flatten().filter_map(|e| Some((e.file_name(), e.file_type().ok()?))).collect();
+            entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+            for (name, kind) in entries {
+                if kind.is_dir() {
+                    if !SKIPPED_DIRS.iter().any(|d| name == *d) {
+                        let utf8 = named_in_utf8 && name.to_str().is_some();
+                        self.dirs.push((Arc::from(dir.join(&name)), child_rel(&rel, &name), utf8));
+                    }
+                } else if kind.is_file() {
+                    let utf8 = named_in_utf8 && name.to_str().is_some();
+                    let rel = child_rel(&rel, &name);
+                    self.files.push(Walked { dir: dir.clone(), name, rel, named_in_utf8: utf8 });
+                }
+            }
+            self.files.reverse();
         }
     }
-    files
 }
 
 // ---- glob --------------------------------------------------------------------------------
@@ -207,16 +243,27 @@ impl Glob {
 fn glob(pattern: &str, root: &str, limit: f64) -> Vec<String> {
     let g = Glob::new(pattern);
     let mut found = Vec::new();
-    for f in walk_files(root) {
+    let mut walk = Walk::new(root);
+    loop {
         if found.len() as f64 >= limit {
             break;
         }
-        let rel = f.rel();
-        if g.matches(&rel) {
-            found.push(rel);
+        let Some(f) = walk.next() else { break };
+        if g.matches(&f.rel) {
+            found.push(f.rel);
         }
     }
     found
+}
+
+/// Sorts paths in JavaScript's order (UTF-16 code units). Without a character at or above
+/// U+E000 that is the order of their UTF-8 bytes, which is much cheaper to compare.
+fn sort_utf16(paths: &mut [String]) {
+    if paths.iter().all(|p| p.bytes().all(|b| b < 0xEE)) {
+        paths.sort_unstable();
+    } else {
+        paths.sort_by(|a, b| js::utf16_cmp(a, b));
+    }
 }
 
 // ---- grep --------------------------------------------------------------------------------
@@ -225,110 +272,243 @@ fn glob(pattern: &str, root: &str, limit: f64) -> Vec<String> {
 /// (procfs files such as `/proc/self/pagemap` are mostly one endless line of NULs) is skipped.
 pub(crate) const GREP_LINE_LIMIT: usize = 16 * 1024 * 1024;
 
+/// A file up to this size is read whole into a buffer its searcher keeps and searched as one
+/// slice; a larger one is streamed.
+const SMALL_FILE: usize = 1 << 20;
+
+/// Files handed to a searching thread at a time.
+const BATCH: usize = 64;
+
 /// What a search gives back: the matches, or V8's message when they would not fit in one
 /// string.
 type Found = Result<Vec<String>, String>;
 
+/// The matches under `root` in walk order, at most `limit` of them. The walk runs on this
+/// thread and hands batches of files to searching threads (as many as there are cores, at
+/// most 8); their results are appended in walk order as they come, and the walk and the
+/// search stop as soon as the limit is reached.
 fn grep(matcher: &RegexMatcher, root: &str, include: Option<&str>, limit: f64) -> Found {
     let filter = include.map(Glob::new);
     let matches_empty_line = matcher.is_match(b"").unwrap_or(false);
-    let files: Vec<(Walked, String)> = walk_files(root)
-        .into_iter()
-        .filter_map(|f| {
-            let rel = f.rel();
-            let keep = filter.as_ref().is_none_or(|g| g.matches(&rel)) && f.named_in_utf8();
-            keep.then_some((f, rel))
-        })
-        .collect();
-    // Files are searched a chunk at a time on every core; results are appended in walk order,
-    // and the search stops at the first chunk that reaches the limit.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-    let mut out: Vec<String> = Vec::new();
-    // The UTF-16 length of `out.join("\n")`.
-    let mut units = 0usize;
-    for chunk in files.chunks(256 * threads) {
-        if out.len() as f64 >= limit {
-            break;
-        }
-        let per = chunk.len().div_ceil(threads);
-        let found: Vec<Vec<Found>> = std::thread::scope(|scope| {
-            let workers: Vec<_> = chunk
-                .chunks(per.max(1))
-                .map(|part| {
-                    scope.spawn(move || {
-                        let mut searcher = SearcherBuilder::new()
-                            .line_number(true)
-                            .bom_sniffing(false)
-                            .heap_limit(Some(GREP_LINE_LIMIT))
-                            .build();
-                        part.iter()
-                            .map(|(f, rel)| {
-                                search_file(&mut searcher, matcher, root, f, rel, matches_empty_line, limit)
-                            })
-                            .collect::<Vec<_>>()
-                    })
+    let stop = AtomicBool::new(false);
+    let (job_tx, job_rx) = mpsc::channel::<(usize, Vec<Walked>)>();
+    let job_rx = Mutex::new(job_rx);
+    let (found_tx, found_rx) = mpsc::channel::<(usize, Vec<Found>)>();
+    let mut joined = Joined { out: Vec::new(), units: 0, limit, next: 0, waiting: HashMap::new(), end: None };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let found_tx = found_tx.clone();
+                let (job_rx, stop) = (&job_rx, &stop);
+                scope.spawn(move || {
+                    let mut search = FileSearch::new(matcher, root, matches_empty_line, limit);
+                    loop {
+                        let job = job_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok((i, files)) = job else { break };
+                        if stop.load(Ordering::Relaxed) {
+                            continue;
+                        }
+                        let found = files.iter().map(|f| search.file(f)).collect();
+                        if found_tx.send((i, found)).is_err() {
+                            break;
+                        }
+                    }
                 })
-                .collect();
-            workers.into_iter().map(|w| w.join().unwrap_or_default()).collect()
-        });
-        for lines in found.into_iter().flatten() {
-            if out.len() as f64 >= limit {
-                return Ok(out);
+            })
+            .collect();
+        drop(found_tx);
+        let mut sent = 0;
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut walk = Walk::new(root);
+        while joined.end.is_none() {
+            let Some(f) = walk.next() else { break };
+            if !(filter.as_ref().is_none_or(|g| g.matches(&f.rel)) && f.named_in_utf8) {
+                continue;
             }
-            for line in lines? {
-                if out.len() as f64 >= limit {
-                    return Ok(out);
+            batch.push(f);
+            if batch.len() == BATCH {
+                let _ = job_tx.send((sent, std::mem::replace(&mut batch, Vec::with_capacity(BATCH))));
+                sent += 1;
+                while let Ok((i, found)) = found_rx.try_recv() {
+                    joined.add(i, found);
                 }
-                units += usize::from(!out.is_empty()) + jsstr::utf16_len(&line);
-                if units > jsstr::MAX_LENGTH {
-                    return Err(jsstr::INVALID_LENGTH.into());
-                }
-                out.push(line);
             }
         }
+        if !batch.is_empty() && joined.end.is_none() {
+            let _ = job_tx.send((sent, batch));
+            sent += 1;
+        }
+        drop(job_tx);
+        while joined.end.is_none() && joined.next < sent {
+            let Ok((i, found)) = found_rx.recv() else { break };
+            joined.add(i, found);
+        }
+        stop.store(true, Ordering::Relaxed);
+        for w in workers {
+            let _ = w.join();
+        }
+    });
+    match joined.end {
+        Some(Err(e)) => Err(e),
+        _ => Ok(joined.out),
     }
-    Ok(out)
 }
 
-/// One file's `file:line:text` matches (at most `limit` of them). A file `fs.readFile` would
-/// refuse (above 2 GiB, or whose text passes the string limit) is skipped as the reference's
-/// failed read skips it; the text is streamed, never held whole.
-fn search_file(
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
-    root: &str,
-    f: &Walked,
-    rel: &str,
+/// The matches of the batches searched so far, appended in walk order.
+struct Joined {
+    out: Vec<String>,
+    /// The UTF-16 length of `out.join("\n")`.
+    units: usize,
+    limit: f64,
+    /// The batch to append next.
+    next: usize,
+    /// Batches searched before the ones before them.
+    waiting: HashMap<usize, Vec<Found>>,
+    /// Set when no more is appended: the limit is reached (Ok) or the text is too long.
+    end: Option<Result<(), String>>,
+}
+
+impl Joined {
+    fn add(&mut self, i: usize, found: Vec<Found>) {
+        self.waiting.insert(i, found);
+        while self.end.is_none() {
+            let Some(found) = self.waiting.remove(&self.next) else { return };
+            self.next += 1;
+            self.append(found);
+        }
+    }
+
+    fn append(&mut self, found: Vec<Found>) {
+        for lines in found {
+            if self.out.len() as f64 >= self.limit {
+                self.end = Some(Ok(()));
+                return;
+            }
+            let lines = match lines {
+                Ok(lines) => lines,
+                Err(e) => {
+                    self.end = Some(Err(e));
+                    return;
+                }
+            };
+            for line in lines {
+                if self.out.len() as f64 >= self.limit {
+                    self.end = Some(Ok(()));
+                    return;
+                }
+                self.units += usize::from(!self.out.is_empty()) + jsstr::utf16_len(&line);
+                if self.units > jsstr::MAX_LENGTH {
+                    self.end = Some(Err(jsstr::INVALID_LENGTH.into()));
+                    return;
+                }
+                self.out.push(line);
+            }
+        }
+    }
+}
+
+/// One searching thread's searcher and buffers, kept from file to file.
+struct FileSearch<'a> {
+    searcher: Searcher,
+    matcher: &'a RegexMatcher,
+    root: &'a str,
     matches_empty_line: bool,
     limit: f64,
-) -> Found {
-    let Ok(file) = std::fs::File::open(&f.path) else { return Ok(Vec::new()) };
-    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > js::IO_MAX_LENGTH) {
-        return Ok(Vec::new());
+    /// The bytes of a file, when it is small enough to be held whole.
+    bytes: Vec<u8>,
+    /// Their text, when they are not valid UTF-8.
+    text: String,
+}
+
+impl<'a> FileSearch<'a> {
+    fn new(matcher: &'a RegexMatcher, root: &'a str, matches_empty_line: bool, limit: f64) -> Self {
+        let searcher =
+            SearcherBuilder::new().line_number(true).bom_sniffing(false).heap_limit(Some(GREP_LINE_LIMIT)).build();
+        FileSearch { searcher, matcher, root, matches_empty_line, limit, bytes: Vec::new(), text: String::new() }
     }
-    let mut text = TextReader::new(file);
-    let file = js::join(root, rel);
-    let mut sink = Collect { file: &file, out: Vec::new(), units: 0, overflow: false, limit };
-    let searched = searcher.search_reader(matcher, &mut text, &mut sink);
-    if sink.overflow {
-        return Err(jsstr::INVALID_LENGTH.into());
+
+    /// One file's `file:line:text` matches (at most `limit` of them), found in the text
+    /// `fs.readFile(file, "utf8")` makes of its bytes. A file `fs.readFile` would refuse (above
+    /// 2 GiB, or whose text passes the string limit) is skipped as the reference's failed read
+    /// skips it; a file above [`SMALL_FILE`] is streamed, never held whole.
+    fn file(&mut self, f: &Walked) -> Found {
+        let Ok(mut file) = std::fs::File::open(f.path()) else { return Ok(Vec::new()) };
+        let Ok((len, whole)) = read_head(&mut file, &mut self.bytes) else { return Ok(Vec::new()) };
+        let mut sink = Collect {
+            root: self.root,
+            rel: &f.rel,
+            file: None,
+            out: Vec::new(),
+            units: 0,
+            overflow: false,
+            limit: self.limit,
+        };
+        let (searched, ends_a_line, newlines) = if whole {
+            let bytes = &self.bytes[..len];
+            let text = if std::str::from_utf8(bytes).is_ok() {
+                bytes
+            } else {
+                // At most SMALL_FILE units: far below the string limit.
+                self.text.clear();
+                let mut decoder = jsstr::Utf8Decoder::new();
+                decoder.push(bytes, &mut self.text);
+                decoder.finish(&mut self.text);
+                self.text.as_bytes()
+            };
+            let searched = self.searcher.search_slice(self.matcher, text, &mut sink);
+            let newlines =
+                if self.matches_empty_line { text.iter().filter(|&&b| b == b'\n').count() as u64 } else { 0 };
+            (searched, matches!(text.last(), None | Some(b'\n')), newlines)
+        } else {
+            if file.metadata().is_ok_and(|m| m.is_file() && m.len() > js::IO_MAX_LENGTH) {
+                return Ok(Vec::new());
+            }
+            let mut text = TextReader::new(io::Read::chain(&self.bytes[..len], file));
+            let searched = self.searcher.search_reader(self.matcher, &mut text, &mut sink);
+            (searched, text.ends_a_line(), text.newlines)
+        };
+        if sink.overflow {
+            return Err(jsstr::INVALID_LENGTH.into());
+        }
+        if searched.is_err() {
+            return Ok(Vec::new());
+        }
+        // Splitting on "\n" leaves an empty last line after a final newline (or in an empty
+        // file); a pattern that matches the empty string matches it too.
+        if self.matches_empty_line && ends_a_line && (sink.out.len() as f64) < self.limit {
+            let file = sink.file.take().unwrap_or_else(|| js::join(self.root, &f.rel));
+            sink.out.push(format!("{file}:{}:", newlines + 1));
+        }
+        Ok(sink.out)
     }
-    if searched.is_err() {
-        return Ok(Vec::new());
+}
+
+/// Reads `file` into `buf` (grown up to [`SMALL_FILE`] bytes, never shrunk) until its end or
+/// until `buf` is full: (bytes read, whether that is the whole file).
+fn read_head(file: &mut std::fs::File, buf: &mut Vec<u8>) -> io::Result<(usize, bool)> {
+    use io::Read;
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            if buf.len() >= SMALL_FILE {
+                return Ok((len, false));
+            }
+            buf.resize((buf.len() * 2).clamp(64 * 1024, SMALL_FILE), 0);
+        }
+        match file.read(&mut buf[len..]) {
+            Ok(0) => return Ok((len, true)),
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
-    let mut out = sink.out;
-    // Splitting on "\n" leaves an empty last line after a final newline (or in an empty
-    // file); a pattern that matches the empty string matches it too.
-    if matches_empty_line && text.ends_a_line() && (out.len() as f64) < limit {
-        out.push(format!("{file}:{}:", text.newlines + 1));
-    }
-    Ok(out)
 }
 
 /// A file's bytes as the text `fs.readFile(file, "utf8")` makes of them (invalid sequences
 /// replaced), a piece at a time; an error once the text passes the string limit.
-struct TextReader {
-    file: std::fs::File,
+struct TextReader<R> {
+    file: R,
     raw: Vec<u8>,
     decoder: jsstr::Utf8Decoder,
     text: String,
@@ -339,8 +519,8 @@ struct TextReader {
     done: bool,
 }
 
-impl TextReader {
-    fn new(file: std::fs::File) -> Self {
+impl<R: io::Read> TextReader<R> {
+    fn new(file: R) -> Self {
         TextReader {
             file,
             raw: vec![0; 64 * 1024],
@@ -360,7 +540,7 @@ impl TextReader {
     }
 }
 
-impl io::Read for TextReader {
+impl<R: io::Read> io::Read for TextReader<R> {
     fn read(&mut self, into: &mut [u8]) -> io::Result<usize> {
         while self.pos == self.text.len() {
             if self.done {
@@ -399,7 +579,10 @@ impl io::Read for TextReader {
 /// Collects `file:line:text` for each matching line, up to the limit, or until they could no
 /// longer be joined into one string.
 struct Collect<'a> {
-    file: &'a str,
+    root: &'a str,
+    rel: &'a str,
+    /// The file's name as printed, made at its first match.
+    file: Option<String>,
     out: Vec<String>,
     units: usize,
     overflow: bool,
@@ -413,7 +596,9 @@ impl Sink for Collect<'_> {
         let bytes = m.bytes();
         let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let n = m.line_number().unwrap_or(0);
-        let found = format!("{}:{n}:{}", self.file, String::from_utf8_lossy(line));
+        let (root, rel) = (self.root, self.rel);
+        let file = self.file.get_or_insert_with(|| js::join(root, rel));
+        let found = format!("{file}:{n}:{}", String::from_utf8_lossy(line));
         self.units += usize::from(!self.out.is_empty()) + jsstr::utf16_len(&found);
         if self.units > jsstr::MAX_LENGTH {
             self.overflow = true;
