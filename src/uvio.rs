@@ -110,6 +110,9 @@ struct Watch {
     write: RefCell<Option<Waker>>,
     /// The events the handle is started for (0: stopped).
     events: Cell<c_int>,
+    /// Events whose last attempt would have blocked and that the loop has not reported since:
+    /// trying them again before it does is a system call that can only say `EAGAIN` again.
+    blocked: Cell<c_int>,
 }
 
 /// The handle's memory and its `Watch`, freed together when libuv has closed the handle.
@@ -145,6 +148,9 @@ unsafe extern "C" fn on_poll(handle: *mut c_void, status: c_int, events: c_int) 
     // `on_close`, which libuv runs on a later turn of the loop than any poll callback, even
     // when the drain below begins the handle's close.
     let watch = unsafe { &*(get_data(handle) as *const Watch) };
+    // What the loop reports is worth trying again (an error: everything, so it surfaces).
+    let reported = if status < 0 { UV_READABLE | UV_WRITABLE } else { events };
+    watch.blocked.set(watch.blocked.get() & !reported);
     let mut woke = false;
     if status < 0 || events & UV_READABLE != 0 {
         if let Some(w) = watch.read.borrow_mut().take() {
@@ -234,6 +240,7 @@ impl UvSocket {
                 read: RefCell::new(None),
                 write: RefCell::new(None),
                 events: Cell::new(0),
+                blocked: Cell::new(0),
             }));
             set_data(raw, watch.cast());
             // A poll handle keeps the loop alive only while it is started, that is while a
@@ -352,14 +359,23 @@ impl UvSocket {
         if !self.home.here() {
             return Poll::Ready(Err(off_thread()));
         }
+        let watch = self.watch();
+        // Still blocked and still watched: only the waker may have changed.
+        if watch.blocked.get() & event != 0 && watch.events.get() & event != 0 {
+            return match self.arm(event, cx.waker()) {
+                Ok(()) => Poll::Pending,
+                Err(e) => Poll::Ready(Err(e)),
+            };
+        }
         loop {
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    watch.blocked.set(watch.blocked.get() | event);
                     return match self.arm(event, cx.waker()) {
                         Ok(()) => Poll::Pending,
                         Err(e) => Poll::Ready(Err(e)),
-                    }
+                    };
                 }
                 done => return Poll::Ready(done),
             }
@@ -376,6 +392,7 @@ impl Io for UvSocket {
         let watch = self.watch();
         watch.read.borrow_mut().take();
         watch.write.borrow_mut().take();
+        watch.blocked.set(0);
         let events = watch.events.get();
         if events != 0 && events != CLOSING {
             if let Some(uv) = uv() {
