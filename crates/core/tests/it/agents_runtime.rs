@@ -358,6 +358,53 @@ async fn lifecycle_the_concurrency_and_turn_gates_hold_without_deadlock() {
     assert_eq!(rt.max_observed_concurrent_turns(), 1);
 }
 
+/// Polls its future with the thread marked as the host's, as the Node binding polls turns.
+struct OnHost(futures::future::BoxFuture<'static, ()>);
+
+impl std::future::Future for OnHost {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        toolnexus_core::host::polling_on_host(|| self.0.as_mut().poll(cx))
+    }
+}
+
+/// Two `task` calls of one reply start together, as two calls of one `Promise.all` do, even
+/// when turns are polled on a host's thread and the runtime has threads of its own: the
+/// second child of a `maxConcurrent: 1` parent always queues behind the first, however fast
+/// the first one's turns are.
+#[test]
+fn lifecycle_two_task_calls_of_one_reply_start_together_on_a_host_thread() {
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let fx = fixture("subagent-lifecycle");
+    for round in 0..200 {
+        let mut defs = registry(&fx);
+        for d in &mut defs {
+            if d.name == "coordinator" {
+                d.budget.max_concurrent = Some(1.0);
+            }
+        }
+        let handle = tokio_rt.handle().clone();
+        let (rt, _) = runtime_with(defs, |o| {
+            o.spawner = Arc::new(move |f| {
+                handle.spawn(OnHost(f));
+            })
+        });
+        let trace = tokio_rt.block_on(async {
+            let coord = rt.spawn(ROOT, "coordinator", None).expect("coordinator");
+            rt.wake(coord, Some("go".into())).expect("wake");
+            assert_eq!(rt.wait(coord, None, None).await.status, TaskStatus::Done);
+            rt.trace()
+        });
+        let queued = trace.iter().position(|l| l.starts_with("root/coordinator.1/explore.2: wake QUEUED"));
+        let first_done = trace.iter().position(|l| l.starts_with("root/coordinator.1/explore.1: running\u{2192}idle"));
+        assert!(
+            matches!((queued, first_done), (Some(q), Some(d)) if q < d),
+            "round {round}: the second child did not queue behind the first\n{}",
+            trace.join("\n")
+        );
+    }
+}
+
 #[tokio::test]
 async fn lifecycle_interrupt_aborts_the_turn_and_restores_the_inbox() {
     let fx = fixture("subagent-lifecycle");

@@ -75,6 +75,13 @@ impl Tool for TaskTool {
         self
     }
 
+    /// It only touches the table and awaits the child, so it stays on the thread that polls
+    /// the turn. Moved to the runtime, two calls of one reply would start in whatever order
+    /// its threads reach them, and the first child could finish before the second is spawned.
+    fn light(&self) -> bool {
+        true
+    }
+
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         let Some(inner) = self.inner.upgrade() else {
             return Ok(ToolResult::error("the agent runtime is gone"));
