@@ -51,8 +51,8 @@ test("a run waiting on a slow endpoint keeps the process alive until it is answe
   }
 })
 
-test("a kept-alive connection the server closed meanwhile is replaced by a new one", async () => {
-  let connections = 0
+/** A keep-alive HTTP server on 127.0.0.1 answering every request with the completion "ok". */
+async function okServer() {
   const server = http.createServer((req, res) => {
     req.resume()
     req.on("end", () => {
@@ -60,8 +60,14 @@ test("a kept-alive connection the server closed meanwhile is replaced by a new o
       res.end(JSON.stringify(oaText("ok").body))
     })
   })
-  server.on("connection", () => connections++)
   await new Promise((r) => server.listen(0, "127.0.0.1", r))
+  return server
+}
+
+test("a kept-alive connection the server closed meanwhile is replaced by a new one", async () => {
+  let connections = 0
+  const server = await okServer()
+  server.on("connection", () => connections++)
   try {
     const c = client(`http://127.0.0.1:${server.address().port}`)
     const tk = await createToolkit({})
@@ -73,6 +79,28 @@ test("a kept-alive connection the server closed meanwhile is replaced by a new o
     await new Promise((r) => setTimeout(r, 50))
     assert.equal((await c.run("c", { toolkit: tk })).text, "ok")
     assert.equal(connections, 2)
+  } finally {
+    server.closeAllConnections()
+    await new Promise((r) => server.close(r))
+  }
+})
+
+test("an idle pooled connection the server closed costs no CPU while the process waits", async () => {
+  const server = await okServer()
+  try {
+    const c = client(`http://127.0.0.1:${server.address().port}`)
+    const tk = await createToolkit({})
+    assert.equal((await c.run("a", { toolkit: tk })).text, "ok")
+    // The pooled socket now reads as ended on every turn of the loop until someone stops
+    // watching it; the process must go quiet instead of spinning on it.
+    server.closeIdleConnections()
+    await new Promise((r) => setTimeout(r, 50))
+    const before = process.cpuUsage()
+    await new Promise((r) => setTimeout(r, 400))
+    const spent = process.cpuUsage(before)
+    const ms = (spent.user + spent.system) / 1000
+    assert.ok(ms < 100, `${ms.toFixed(1)} ms of CPU in 400 ms of waiting`)
+    assert.equal((await c.run("b", { toolkit: tk })).text, "ok")
   } finally {
     server.closeAllConnections()
     await new Promise((r) => server.close(r))

@@ -34,6 +34,7 @@ type PollInitFn = unsafe extern "C" fn(*mut c_void, *mut c_void, c_int) -> c_int
 type PollStartFn = unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int;
 type PollStopFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 type CloseFn = unsafe extern "C" fn(*mut c_void, CloseCb);
+type RefFn = unsafe extern "C" fn(*mut c_void);
 type StrerrorFn = unsafe extern "C" fn(c_int) -> *const std::ffi::c_char;
 
 /// The libuv entry points used here.
@@ -44,6 +45,9 @@ struct Uv {
     poll_stop: PollStopFn,
     close: CloseFn,
     strerror: StrerrorFn,
+    /// `uv_ref` / `uv_unref`: whether a started handle keeps the loop alive.
+    hold: RefFn,
+    release: RefFn,
 }
 
 fn uv() -> Option<&'static Uv> {
@@ -64,6 +68,8 @@ fn uv() -> Option<&'static Uv> {
                 poll_stop: std::mem::transmute::<*mut c_void, PollStopFn>(sym(c"uv_poll_stop")?),
                 close: std::mem::transmute::<*mut c_void, CloseFn>(sym(c"uv_close")?),
                 strerror: std::mem::transmute::<*mut c_void, StrerrorFn>(sym(c"uv_strerror")?),
+                hold: std::mem::transmute::<*mut c_void, RefFn>(sym(c"uv_ref")?),
+                release: std::mem::transmute::<*mut c_void, RefFn>(sym(c"uv_unref")?),
             })
         }
     })
@@ -110,9 +116,13 @@ struct Watch {
     write: RefCell<Option<Waker>>,
     /// The events the handle is started for (0: stopped).
     events: Cell<c_int>,
-    /// Events whose last attempt would have blocked and that the loop has not reported since:
-    /// trying them again before it does is a system call that can only say `EAGAIN` again.
+    /// Events whose last attempt would have blocked (or, for reading, drained the socket) and
+    /// that the loop has not reported since: trying them again before it does is a system call
+    /// that can only say `EAGAIN`.
     blocked: Cell<c_int>,
+    /// Whether the handle counts for the loop's life (libuv's `ref`): only while someone
+    /// waits on the socket.
+    held: Cell<bool>,
 }
 
 /// The handle's memory and its `Watch`, freed together when libuv has closed the handle.
@@ -151,27 +161,43 @@ unsafe extern "C" fn on_poll(handle: *mut c_void, status: c_int, events: c_int) 
     // What the loop reports is worth trying again (an error: everything, so it surfaces).
     let reported = if status < 0 { UV_READABLE | UV_WRITABLE } else { events };
     watch.blocked.set(watch.blocked.get() & !reported);
-    let mut woke = false;
-    if status < 0 || events & UV_READABLE != 0 {
-        if let Some(w) = watch.read.borrow_mut().take() {
-            w.wake();
-            woke = true;
+    let mut reader = false;
+    crate::dispatch::wake_from_loop(watch.env, || {
+        let mut woke = false;
+        if reported & UV_READABLE != 0 {
+            if let Some(w) = watch.read.borrow_mut().take() {
+                w.wake();
+                woke = true;
+                reader = true;
+            }
         }
-    }
-    if status < 0 || events & UV_WRITABLE != 0 {
-        if let Some(w) = watch.write.borrow_mut().take() {
-            w.wake();
-            woke = true;
+        if reported & UV_WRITABLE != 0 {
+            if let Some(w) = watch.write.borrow_mut().take() {
+                w.wake();
+                woke = true;
+            }
         }
+        woke
+    });
+    // The handle is level-triggered, so what is reported and not taken is reported again on
+    // every turn. Writing is watched only while a writer waits (a socket is nearly always
+    // writable). Reading stays watched after a reader was woken, as it most likely comes back
+    // for the next response (so its first read need not ask the socket first); reported with
+    // nobody to take it (the peer closed an idle connection), it stops, and the next read
+    // asks the socket.
+    let now = watch.events.get();
+    if now == CLOSING {
+        return;
     }
-    if woke {
-        crate::dispatch::drain_from_loop(watch.env);
+    let mut want = now;
+    if watch.write.borrow().is_none() {
+        want &= !UV_WRITABLE;
     }
-    // Keep watching only what someone is still waiting for: the handle is level-triggered.
-    let want = if watch.read.borrow().is_some() { UV_READABLE } else { 0 }
-        | if watch.write.borrow().is_some() { UV_WRITABLE } else { 0 };
-    if want != watch.events.get() && watch.events.get() != CLOSING {
-        if let Some(uv) = uv() {
+    if watch.read.borrow().is_none() && (status < 0 || (reported & UV_READABLE != 0 && !reader)) {
+        want &= !UV_READABLE;
+    }
+    if let Some(uv) = uv() {
+        if want != now {
             // SAFETY: a live handle on its loop's thread, whose close has not begun (`events` is
             // not `CLOSING`, checked above).
             unsafe {
@@ -183,6 +209,31 @@ unsafe extern "C" fn on_poll(handle: *mut c_void, status: c_int, events: c_int) 
             }
             watch.events.set(want);
         }
+        // SAFETY: as above.
+        unsafe { hold_while_awaited(uv, watch, handle) };
+    }
+}
+
+/// Let the handle keep the loop alive only while someone waits on the socket (as a socket of
+/// Node's own does while a request is in flight): an idle pooled connection, still watched for
+/// reading, keeps nothing alive.
+///
+/// # Safety
+///
+/// `handle` is the live handle whose `Watch` this is, on its loop's thread, and its close has
+/// not begun.
+unsafe fn hold_while_awaited(uv: &Uv, watch: &Watch, handle: *mut c_void) {
+    let awaited = watch.read.borrow().is_some() || watch.write.borrow().is_some();
+    if awaited != watch.held.get() {
+        // SAFETY: the caller's contract.
+        unsafe {
+            if awaited {
+                (uv.hold)(handle);
+            } else {
+                (uv.release)(handle);
+            }
+        }
+        watch.held.set(awaited);
     }
 }
 
@@ -241,11 +292,11 @@ impl UvSocket {
                 write: RefCell::new(None),
                 events: Cell::new(0),
                 blocked: Cell::new(0),
+                // libuv's default for a new handle.
+                held: Cell::new(true),
             }));
             set_data(raw, watch.cast());
-            // A poll handle keeps the loop alive only while it is started, that is while a
-            // run waits on this socket (as a socket of Node's own does while a request is
-            // in flight); an idle pooled connection is stopped and keeps nothing alive.
+            // What keeps the loop alive: `hold_while_awaited`.
             OPEN.with(|o| o.borrow_mut().push(raw as usize));
             let env = home.env();
             if HOOKED.with(|h| h.replace(env)) != env {
@@ -290,6 +341,10 @@ impl UvSocket {
                 return Err(uv_error(uv, rc));
             }
             watch.events.set(now | event);
+        }
+        if let Some(uv) = uv() {
+            // SAFETY: as above: live, on its loop's thread, not closing.
+            unsafe { hold_while_awaited(uv, watch, self.handle.raw) };
         }
         Ok(())
     }
@@ -384,7 +439,9 @@ impl UvSocket {
 }
 
 impl Io for UvSocket {
-    /// Idle in the pool: nobody waits on it, so its handle stops and keeps the loop free.
+    /// Idle in the pool: nobody waits on it, so its handle keeps the loop free. It still
+    /// watches for reading, when it did, so the next request's first read is answered by the
+    /// loop rather than by an `EAGAIN`, and a peer that closes the idle connection is noticed.
     fn park(&mut self) {
         if !self.home.here() {
             return;
@@ -392,14 +449,24 @@ impl Io for UvSocket {
         let watch = self.watch();
         watch.read.borrow_mut().take();
         watch.write.borrow_mut().take();
-        watch.blocked.set(0);
         let events = watch.events.get();
-        if events != 0 && events != CLOSING {
-            if let Some(uv) = uv() {
-                // SAFETY: on its loop's thread (checked above), and its close has not begun
-                // (`events` is not `CLOSING`), so the handle is live.
-                unsafe { (uv.poll_stop)(self.handle.raw) };
-                watch.events.set(0);
+        if events == CLOSING {
+            return;
+        }
+        if let Some(uv) = uv() {
+            // SAFETY: on its loop's thread (checked above), and its close has not begun
+            // (`events` is not `CLOSING`), so the handle is live.
+            unsafe {
+                if events & UV_WRITABLE != 0 {
+                    let want = events & UV_READABLE;
+                    if want == 0 {
+                        (uv.poll_stop)(self.handle.raw);
+                    } else {
+                        (uv.poll_start)(self.handle.raw, want, on_poll);
+                    }
+                    watch.events.set(want);
+                }
+                hold_while_awaited(uv, watch, self.handle.raw);
             }
         }
     }
@@ -407,8 +474,15 @@ impl Io for UvSocket {
 
 impl AsyncRead for UvSocket {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let room = buf.remaining();
         let n = std::task::ready!(self.attempt(cx, UV_READABLE, || (&*self.stream).read(buf.initialize_unfilled())))?;
         buf.advance(n);
+        if n > 0 && n < room {
+            // Less than there was room for: the socket is drained for now (tokio's rule too),
+            // so the next read waits for the loop instead of asking it for an `EAGAIN`.
+            let watch = self.watch();
+            watch.blocked.set(watch.blocked.get() | UV_READABLE);
+        }
         Poll::Ready(Ok(()))
     }
 }

@@ -15,9 +15,9 @@ use napi::{sys, Env, Error, Result, Status, ValueType};
 use tokio::sync::oneshot;
 
 use super::arg::{arg_value, Arg};
-use super::executor::{drain, DRAINING, READY};
+use super::executor::{drain, wake_then_drain, DRAINING, READY};
 use super::promise::HOLD;
-use super::queue::{home_env, with_existing, with_local, Hold, Msg, Reply, Shared};
+use super::queue::{home_env, with_existing, with_local, Hold, KeepAlive, Msg, Reply, Shared};
 use super::raw::check;
 
 /// A JS function held for the core: callable from any thread, released when dropped.
@@ -39,7 +39,10 @@ impl JsFn {
             return rx.await.unwrap_or_else(|_| Err(gone()));
         }
         let hold = HOLD.try_with(Arc::clone).ok();
-        if self.shared.post(Msg::Call { f: self.f, arg, reply: Some(tx), hold }).is_err() {
+        // On the environment's own thread (a grown stack), nothing else may be keeping the
+        // loop turning until the call is made.
+        let transit = if hold.is_none() { KeepAlive::here() } else { None };
+        if self.shared.post(Msg::Call { f: self.f, arg, reply: Some(tx), hold, transit }).is_err() {
             return Err(gone());
         }
         rx.await.unwrap_or_else(|_| Err(gone()))
@@ -70,7 +73,7 @@ impl JsFn {
 
     /// Call without waiting for an answer.
     pub fn notify(&self, arg: String) {
-        let _ = self.shared.post(Msg::Call { f: self.f, arg: Arg::Text(arg), reply: None, hold: None });
+        let _ = self.shared.post(Msg::Call { f: self.f, arg: Arg::Text(arg), reply: None, hold: None, transit: None });
     }
 
     /// Call without waiting for an answer: right away when on the environment's thread (the
@@ -269,7 +272,8 @@ pub fn reply(env: &Env, id: u32, answer: Reply) {
         if let Some(hold) = hold {
             hold.retake(env.raw());
         }
-        let _ = tx.send(answer);
+        // The drain below polls what this wakes.
+        let _ = wake_then_drain(|| tx.send(answer));
     }
     // The answer may have woken a task of this thread: carry on with it now, still inside
     // the JS call (its microtasks follow as usual).

@@ -30,6 +30,9 @@ thread_local! {
     pub(super) static DRAINING: Cell<bool> = const { Cell::new(false) };
     /// A drain has been asked of the dispatcher and not yet run.
     static POKED: Cell<bool> = const { Cell::new(false) };
+    /// A drain follows on this thread before control goes back to the event loop: wake-ups
+    /// only queue, as they do during one (see `wake_then_drain`).
+    static DRAIN_FOLLOWS: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Wakes one task: queued directly when woken on its own thread, posted otherwise.
@@ -49,7 +52,9 @@ impl Wake for TaskWaker {
             return;
         }
         let queued = READY.try_with(|r| r.borrow_mut().push_back(self.task)).is_ok();
-        if queued && !DRAINING.try_with(Cell::get).unwrap_or(true) {
+        let drain_comes =
+            DRAINING.try_with(Cell::get).unwrap_or(true) || DRAIN_FOLLOWS.try_with(Cell::get).unwrap_or(true);
+        if queued && !drain_comes {
             poke(&self.shared);
         }
     }
@@ -124,21 +129,49 @@ pub(super) fn drain(env: sys::napi_env) {
     let _ = DRAINING.try_with(|d| d.set(false));
 }
 
-/// A drain started by libuv (a socket became ready): inside a handle scope and a callback
-/// scope, so Promise reactions and `process.nextTick` callbacks run when it ends. `env` must be
-/// the environment of the calling thread, and no scope of it may be open (`uvio` calls this
-/// only from a poll handle's callback).
+/// Run `wake` (which wakes tasks of this thread) knowing that a drain follows at once, so its
+/// wake-ups only queue instead of each asking the dispatcher for a drain of its own (a message
+/// through the threadsafe function and one more turn of the loop). The caller drains next.
+pub(super) fn wake_then_drain<R>(wake: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = DRAIN_FOLLOWS.try_with(|f| f.set(self.0));
+        }
+    }
+    let _restore = Restore(DRAIN_FOLLOWS.try_with(|f| f.replace(true)).unwrap_or(false));
+    wake()
+}
+
+/// A socket became ready: `wake` wakes its waiters (and says whether it woke any), then the
+/// tasks it woke are polled at once, inside a handle scope and a callback scope, so Promise
+/// reactions and `process.nextTick` callbacks run when it ends. `env` must be the environment
+/// of the calling thread, and no scope of it may be open (`uvio` calls this only from a poll
+/// handle's callback).
 #[cfg_attr(not(unix), allow(dead_code))] // called only by `uvio`, which is Unix only
-pub(crate) fn drain_from_loop(env: sys::napi_env) {
-    let Ok(context) = with_local(env, |l| l.async_context) else { return };
-    // SAFETY: `uvio` calls this only from a poll handle's callback, which libuv runs on the
-    // environment's thread with no scope of it open; `env` is the environment whose loop
-    // watches that handle, and `context` was made for it in `create`. Each scope opened here
-    // is closed before returning, innermost first.
+pub(crate) fn wake_from_loop(env: sys::napi_env, wake: impl FnOnce() -> bool) {
+    if !wake_then_drain(wake) {
+        return;
+    }
+    if !drain_from_loop(env) {
+        // No scope could be opened: the woken tasks wait for the dispatcher's drain instead.
+        if let Ok(shared) = with_local(env, |l| l.shared.clone()) {
+            poke(&shared);
+        }
+    }
+}
+
+/// Whether the drain ran (see `wake_from_loop`).
+fn drain_from_loop(env: sys::napi_env) -> bool {
+    let Ok(context) = with_local(env, |l| l.async_context) else { return false };
+    // SAFETY: reached only from `wake_from_loop`, in a poll handle's callback, which libuv
+    // runs on the environment's thread with no scope of it open; `env` is the environment
+    // whose loop watches that handle, and `context` was made for it in `create`. Each scope
+    // opened here is closed before returning, innermost first.
     unsafe {
         let mut handles = ptr::null_mut();
         if sys::napi_open_handle_scope(env, &mut handles) != sys::Status::napi_ok {
-            return;
+            return false;
         }
         let mut resource = ptr::null_mut();
         let mut scope = ptr::null_mut();
@@ -150,6 +183,7 @@ pub(crate) fn drain_from_loop(env: sys::napi_env) {
         }
         sys::napi_close_handle_scope(env, handles);
     }
+    true
 }
 
 /// Poll `work` on this JS thread and hand JS a Promise of its outcome. The first poll happens

@@ -59,7 +59,7 @@ use napi::{sys, Env, Error, Result, Status};
 pub use arg::{Arg, Crossed};
 pub use calls::{reply, JsFn};
 #[cfg(unix)]
-pub(crate) use executor::drain_from_loop;
+pub(crate) use executor::wake_from_loop;
 pub use executor::{local_promise, spawn_detached};
 pub use promise::{promise, runtime_handle, JsPromise};
 pub use queue::KeepAlive;
@@ -173,7 +173,11 @@ unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value, _context:
     // SAFETY: every item was boxed by `Shared::post`, and napi hands each over once.
     let msg = *unsafe { Box::from_raw(data as *mut Msg) };
     if env.is_null() {
-        // The queue is being emptied at teardown; dropping the message is all that is left.
+        // The queue is being emptied at teardown; dropping the message is all that is left,
+        // except a hold on the process, which would call napi: it goes with the environment.
+        if let Msg::Call { transit, .. } = msg {
+            std::mem::forget(transit);
+        }
         return;
     }
     match msg {
@@ -182,7 +186,12 @@ unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value, _context:
         Msg::Settle { deferred, settle, hold } => unsafe { promise::settle_now(env, deferred.0, settle, hold) },
         // SAFETY: on the environment's thread, on its own stack, inside the threadsafe
         // function's callback.
-        Msg::Call { f, arg, reply, hold } => unsafe { calls::call_now(env, f, arg, reply, hold) },
+        Msg::Call { f, arg, reply, hold, transit } => {
+            // SAFETY: as above.
+            unsafe { calls::call_now(env, f, arg, reply, hold) };
+            // The call is made (or could not be): what it waits for now holds the process.
+            drop(transit);
+        }
         Msg::Unkeep => {
             let _ = with_existing(env, |l| keep_down(env, l));
         }

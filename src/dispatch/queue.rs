@@ -35,7 +35,18 @@ pub(super) enum Msg {
     /// Settle a native method's Promise (see `promise`).
     Settle { deferred: Raw<sys::napi_deferred>, settle: Settler, hold: Option<Arc<Hold>> },
     /// Call a JS function held for the core (see `calls`).
-    Call { f: u32, arg: Arg, reply: Option<oneshot::Sender<Reply>>, hold: Option<Arc<Hold>> },
+    ///
+    /// `transit` holds the process until the call is made, for a call posted from the
+    /// environment's own thread (from a stack grown for a deep value, where V8 may not be
+    /// entered) by work that holds nothing else: the call must not be lost because the loop
+    /// ran out of other things to wait for first.
+    Call {
+        f: u32,
+        arg: Arg,
+        reply: Option<oneshot::Sender<Reply>>,
+        hold: Option<Arc<Hold>>,
+        transit: Option<KeepAlive>,
+    },
     /// A `KeepAlive` dropped off its thread.
     Unkeep,
     /// A `JsFn` dropped: let go of its function.
