@@ -197,21 +197,33 @@ unsafe extern "C" fn on_poll(handle: *mut c_void, status: c_int, events: c_int) 
         want &= !UV_READABLE;
     }
     if let Some(uv) = uv() {
-        if want != now {
-            // SAFETY: a live handle on its loop's thread, whose close has not begun (`events` is
-            // not `CLOSING`, checked above).
-            unsafe {
-                if want == 0 {
-                    (uv.poll_stop)(handle);
-                } else {
-                    (uv.poll_start)(handle, want, on_poll);
-                }
+        // SAFETY: a live handle on its loop's thread, whose close has not begun (`events` is not
+        // `CLOSING`, checked above).
+        unsafe {
+            if want != now {
+                rewatch(uv, watch, handle, want);
             }
-            watch.events.set(want);
+            hold_while_awaited(uv, watch, handle);
         }
-        // SAFETY: as above.
-        unsafe { hold_while_awaited(uv, watch, handle) };
     }
+}
+
+/// Watch the handle for exactly `want` from now on (none: stop it), and record that.
+///
+/// # Safety
+///
+/// `handle` is the live handle whose `Watch` this is, on its loop's thread, and its close has
+/// not begun.
+unsafe fn rewatch(uv: &Uv, watch: &Watch, handle: *mut c_void, want: c_int) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if want == 0 {
+            (uv.poll_stop)(handle);
+        } else {
+            (uv.poll_start)(handle, want, on_poll);
+        }
+    }
+    watch.events.set(want);
 }
 
 /// Let the handle keep the loop alive only while someone waits on the socket (as a socket of
@@ -458,13 +470,7 @@ impl Io for UvSocket {
             // (`events` is not `CLOSING`), so the handle is live.
             unsafe {
                 if events & UV_WRITABLE != 0 {
-                    let want = events & UV_READABLE;
-                    if want == 0 {
-                        (uv.poll_stop)(self.handle.raw);
-                    } else {
-                        (uv.poll_start)(self.handle.raw, want, on_poll);
-                    }
-                    watch.events.set(want);
+                    rewatch(uv, watch, self.handle.raw, events & UV_READABLE);
                 }
                 hold_while_awaited(uv, watch, self.handle.raw);
             }
