@@ -123,7 +123,11 @@ struct Idle {
 /// The shared half: the connector, TLS, the pool.
 struct Inner {
     connect: Box<dyn Connect>,
-    tls: Option<tokio_rustls::TlsConnector>,
+    tls: Tls,
+    /// The connector over `tls`, made on the first https connection: an `http://` endpoint
+    /// never builds a TLS configuration (the roots, the provider), which costs a fresh process
+    /// more than a millisecond.
+    connector: OnceLock<Option<tokio_rustls::TlsConnector>>,
     idle: Mutex<HashMap<Origin, Vec<Idle>>>,
     connect_timeout: Duration,
     headers_timeout: Duration,
@@ -137,9 +141,21 @@ pub struct Fetcher {
     inner: Arc<Inner>,
 }
 
+/// Which TLS configuration https connections use.
+#[derive(Clone, Default)]
+pub enum Tls {
+    /// The process's shared one ([`crate::net`]), built when the first https connection needs it.
+    #[default]
+    Shared,
+    /// This one.
+    Config(Arc<rustls::ClientConfig>),
+    /// None: an https URL fails to connect.
+    Off,
+}
+
 /// Settings a test or a host may change.
 pub struct Options {
-    pub tls: Option<Arc<rustls::ClientConfig>>,
+    pub tls: Tls,
     pub connect_timeout: Duration,
     pub headers_timeout: Duration,
     pub body_timeout: Duration,
@@ -150,7 +166,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            tls: crate::net::tls_config(),
+            tls: Tls::Shared,
             connect_timeout: CONNECT_TIMEOUT,
             headers_timeout: HEADERS_TIMEOUT,
             body_timeout: BODY_TIMEOUT,
@@ -168,7 +184,8 @@ impl Fetcher {
         Fetcher {
             inner: Arc::new(Inner {
                 connect: Box::new(connect),
-                tls: o.tls.map(tokio_rustls::TlsConnector::from),
+                tls: o.tls,
+                connector: OnceLock::new(),
                 idle: Mutex::new(HashMap::new()),
                 connect_timeout: o.connect_timeout,
                 headers_timeout: o.headers_timeout,
@@ -182,6 +199,27 @@ impl Fetcher {
     pub fn shared() -> Fetcher {
         static SHARED: OnceLock<Fetcher> = OnceLock::new();
         SHARED.get_or_init(|| Fetcher::new(TokioConnect)).clone()
+    }
+
+    fn tls_connector(&self) -> Option<&tokio_rustls::TlsConnector> {
+        let inner = &self.inner;
+        inner
+            .connector
+            .get_or_init(|| {
+                let config = match &inner.tls {
+                    Tls::Shared => crate::net::tls_config(),
+                    Tls::Config(config) => Some(config.clone()),
+                    Tls::Off => None,
+                };
+                config.map(tokio_rustls::TlsConnector::from)
+            })
+            .as_ref()
+    }
+
+    /// Whether this fetcher has made its TLS connector yet, which it does on its first https
+    /// connection (for tests and diagnostics).
+    pub fn tls_ready(&self) -> bool {
+        self.inner.connector.get().is_some()
     }
 
     /// Idle connections held for `host:port` (for tests and diagnostics).
@@ -312,9 +350,7 @@ impl Fetcher {
                 return Ok(io);
             }
             let tls = self
-                .inner
-                .tls
-                .as_ref()
+                .tls_connector()
                 .ok_or_else(|| FetchError::failed(Cause::new("Error", "TLS is not available in this build")))?;
             let name = rustls::pki_types::ServerName::try_from(origin.host.clone())
                 .map_err(|e| FetchError::failed(Cause::new("Error", e.to_string())))?;

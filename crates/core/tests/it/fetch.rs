@@ -252,6 +252,21 @@ async fn keeps_the_connection_for_the_next_request() {
 }
 
 #[tokio::test]
+async fn tls_is_set_up_by_the_first_https_connection_and_not_before() {
+    let s = serve(|_, _| ok_json("{}"), never).await;
+    let fetcher = Fetcher::new(TokioConnect);
+    let t = FetchTransport::new(fetcher.clone());
+    assert!(!fetcher.tls_ready());
+    assert_eq!(t.post(post(&s.url("/"), "{}")).await.unwrap().body, "{}");
+    assert!(!fetcher.tls_ready(), "a plain http request built the TLS connector");
+    // The same server spoken to in TLS: the handshake fails, but only after the connector was made.
+    let https = format!("https://127.0.0.1:{}/", s.port);
+    let e = t.post(post(&https, "{}")).await.unwrap_err();
+    assert!(matches!(e, toolnexus_core::Error::Fetch(_)), "{e:?}");
+    assert!(fetcher.tls_ready());
+}
+
+#[tokio::test]
 async fn every_transport_over_one_fetcher_shares_its_pool() {
     let s = serve(|_, _| ok_json("{}"), never).await;
     let fetcher = Fetcher::new(TokioConnect);

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::Transport;
-use toolnexus_core::fetch::{Fetcher, Options, TokioConnect};
+use toolnexus_core::fetch::{Fetcher, Options, Tls, TokioConnect};
 
 use crate::fetch::{fresh, post};
 
@@ -78,7 +78,7 @@ async fn https_with_a_trusted_certificate_works_and_keeps_the_connection() {
         .unwrap()
         .with_root_certificates(roots)
         .with_no_client_auth();
-    let o = Options { tls: Some(Arc::new(config)), ..Options::default() };
+    let o = Options { tls: Tls::Config(Arc::new(config)), ..Options::default() };
     let t = FetchTransport::new(Fetcher::with_options(TokioConnect, o));
     for _ in 0..3 {
         let r = t.post(post(&format!("https://localhost:{port}/v1"), "{}")).await.unwrap();
