@@ -54,8 +54,13 @@ pub struct ToolkitOptions {
 
 impl ToolkitOptions {
     /// The skill source these options ask for: only when a skills option was given.
+    /// Whether any skills option was given (`null` included), so skills are discovered.
+    fn wants_skills(&self) -> bool {
+        self.skills_dir.is_some() || self.skills.is_some() || self.skill_provider.is_some()
+    }
+
     fn skill_source(&mut self) -> Option<SkillSource> {
-        if self.skills_dir.is_none() && self.skills.is_none() && self.skill_provider.is_none() {
+        if !self.wants_skills() {
             return None;
         }
         let mut defs = self.skills.take().unwrap_or_default();
@@ -210,14 +215,20 @@ impl Toolkit {
             }
             None => None,
         };
-        // Discovery reads the file system: keep it off the async workers.
-        let (returned, skill) = tokio::task::spawn_blocking(crate::warn::carry_blocking(move || {
-            let skill = opts.skill_source();
-            (opts, skill)
-        }))
-        .await
-        .map_err(|e| crate::error::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
-        opts = returned;
+        // Discovery reads the file system: keep it off the async workers. A toolkit that asks
+        // for no skills has nothing to discover, and no thread to wait for.
+        let skill = if opts.wants_skills() {
+            let (returned, skill) = tokio::task::spawn_blocking(crate::warn::carry_blocking(move || {
+                let skill = opts.skill_source();
+                (opts, skill)
+            }))
+            .await
+            .map_err(|e| crate::error::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
+            opts = returned;
+            skill
+        } else {
+            None
+        };
         let config_builtins = opts.mcp_config.as_ref().and_then(|c| c.as_object()).and_then(|c| c.get("builtins"));
         let cfg_value = opts.builtins.as_ref().or(config_builtins);
         let cfg = BuiltinsConfig::parse(cfg_value)?;

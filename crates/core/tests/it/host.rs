@@ -95,3 +95,18 @@ fn heavy_tools_leave_the_host_thread_and_light_ones_stay() {
     assert_eq!(seen[2], ("heavy".to_string(), host_name));
     assert!(!host::on_host_thread(), "the mark is lifted after each poll");
 }
+
+/// A toolkit that asks for no skills, MCP servers or agents waits on nothing: it is made in
+/// the first poll, with no thread to hand work to and wait for (so a host can make it in place).
+#[test]
+fn a_toolkit_of_plain_tools_is_made_in_one_poll() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let _enter = rt.enter();
+    let opts = ToolkitOptions { builtins: Some(json!({ "bash": true })), ..Default::default() };
+    let made = futures::FutureExt::now_or_never(Toolkit::create(opts)).expect("the toolkit waited on something");
+    assert!(made.unwrap().get("bash").is_some());
+    // Asking for skills (an empty list of them) reads no files here, but discovery may: it is
+    // handed to the blocking pool, so the first poll waits.
+    let opts = ToolkitOptions { skills: Some(Vec::new()), ..Default::default() };
+    assert!(futures::FutureExt::now_or_never(Toolkit::create(opts)).is_none());
+}
