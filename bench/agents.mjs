@@ -26,6 +26,7 @@ import { summarize } from "./lib/stats.mjs"
 import { FANOUT, LLM_REQUESTS_PER_TREE, TOOL_CALLS_PER_TREE } from "./agents/scenario.mjs"
 import { RUNNERS } from "./agents/runners/index.mjs"
 import { machine, stopChild } from "./lib/proc.mjs"
+import { firstJsonLine } from "./lib/orchestrator.mjs"
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
@@ -107,18 +108,8 @@ function packageVersion(entry) {
 /** Start the endpoint, wait for its first JSON line; stdin open = alive. */
 function startEndpoint() {
   const child = spawn(process.execPath, [path.join(BENCH, "agents", "endpoint.mjs")], { cwd: BENCH, stdio: ["pipe", "pipe", "inherit"] })
-  return new Promise((resolve, reject) => {
-    let buf = ""
-    child.on("exit", (code) => reject(new Error(`endpoint exited with ${code} before it was ready`)))
-    child.stdout.setEncoding("utf8")
-    child.stdout.on("data", (d) => {
-      buf += d
-      const nl = buf.indexOf("\n")
-      if (nl === -1) return
-      child.removeAllListeners("exit")
-      resolve({ child, ...JSON.parse(buf.slice(0, nl)) })
-    })
-  })
+  const ready = firstJsonLine(child, (code) => new Error(`endpoint exited with ${code} before it was ready`))
+  return ready.then((info) => ({ child, ...info }))
 }
 
 

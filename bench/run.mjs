@@ -19,9 +19,10 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { METRICS, fmt } from "./lib/metrics.mjs"
 import { renderMarkdown, renderSvg } from "./lib/report.mjs"
-import { median, summarize } from "./lib/stats.mjs"
+import { median, metricsOverRounds, summarize } from "./lib/stats.mjs"
 import { FINAL_TEXT, PROMPT } from "./lib/scenario.mjs"
 import { machine } from "./lib/proc.mjs"
+import { clockTicks, control, num, spawnEndpoint, toolnexusVersion, versionOf, workerEnv, workerResult } from "./lib/orchestrator.mjs"
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
@@ -39,14 +40,6 @@ const JS_COST = [
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
-
-function num(name, fallback) {
-  const raw = process.env[`BENCH_${name}`] ?? process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const v = Number(raw)
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name}=${raw} is not a non-negative number`)
-  return Math.floor(v)
-}
 
 const config = {
   warmup: num("WARMUP", 1000),
@@ -148,50 +141,16 @@ function runOtherBenches() {
   return out
 }
 
-function clockTicks() {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
-  } catch {
-    return 100
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The endpoint
 
+/** The scripted endpoint (server.mjs) on a free port: { child, origin }. */
 function startServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(BENCH, "server.mjs"), "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] })
-    let buf = ""
-    child.stdout.on("data", (d) => {
-      buf += d
-      const nl = buf.indexOf("\n")
-      if (nl === -1) return
-      child.stdout.removeAllListeners("data")
-      child.stdout.resume()
-      const { listening } = JSON.parse(buf.slice(0, nl))
-      resolve({ child, origin: `http://127.0.0.1:${listening}` })
-    })
-    child.once("exit", (code) => reject(new Error(`endpoint exited early (code ${code})`)))
-    child.once("error", reject)
-  })
-}
-
-async function control(origin, method, p) {
-  const res = await fetch(origin + p, { method })
-  if (!res.ok) throw new Error(`endpoint ${method} ${p}: HTTP ${res.status}`)
-  return res.json()
+  return spawnEndpoint([path.join(BENCH, "server.mjs"), "--port", "0"], "endpoint")
 }
 
 // ---------------------------------------------------------------------------------------------
 // Workers
-
-/** Environment for a worker: ours, minus anything that would make a library phone home. */
-function workerEnv(extra) {
-  const env = { ...process.env }
-  for (const k of Object.keys(env)) if (/^(LANGSMITH_|LANGCHAIN_)/.test(k)) delete env[k]
-  return { ...env, ...extra }
-}
 
 async function runWorker(server, runner, mode, clkTck, limit) {
   if (runner === LIMIT && !limit?.bin) {
@@ -219,31 +178,11 @@ async function runWorker(server, runner, mode, clkTck, limit) {
   // The limit runner is its own binary, started the same way and printing the same result line.
   const [cmd, argv] = runner === LIMIT ? [limit.bin, [mode]] : [process.execPath, [...args, path.join(BENCH, "worker.mjs"), runner, mode]]
   const child = spawn(cmd, argv, { env, stdio: ["ignore", "pipe", "pipe"] })
-  let result = null
-  let pending = ""
-  const tag = `[${runner}]`
-  child.stdout.setEncoding("utf8")
-  child.stdout.on("data", (d) => {
-    pending += d
-    let nl
-    while ((nl = pending.indexOf("\n")) !== -1) {
-      const lineText = pending.slice(0, nl)
-      pending = pending.slice(nl + 1)
-      if (lineText.startsWith("BENCH_RESULT ")) result = JSON.parse(lineText.slice(13))
-      else if (lineText.trim()) console.error(tag, lineText)
-    }
-  })
-  child.stderr.setEncoding("utf8")
-  child.stderr.on("data", (d) => {
-    for (const l of d.split("\n")) if (l.trim()) console.error(tag, l)
-  })
-  const timer = setTimeout(() => child.kill("SIGKILL"), config.workerTimeoutS * 1000)
-  const code = await new Promise((resolve) => child.once("close", (c, sig) => resolve(sig ?? c)))
-  clearTimeout(timer)
+  const { result: line, code } = await workerResult(child, `[${runner}]`, config.workerTimeoutS)
   const wallS = Number(process.hrtime.bigint() - t0) / 1e9
   const serverStats = await control(server.origin, "GET", "/stats")
 
-  if (!result) result = { runner, mode, ok: false, error: `worker exited with ${code} and no result` }
+  const result = line ?? { runner, mode, ok: false, error: `worker exited with ${code} and no result` }
   result.loadavg = loadavg
   result.wallS = wallS
   result.server = serverStats
@@ -271,23 +210,7 @@ function summarizeRunner(name, rounds) {
     const skipped = got.find((r) => r.skipped)
     return { status: skipped ? "skipped" : "failed", reason: (skipped ?? got[0])?.reason ?? (got[0]?.error ?? "").split("\n")[0], roundsOk: 0 }
   }
-  const metrics = {}
-  for (const m of METRICS) {
-    const values = []
-    const ratios = []
-    for (const r of rounds) {
-      const mine = r.results[name]
-      const floor = r.results[FLOOR]
-      if (!mine?.ok) continue
-      const v = m.get(mine)
-      values.push(v)
-      if (floor?.ok) {
-        const f = m.get(floor)
-        if (f > 0) ratios.push(v / f)
-      }
-    }
-    metrics[m.key] = { value: summarize(values), ratio: summarize(ratios) }
-  }
+  const metrics = metricsOverRounds(rounds, name, FLOOR, METRICS)
   const pick = (f) => median(ok.map(f))
   return {
     status: "ok",
@@ -361,20 +284,7 @@ function summarizeLeak(result) {
 // Main
 
 function versions() {
-  const v = {}
-  const read = (p) => {
-    try {
-      return JSON.parse(readFileSync(p, "utf8")).version
-    } catch {
-      return "missing"
-    }
-  }
-  v.toolnexus = read(path.join(ROOT, "package.json"))
-  try {
-    const head = execFileSync("git", ["-C", ROOT, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-    const dirty = execFileSync("git", ["-C", ROOT, "status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" }).trim()
-    v.toolnexus += ` (${head}${dirty ? ", uncommitted changes" : ""})`
-  } catch {}
+  const v = { toolnexus: toolnexusVersion(ROOT) }
   if (runners.includes(LIMIT)) {
     try {
       v.rustc = execFileSync("rustc", ["--version"], { encoding: "utf8" }).trim().replace(/^rustc /, "")
@@ -383,7 +293,7 @@ function versions() {
     }
   }
   for (const p of ["ai", "@ai-sdk/openai", "langchain", "@langchain/openai", "@langchain/core", "@langchain/langgraph", "@modelcontextprotocol/sdk", "zod"]) {
-    v[p] = read(path.join(BENCH, "node_modules", p, "package.json"))
+    v[p] = versionOf(path.join(BENCH, "node_modules", p, "package.json"))
   }
   return v
 }

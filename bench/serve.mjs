@@ -22,6 +22,7 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { FINAL_TEXT, WEATHER_TEXT } from "./lib/scenario.mjs"
 import { stopChild } from "./lib/proc.mjs"
+import { firstJsonLine } from "./lib/orchestrator.mjs"
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
@@ -55,19 +56,8 @@ const PROFILES = {
 /** Start a node script, wait for its first JSON line on stdout; stdin open = alive. */
 function startNode(args) {
   const child = spawn(process.execPath, args, { cwd: BENCH, stdio: ["pipe", "pipe", "inherit"] })
-  return new Promise((resolve, reject) => {
-    let buf = ""
-    const fail = (why) => reject(new Error(`${args.join(" ")}: ${why}`))
-    child.on("exit", (code) => fail(`exited with ${code} before it was ready`))
-    child.stdout.setEncoding("utf8")
-    child.stdout.on("data", (d) => {
-      buf += d
-      const nl = buf.indexOf("\n")
-      if (nl === -1) return
-      child.removeAllListeners("exit")
-      resolve({ child, info: JSON.parse(buf.slice(0, nl)) })
-    })
-  })
+  const ready = firstJsonLine(child, (code) => new Error(`${args.join(" ")}: exited with ${code} before it was ready`))
+  return ready.then((info) => ({ child, info }))
 }
 
 

@@ -21,8 +21,8 @@
 // reply is distinct at a constant Content-Length. The server reports its own CPU per request
 // so a reader can see how much of a figure is the endpoint.
 
-import http from "node:http"
 import { FINAL_TEXT, MODEL, WEATHER_TEXT } from "./lib/scenario.mjs"
+import { chatServer, endpointStats, portArg, serve, textOf } from "./lib/endpoint.mjs"
 
 const ID_WIDTH = 12
 const ID_SLOT = "#".repeat(ID_WIDTH)
@@ -93,30 +93,8 @@ function materialize(t) {
 // ---------------------------------------------------------------------------------------------
 // Request handling
 
-const stats = { requests: 0, toolCallReplies: 0, finalReplies: 0, invalid: 0, lastInvalid: null }
-let cpuBase = process.cpuUsage()
-
-function reset() {
-  Object.assign(stats, { requests: 0, toolCallReplies: 0, finalReplies: 0, invalid: 0, lastInvalid: null })
-  cpuBase = process.cpuUsage()
-}
-
-function snapshot() {
-  const cpu = process.cpuUsage(cpuBase)
-  return {
-    ...stats,
-    cpuUserUs: cpu.user,
-    cpuSystemUs: cpu.system,
-    cpuPerRequestUs: stats.requests ? (cpu.user + cpu.system) / stats.requests : null,
-    rss: process.memoryUsage.rss(),
-  }
-}
-
-function textOf(content) {
-  if (typeof content === "string") return content
-  if (Array.isArray(content)) return content.map((p) => (typeof p === "string" ? p : (p?.text ?? ""))).join("")
-  return JSON.stringify(content) ?? ""
-}
+const counters = endpointStats({ requests: 0, toolCallReplies: 0, finalReplies: 0, invalid: 0, lastInvalid: null })
+const { stats, fail } = counters
 
 /** Check the tool results of a second request; returns an error string or null. */
 function checkToolResults(messages) {
@@ -147,27 +125,13 @@ function pickNames(tools) {
   return weather && add ? [weather, add] : null
 }
 
-function fail(res, status, message) {
-  stats.invalid++
-  stats.lastInvalid = message
-  const body = JSON.stringify({ error: { message, type: "invalid_request_error" } })
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-  res.end(body)
-}
-
 function send(res, t) {
   res.writeHead(200, t.headers)
   res.end(materialize(t))
 }
 
-function completions(req, res, raw) {
-  stats.requests++
-  let body
-  try {
-    body = JSON.parse(raw)
-  } catch {
-    return fail(res, 400, "request body is not JSON")
-  }
+/** Answer one chat request (counted, its body parsed, by chatServer). */
+function completions(res, body) {
   if (body.stream === true) return fail(res, 400, "this scripted endpoint does not stream; send stream: false")
   const messages = Array.isArray(body.messages) ? body.messages : []
   if (messages.some((m) => m?.role === "tool")) {
@@ -185,44 +149,4 @@ function completions(req, res, raw) {
   return send(res, t)
 }
 
-function json(res, value) {
-  const body = JSON.stringify(value)
-  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-  res.end(body)
-}
-
-const server = http.createServer({ noDelay: true, keepAlive: true }, (req, res) => {
-  if (req.method === "POST" && req.url.endsWith("/chat/completions")) {
-    const chunks = []
-    req.on("data", (c) => chunks.push(c))
-    req.on("end", () => completions(req, res, chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString()))
-    return
-  }
-  req.resume()
-  if (req.method === "GET" && req.url === "/stats") return json(res, snapshot())
-  if (req.method === "POST" && req.url === "/reset") {
-    reset()
-    return json(res, { ok: true })
-  }
-  if (req.method === "GET" && req.url === "/health") return json(res, { ok: true })
-  res.writeHead(404, { "content-length": "0" })
-  res.end()
-})
-
-// Clients keep pooled connections between runs and between phases; don't drop them early.
-server.keepAliveTimeout = 120_000
-server.headersTimeout = 121_000
-server.requestTimeout = 0
-
-const portArg = process.argv.indexOf("--port")
-const port = portArg !== -1 ? Number(process.argv[portArg + 1]) : Number(process.env.BENCH_SERVER_PORT ?? 0)
-server.listen(port, "127.0.0.1", () => {
-  process.stdout.write(JSON.stringify({ listening: server.address().port }) + "\n")
-})
-
-function stop() {
-  server.close(() => process.exit(0))
-  server.closeAllConnections()
-}
-process.on("SIGTERM", stop)
-process.on("SIGINT", stop)
+serve(chatServer(completions, counters, { health: true }), portArg(Number(process.env.BENCH_SERVER_PORT ?? 0)))

@@ -12,14 +12,15 @@
 // stream-results.md into bench/ (or BENCH_OUT). Nothing here asserts a figure; as a script it
 // exits 1 only when a runner failed (a wrong answer, a crash, an endpoint mismatch).
 
-import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { fmt } from "./lib/metrics.mjs"
 import { machine } from "./lib/proc.mjs"
-import { median, summarize } from "./lib/stats.mjs"
+import { clockTicks, control, num, spawnEndpoint, toolnexusVersion, versionOf, workerEnv, workerResult } from "./lib/orchestrator.mjs"
+import { median, metricsOverRounds } from "./lib/stats.mjs"
 import { STREAM_METRICS, goalLines, renderStreamMarkdown } from "./stream/report.mjs"
 import { RUNNERS } from "./stream/runners/index.mjs"
 import * as S from "./stream/scenario.mjs"
@@ -29,14 +30,6 @@ const ROOT = path.dirname(BENCH)
 const FLOOR = "floor"
 const log = (...a) => console.error("[bench:stream]", ...a)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-
-function num(name, fallback) {
-  const raw = process.env[`BENCH_${name}`] ?? process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const v = Number(raw)
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name}=${raw} is not a non-negative number`)
-  return Math.floor(v)
-}
 
 function readConfig() {
   return {
@@ -71,44 +64,12 @@ function ensurePrerequisites() {
   }
 }
 
-function clockTicks() {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
-  } catch {
-    return 100
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Endpoint and workers
 
+/** The scripted streaming endpoint (stream/endpoint.mjs) on a free port: { child, origin }. */
 function startEndpoint(paceMs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(BENCH, "stream", "endpoint.mjs"), "--port", "0", "--pace-ms", String(paceMs)], { stdio: ["ignore", "pipe", "inherit"] })
-    let buf = ""
-    child.stdout.on("data", (d) => {
-      buf += d
-      const nl = buf.indexOf("\n")
-      if (nl === -1) return
-      child.stdout.removeAllListeners("data")
-      child.stdout.resume()
-      resolve({ child, origin: `http://127.0.0.1:${JSON.parse(buf.slice(0, nl)).listening}` })
-    })
-    child.once("exit", (code) => reject(new Error(`stream endpoint exited early (code ${code})`)))
-    child.once("error", reject)
-  })
-}
-
-async function control(origin, method, p) {
-  const res = await fetch(origin + p, { method })
-  if (!res.ok) throw new Error(`endpoint ${method} ${p}: HTTP ${res.status}`)
-  return res.json()
-}
-
-function workerEnv(extra) {
-  const env = { ...process.env }
-  for (const k of Object.keys(env)) if (/^(LANGSMITH_|LANGCHAIN_)/.test(k)) delete env[k]
-  return { ...env, ...extra }
+  return spawnEndpoint([path.join(BENCH, "stream", "endpoint.mjs"), "--port", "0", "--pace-ms", String(paceMs)], "stream endpoint")
 }
 
 async function runWorker(endpoint, runner, config, clkTck) {
@@ -125,28 +86,9 @@ async function runWorker(endpoint, runner, config, clkTck) {
     }),
     stdio: ["ignore", "pipe", "pipe"],
   })
-  let result = null
-  let pending = ""
-  child.stdout.setEncoding("utf8")
-  child.stdout.on("data", (d) => {
-    pending += d
-    let nl
-    while ((nl = pending.indexOf("\n")) !== -1) {
-      const text = pending.slice(0, nl)
-      pending = pending.slice(nl + 1)
-      if (text.startsWith("BENCH_RESULT ")) result = JSON.parse(text.slice(13))
-      else if (text.trim()) console.error(`[${runner}]`, text)
-    }
-  })
-  child.stderr.setEncoding("utf8")
-  child.stderr.on("data", (d) => {
-    for (const l of d.split("\n")) if (l.trim()) console.error(`[${runner}]`, l)
-  })
-  const timer = setTimeout(() => child.kill("SIGKILL"), config.workerTimeoutS * 1000)
-  const code = await new Promise((resolve) => child.once("close", (c, sig) => resolve(sig ?? c)))
-  clearTimeout(timer)
+  const { result: line, code } = await workerResult(child, `[${runner}]`, config.workerTimeoutS)
   const stats = await control(endpoint.origin, "GET", "/stats")
-  result ??= { runner, ok: false, error: `worker exited with ${code} and no result` }
+  const result = line ?? { runner, ok: false, error: `worker exited with ${code} and no result` }
   Object.assign(result, { loadavg, wallS: (Date.now() - t0) / 1000, endpoint: stats })
   if (result.ok) {
     // The endpoint is the second witness: two valid requests and every event written, per run.
@@ -167,20 +109,7 @@ function summarizeRunner(name, rounds) {
   const got = rounds.map((r) => r.results[name]).filter(Boolean)
   const ok = got.filter((r) => r.ok)
   if (!ok.length) return { status: "failed", reason: (got[0]?.error ?? "not run").split("\n")[0], roundsOk: 0 }
-  const metrics = {}
-  for (const m of STREAM_METRICS) {
-    const values = []
-    const ratios = []
-    for (const r of rounds) {
-      const mine = r.results[name]
-      const floor = r.results[FLOOR]
-      if (!mine?.ok) continue
-      const v = m.get(mine)
-      values.push(v)
-      if (floor?.ok && m.get(floor) > 0) ratios.push(v / m.get(floor))
-    }
-    metrics[m.key] = { value: summarize(values), ratio: summarize(ratios) }
-  }
+  const metrics = metricsOverRounds(rounds, name, FLOOR, STREAM_METRICS)
   const pick = (f) => median(ok.map(f))
   return {
     status: "ok",
@@ -201,20 +130,8 @@ function summarizeRunner(name, rounds) {
 }
 
 function versions() {
-  const read = (p) => {
-    try {
-      return JSON.parse(readFileSync(p, "utf8")).version
-    } catch {
-      return "missing"
-    }
-  }
-  const v = { toolnexus: read(path.join(ROOT, "package.json")) }
-  try {
-    const head = execFileSync("git", ["-C", ROOT, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-    const dirty = execFileSync("git", ["-C", ROOT, "status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" }).trim()
-    v.toolnexus += ` (${head}${dirty ? ", uncommitted changes" : ""})`
-  } catch {}
-  for (const p of ["ai", "@ai-sdk/openai", "zod"]) v[p] = read(path.join(BENCH, "node_modules", p, "package.json"))
+  const v = { toolnexus: toolnexusVersion(ROOT) }
+  for (const p of ["ai", "@ai-sdk/openai", "zod"]) v[p] = versionOf(path.join(BENCH, "node_modules", p, "package.json"))
   return v
 }
 

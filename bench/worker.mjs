@@ -14,7 +14,7 @@
 // coldInitMs = (first run complete) - (parent's reading just before spawn). It covers exec, Node
 // bootstrap, loading this script, importing the runner (and its library), setup (toolkit, client,
 // agent; for MCP, spawning and handshaking the MCP server) and the first run. Only the runner
-// module is imported after the clock starts being split; this script's own imports (two tiny
+// module is imported after the clock starts being split; this script's own imports (three tiny
 // local modules and node:fs) are the same for every runner.
 
 const tScript = process.hrtime.bigint()
@@ -22,6 +22,7 @@ const bootMs = performance.now() // Node's own view: ms from its time origin (pr
 
 const { statusBytes, descendants, cpuMicrosOf } = await import("./lib/proc.mjs")
 const { FINAL_TEXT, SkipRunner, toolCalls } = await import("./lib/scenario.mjs")
+const { loadRunner, percentile } = await import("./lib/worker.mjs")
 
 const [runnerName, mode = "measure"] = process.argv.slice(2)
 const int = (name, fallback) => {
@@ -64,14 +65,6 @@ function checkCorrect(runsSoFar) {
   if (toolCalls.count !== 0 && toolCalls.count !== 2 * runsSoFar) {
     throw new Error(`expected ${2 * runsSoFar} tool executions, counted ${toolCalls.count}`)
   }
-}
-
-function percentile(sorted, p) {
-  if (!sorted.length) return null
-  const rank = (p / 100) * (sorted.length - 1)
-  const lo = Math.floor(rank)
-  const hi = Math.ceil(rank)
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo)
 }
 
 const cpuNow = () => {
@@ -194,12 +187,9 @@ async function leak() {
 }
 
 try {
-  if (!cfg.baseURL) throw new Error("BENCH_BASE_URL is not set")
-  const tImportStart = now()
-  const mod = await import(`./runners/${runnerName}.mjs`)
-  const tImported = now()
-  runner = await mod.setup({ baseURL: cfg.baseURL })
-  const tSetup = now()
+  const loaded = await loadRunner(import.meta.url, runnerName, cfg.baseURL)
+  const { tImport: tImportStart, tImported, tSetup } = loaded
+  runner = loaded.runner
   await run()
   const tFirst = now()
   checkCorrect(1)

@@ -7,6 +7,7 @@ const MiB = 1024 * 1024
 // ---------------------------------------------------------------------------------------------
 // Markdown
 
+/** A main-table cell: the median value, then its ratio to the floor (min–max over rounds). */
 function cell(summary, metric, isFloor) {
   const m = summary.metrics[metric.key]
   if (!m || m.value.median === null) return "n/a"
@@ -15,6 +16,35 @@ function cell(summary, metric, isFloor) {
   if (m.ratio.median === null) return `${abs}<br>× n/a`
   const spread = m.ratio.n > 1 ? ` (${fmtRatio(m.ratio.min)}–${fmtRatio(m.ratio.max)})` : ""
   return `${abs}<br>×${fmtRatio(m.ratio.median)}${spread}`
+}
+
+/** The main table's lines: a column per metric, a row per runner (its cells, or its status and why). */
+export function metricTable(res, metrics) {
+  const rows = [`| runner | ${metrics.map((m) => m.label).join(" | ")} |`, `|---|${metrics.map(() => "---:").join("|")}|`]
+  for (const name of res.runners) {
+    const s = res.summary[name]
+    if (s.status !== "ok") rows.push(`| ${name} | ${s.status}: ${escapeMd(s.reason ?? "")} ${"| ".repeat(metrics.length - 1)}|`)
+    else rows.push(`| ${name} | ${metrics.map((m) => cell(s, m, name === res.floor)).join(" | ")} |`)
+  }
+  return rows
+}
+
+/** The setup section's last lines: the machine, its load average at start and end, the versions. */
+export function machineLines(res) {
+  const m = res.machine
+  return [
+    `Machine: ${m.cpuModel} × ${m.cpus}, ${fmt(m.totalMemBytes / 1024 ** 3)} GiB, ${m.platform} ${m.release}; Node ${m.node}.`,
+    `Load average at start ${m.loadavgStart.map(fmt).join(" / ")}, at end ${m.loadavgEnd.map(fmt).join(" / ")}.`,
+    "",
+    `Versions: ${Object.entries(res.versions).map(([k, v]) => `${k} ${v}`).join(", ")}.`,
+    "",
+  ]
+}
+
+/** A details-table line per runner that ran ok: row(name, its summary, its details). */
+export function detailRows(res, row) {
+  const ok = res.runners.filter((name) => res.summary[name].status === "ok")
+  return ok.map((name) => row(name, res.summary[name], res.summary[name].details))
 }
 
 /** A cell of the JS cost row: the ratio, its range, and the goal with whether it is met. */
@@ -49,16 +79,7 @@ export function renderMarkdown(res) {
       "Lower is better except throughput, where the ratio is runs/s relative to the floor (higher is better).",
   )
   line()
-  line(`| runner | ${METRICS.map((m) => m.label).join(" | ")} |`)
-  line(`|---|${METRICS.map(() => "---:").join("|")}|`)
-  for (const name of res.runners) {
-    const s = res.summary[name]
-    if (s.status !== "ok") {
-      line(`| ${name} | ${s.status}: ${escapeMd(s.reason ?? "")} ${"| ".repeat(METRICS.length - 1)}|`)
-      continue
-    }
-    line(`| ${name} | ${METRICS.map((m) => cell(s, m, name === res.floor)).join(" | ")} |`)
-  }
+  for (const l of metricTable(res, METRICS)) line(l)
   if (res.jsCost) line(`| **JS cost** (toolnexus ÷ limit) | ${METRICS.map((m) => jsCostCell(res.jsCost[m.key])).join(" | ")} |`)
   line()
   if (res.jsCost) {
@@ -80,16 +101,11 @@ export function renderMarkdown(res) {
   line()
   line("| runner | p99 | Node boot | import | setup | first run | child peak RSS | endpoint CPU/request | rounds ok |")
   line("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-  for (const name of res.runners) {
-    const s = res.summary[name]
-    if (s.status !== "ok") continue
-    const d = s.details
-    line(
-      `| ${name} | ${fmt(d.p99Ms)} ms | ${d.nodeBootMs == null ? "— (no Node)" : `${fmt(d.nodeBootMs)} ms`} | ${fmt(d.importMs)} ms | ${fmt(d.setupMs)} ms | ` +
-        `${fmt(d.firstRunMs)} ms | ${d.childVmHwm ? `${fmt(d.childVmHwm / MiB)} MiB` : "—"} | ` +
-        `${fmt(d.serverCpuPerRequestUs)} µs | ${s.roundsOk}/${res.config.rounds} |`,
-    )
-  }
+  const detail = (name, s, d) =>
+    `| ${name} | ${fmt(d.p99Ms)} ms | ${d.nodeBootMs == null ? "— (no Node)" : `${fmt(d.nodeBootMs)} ms`} | ${fmt(d.importMs)} ms | ${fmt(d.setupMs)} ms | ` +
+    `${fmt(d.firstRunMs)} ms | ${d.childVmHwm ? `${fmt(d.childVmHwm / MiB)} MiB` : "—"} | ` +
+    `${fmt(d.serverCpuPerRequestUs)} µs | ${s.roundsOk}/${res.config.rounds} |`
+  for (const l of detailRows(res, detail)) line(l)
   line()
   line("Endpoint CPU/request is the scripted server's own CPU (its process), over everything that runner sent.")
   line()
@@ -142,12 +158,7 @@ export function renderMarkdown(res) {
       `${c.rounds} round(s), runner order rotated each round; one fresh process per runner per round.`,
   )
   line()
-  const m = res.machine
-  line(`Machine: ${m.cpuModel} × ${m.cpus}, ${fmt(m.totalMemBytes / 1024 ** 3)} GiB, ${m.platform} ${m.release}; Node ${m.node}.`)
-  line(`Load average at start ${m.loadavgStart.map(fmt).join(" / ")}, at end ${m.loadavgEnd.map(fmt).join(" / ")}.`)
-  line()
-  line(`Versions: ${Object.entries(res.versions).map(([k, v]) => `${k} ${v}`).join(", ")}.`)
-  line()
+  for (const l of machineLines(res)) line(l)
   return out.join("\n")
 }
 

@@ -28,7 +28,6 @@
 // GET /stats  -> {requests, turn1, turn2, invalid, eventsWritten, cpuUserUs, cpuSystemUs,
 //                 cpuPerRequestUs, rss, lastInvalid} (since the last reset); POST /reset.
 
-import http from "node:http"
 import {
   DELTAS_PER_TURN,
   FINAL_DELTAS,
@@ -40,6 +39,7 @@ import {
   WIRE_EVENTS_TURN1,
   WIRE_EVENTS_TURN2,
 } from "./scenario.mjs"
+import { chatServer, endpointStats, portArg, serve, textOf } from "../lib/endpoint.mjs"
 
 const paceArg = process.argv.indexOf("--pace-ms")
 /** 0 (the default): the next event from setImmediate; N > 0: from setTimeout(N) (see below). */
@@ -97,31 +97,9 @@ const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-
 
 // ---------------------------------------------------------------------------------------------
 
-const stats = { requests: 0, turn1: 0, turn2: 0, invalid: 0, eventsWritten: 0, aborted: 0, lastInvalid: null }
-let cpuBase = process.cpuUsage()
+const counters = endpointStats({ requests: 0, turn1: 0, turn2: 0, invalid: 0, eventsWritten: 0, aborted: 0, lastInvalid: null })
+const { stats, fail } = counters
 let counter = 0
-
-function reset() {
-  Object.assign(stats, { requests: 0, turn1: 0, turn2: 0, invalid: 0, eventsWritten: 0, aborted: 0, lastInvalid: null })
-  cpuBase = process.cpuUsage()
-}
-
-function snapshot() {
-  const cpu = process.cpuUsage(cpuBase)
-  return {
-    ...stats,
-    cpuUserUs: cpu.user,
-    cpuSystemUs: cpu.system,
-    cpuPerRequestUs: stats.requests ? (cpu.user + cpu.system) / stats.requests : null,
-    rss: process.memoryUsage.rss(),
-  }
-}
-
-function textOf(content) {
-  if (typeof content === "string") return content
-  if (Array.isArray(content)) return content.map((p) => (typeof p === "string" ? p : (p?.text ?? ""))).join("")
-  return JSON.stringify(content) ?? ""
-}
 
 /** Checks a turn-2 request; an error string or null. */
 function checkToolTurn(messages) {
@@ -141,14 +119,6 @@ function checkToolTurn(messages) {
   }
   if (args?.city !== TOOL_ARGS.city || Object.keys(args).length !== 1) return `tool call arguments ${call.function.arguments} are not {"city":"Paris"}`
   return null
-}
-
-function fail(res, status, message) {
-  stats.invalid++
-  stats.lastInvalid = message
-  const body = JSON.stringify({ error: { message, type: "invalid_request_error" } })
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-  res.end(body)
 }
 
 /** Writes `events` one per loop turn; `patch` (index, buffer) replaces one of them for this reply. */
@@ -172,14 +142,8 @@ function stream(res, events, patchAt = -1, patch = null) {
   step()
 }
 
-function completions(res, raw) {
-  stats.requests++
-  let body
-  try {
-    body = JSON.parse(raw)
-  } catch {
-    return fail(res, 400, "request body is not JSON")
-  }
+/** Answer one chat request (counted, its body parsed, by chatServer). */
+function completions(res, body) {
   if (body.stream !== true) return fail(res, 400, "this endpoint only streams; send stream: true")
   const messages = Array.isArray(body.messages) ? body.messages : []
   if (messages.some((m) => m?.role === "tool")) {
@@ -200,39 +164,4 @@ function completions(res, raw) {
   return stream(res, t.events, t.headAt, head)
 }
 
-function json(res, value) {
-  const body = JSON.stringify(value)
-  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-  res.end(body)
-}
-
-const server = http.createServer({ noDelay: true, keepAlive: true }, (req, res) => {
-  if (req.method === "POST" && req.url.endsWith("/chat/completions")) {
-    const chunks = []
-    req.on("data", (c) => chunks.push(c))
-    req.on("end", () => completions(res, chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString()))
-    return
-  }
-  req.resume()
-  if (req.method === "GET" && req.url === "/stats") return json(res, snapshot())
-  if (req.method === "POST" && req.url === "/reset") {
-    reset()
-    return json(res, { ok: true })
-  }
-  res.writeHead(404, { "content-length": "0" })
-  res.end()
-})
-server.keepAliveTimeout = 120_000
-server.headersTimeout = 121_000
-server.requestTimeout = 0
-
-const portArg = process.argv.indexOf("--port")
-const port = portArg !== -1 ? Number(process.argv[portArg + 1]) : 0
-server.listen(port, "127.0.0.1", () => process.stdout.write(JSON.stringify({ listening: server.address().port }) + "\n"))
-
-function stop() {
-  server.close(() => process.exit(0))
-  server.closeAllConnections()
-}
-process.on("SIGTERM", stop)
-process.on("SIGINT", stop)
+serve(chatServer(completions, counters), portArg(0))

@@ -1,6 +1,7 @@
 // The stream bench's figures (how each is read from a worker's result) and stream-results.md.
 
 import { fmt, fmtRatio } from "../lib/metrics.mjs"
+import { detailRows, machineLines, metricTable } from "../lib/report.mjs"
 
 const MiB = 1024 * 1024
 
@@ -12,18 +13,6 @@ export const STREAM_METRICS = [
   { key: "p50", label: "p50 run", get: (r) => r.seq.p50Ms, unit: "ms" },
   { key: "rss", label: "peak RSS", get: (r) => r.mem.peakRss / MiB, unit: "MiB" },
 ]
-
-function cell(summary, metric, isFloor) {
-  const m = summary.metrics[metric.key]
-  if (!m || m.value.median === null) return "n/a"
-  const abs = `${fmt(m.value.median)} ${metric.unit}`
-  if (isFloor) return `${abs}<br>×1 (floor)`
-  if (m.ratio.median === null) return `${abs}<br>× n/a`
-  const spread = m.ratio.n > 1 ? ` (${fmtRatio(m.ratio.min)}–${fmtRatio(m.ratio.max)})` : ""
-  return `${abs}<br>×${fmtRatio(m.ratio.median)}${spread}`
-}
-
-const esc = (s) => String(s).replace(/\|/g, "\\|").replace(/\n/g, " ")
 
 /** The goal line: is toolnexus's per-event cost (wall and CPU) below the floor's? */
 export function goalLines(res) {
@@ -70,16 +59,7 @@ export function renderStreamMarkdown(res) {
   line()
   for (const l of goalLines(res)) line(l)
   line()
-  line(`| runner | ${STREAM_METRICS.map((m) => m.label).join(" | ")} |`)
-  line(`|---|${STREAM_METRICS.map(() => "---:").join("|")}|`)
-  for (const name of res.runners) {
-    const s = res.summary[name]
-    if (s.status !== "ok") {
-      line(`| ${name} | ${s.status}: ${esc(s.reason ?? "")} ${"| ".repeat(STREAM_METRICS.length - 1)}|`)
-      continue
-    }
-    line(`| ${name} | ${STREAM_METRICS.map((m) => cell(s, m, name === res.floor)).join(" | ")} |`)
-  }
+  for (const l of metricTable(res, STREAM_METRICS)) line(l)
   line()
   line(
     "Definitions: time to first text = from calling the runner's stream (fetch for the floor) to the first text delta its " +
@@ -93,15 +73,10 @@ export function renderStreamMarkdown(res) {
   line()
   line("| runner | p95 run | p99 run | TTFT p95 | events its loop saw / run | reads / run | cold (import+setup+first run) | endpoint CPU/request | rounds ok |")
   line("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-  for (const name of res.runners) {
-    const s = res.summary[name]
-    if (s.status !== "ok") continue
-    const d = s.details
-    line(
-      `| ${name} | ${fmt(d.p95Ms)} ms | ${fmt(d.p99Ms)} ms | ${fmt(d.ttfeP95Ms)} ms | ${fmt(d.userEventsPerRun)} | ` +
-        `${d.readsPerRun === null ? "—" : fmt(d.readsPerRun)} | ${fmt(d.coldMs)} ms | ${fmt(d.endpointCpuPerRequestUs)} µs | ${s.roundsOk}/${res.config.rounds} |`,
-    )
-  }
+  const detail = (name, s, d) =>
+    `| ${name} | ${fmt(d.p95Ms)} ms | ${fmt(d.p99Ms)} ms | ${fmt(d.ttfeP95Ms)} ms | ${fmt(d.userEventsPerRun)} | ` +
+    `${d.readsPerRun === null ? "—" : fmt(d.readsPerRun)} | ${fmt(d.coldMs)} ms | ${fmt(d.endpointCpuPerRequestUs)} µs | ${s.roundsOk}/${res.config.rounds} |`
+  for (const l of detailRows(res, detail)) line(l)
   line()
   line(
     "Events its loop saw: what the runner's own loop iterates (toolnexus: text, tool_call, tool_result, usage, done; the AI SDK's " +
@@ -115,11 +90,6 @@ export function renderStreamMarkdown(res) {
   const c = res.config
   line(`Warm-up ${c.warmup} runs per process, then ${c.runs} timed sequential runs; ${c.rounds} round(s), runner order rotated each round; one fresh process per runner per round.`)
   line()
-  const m = res.machine
-  line(`Machine: ${m.cpuModel} × ${m.cpus}, ${fmt(m.totalMemBytes / 1024 ** 3)} GiB, ${m.platform} ${m.release}; Node ${m.node}.`)
-  line(`Load average at start ${m.loadavgStart.map(fmt).join(" / ")}, at end ${m.loadavgEnd.map(fmt).join(" / ")}.`)
-  line()
-  line(`Versions: ${Object.entries(res.versions).map(([k, v]) => `${k} ${v}`).join(", ")}.`)
-  line()
+  for (const l of machineLines(res)) line(l)
   return out.join("\n")
 }

@@ -9,6 +9,7 @@
 
 const { statusBytes, descendants, cpuMicrosOf } = await import("../lib/proc.mjs")
 const S = await import("./scenario.mjs")
+const { loadRunner, percentile } = await import("../lib/worker.mjs")
 
 const runnerName = process.argv[2]
 const int = (name, fallback) => {
@@ -25,13 +26,6 @@ const cpuNow = () => {
 }
 const emit = (result) => process.stdout.write("BENCH_RESULT " + JSON.stringify({ runner: runnerName, pid: process.pid, ...result }) + "\n")
 
-function percentile(sorted, p) {
-  if (!sorted.length) return null
-  const rank = (p / 100) * (sorted.length - 1)
-  const lo = Math.floor(rank)
-  const hi = Math.ceil(rank)
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo)
-}
 const sortedOf = (xs) => Array.from(xs).sort((a, b) => a - b)
 
 let runner
@@ -61,12 +55,9 @@ async function run() {
 }
 
 try {
-  if (!cfg.baseURL) throw new Error("BENCH_BASE_URL is not set")
-  const tImport = now()
-  const mod = await import(`./runners/${runnerName}.mjs`)
-  const tImported = now()
-  runner = await mod.setup({ baseURL: cfg.baseURL })
-  const tSetup = now()
+  const loaded = await loadRunner(import.meta.url, runnerName, cfg.baseURL)
+  const { tImport, tImported, tSetup } = loaded
+  runner = loaded.runner
   const [firstRunMs, firstTtfeMs, firstOut] = await run()
   const cold = { importMs: ms(tImport, tImported), setupMs: ms(tImported, tSetup), firstRunMs, firstTtfeMs }
 

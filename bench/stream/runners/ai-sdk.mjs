@@ -1,21 +1,15 @@
 // The Vercel AI SDK (ai@6 + @ai-sdk/openai), as documented: the chat-completions model from
 // createOpenAI({ baseURL, apiKey }).chat(...), the tool declared with tool() and zod, and
 // streamText's multi-step loop (stopWhen: stepCountIs(5)), every part of fullStream consumed.
+// The model and get_weather are declared in ../../lib/ai-sdk.mjs, shared with the main runner.
 
-import { createOpenAI } from "@ai-sdk/openai"
-import { stepCountIs, streamText, tool } from "ai"
-import { z } from "zod"
-import { API_KEY, MODEL, PROMPT, WEATHER_DESCRIPTION, getWeather } from "../scenario.mjs"
+import { stepCountIs, streamText } from "ai"
+import { chatModel, weatherTool } from "../../lib/ai-sdk.mjs"
+import { PROMPT } from "../scenario.mjs"
 
 export async function setup({ baseURL }) {
-  const model = createOpenAI({ baseURL, apiKey: API_KEY }).chat(MODEL)
-  const tools = {
-    get_weather: tool({
-      description: WEATHER_DESCRIPTION,
-      inputSchema: z.object({ city: z.string().describe("City name") }),
-      execute: async (args) => getWeather(args),
-    }),
-  }
+  const model = chatModel(baseURL)
+  const tools = { get_weather: weatherTool() }
 
   async function run() {
     const out = { finalText: undefined, streamed: "", deltas: 0, toolCalls: 0, firstTextAt: 0n, events: 0 }
