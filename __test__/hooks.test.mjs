@@ -40,6 +40,28 @@ test("beforeLLM sees messages/tools/model/turn and can replace messages and tool
   assert.equal(res.messages[0].content, "injected")
 })
 
+test("a run's first beforeLLM is called inside run() itself, before it returns its Promise (as the reference's async run)", async (t) => {
+  const llm = await startLLM([oaText("one"), oaText("outer"), oaText("two")])
+  t.after(() => llm.close())
+  const tk = await createToolkit({})
+  const seen = []
+  const c = client(llm, { beforeLLM: (ev) => void seen.push(`beforeLLM ${ev.turn}`) })
+  const first = c.run("hi", { toolkit: tk })
+  seen.push("run returned")
+  assert.equal((await first).text, "one")
+  // So does a run started from inside a hook of another run: its first hook comes first.
+  const nested = []
+  const outer = client(llm, {
+    afterLLM: () => {
+      nested.push(c.run("again", { toolkit: tk }))
+      seen.push("hook returned")
+    },
+  })
+  assert.equal((await outer.run("outer", { toolkit: tk })).text, "outer")
+  assert.equal((await nested[0]).text, "two")
+  assert.deepStrictEqual(seen, ["beforeLLM 0", "run returned", "beforeLLM 0", "hook returned"])
+})
+
 test("beforeLLM returning an empty tools list drops tools and tool_choice from the body", async (t) => {
   const llm = await startLLM([oaText("no tools")])
   t.after(() => llm.close())

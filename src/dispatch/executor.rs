@@ -7,8 +7,8 @@
 //! the runtime (other tools, DNS) wake it through the dispatcher.
 //!
 //! A drain polls every ready task of the thread; it runs inside a scope where JavaScript may
-//! be called: the dispatcher's callback, a call from JavaScript (`reply`), or the scopes
-//! `drain_from_loop` opens.
+//! be called: the dispatcher's callback, a call from JavaScript (`reply`, or the call that
+//! starts a task: `local_promise`), or the scopes `drain_from_loop` opens.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -95,38 +95,44 @@ pub(super) fn drain(env: sys::napi_env) {
     let _enter = runtime().map(|rt| rt.enter());
     toolnexus_core::host::polling_on_host(|| {
         while let Some(task) = READY.try_with(|r| r.borrow_mut().pop_front()).ok().flatten() {
-            let taken = with_local(env, |l| match l.tasks.get_mut(task as usize) {
-                Some(slot @ Slot::Parked(..)) => match std::mem::replace(slot, Slot::Busy) {
-                    Slot::Parked(fut, waker) => Some((fut, waker)),
-                    _ => None,
-                },
-                _ => None,
-            });
-            let Ok(Some((mut fut, waker))) = taken else { continue };
-            let mut cx = Context::from_waker(&waker);
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
-            let finished = !matches!(outcome, Ok(Poll::Pending));
-            // A finished task is dropped here, outside the local state.
-            let parked = if finished {
-                drop(fut);
-                None
-            } else {
-                Some((fut, waker))
-            };
-            let _ = with_local(env, |l| {
-                if let Some(slot) = l.tasks.get_mut(task as usize) {
-                    match parked {
-                        Some((fut, waker)) => *slot = Slot::Parked(fut, waker),
-                        None => {
-                            *slot = Slot::Free;
-                            l.free_tasks.push(task);
-                        }
-                    }
-                }
-            });
+            poll_task(env, task);
         }
     });
     let _ = DRAINING.try_with(|d| d.set(false));
+}
+
+/// Poll one task once, if it is parked (not finished, nor being polled further up this stack).
+/// Inside a drain.
+fn poll_task(env: sys::napi_env, task: u32) {
+    let taken = with_local(env, |l| match l.tasks.get_mut(task as usize) {
+        Some(slot @ Slot::Parked(..)) => match std::mem::replace(slot, Slot::Busy) {
+            Slot::Parked(fut, waker) => Some((fut, waker)),
+            _ => None,
+        },
+        _ => None,
+    });
+    let Ok(Some((mut fut, waker))) = taken else { return };
+    let mut cx = Context::from_waker(&waker);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
+    let finished = !matches!(outcome, Ok(Poll::Pending));
+    // A finished task is dropped here, outside the local state.
+    let parked = if finished {
+        drop(fut);
+        None
+    } else {
+        Some((fut, waker))
+    };
+    let _ = with_local(env, |l| {
+        if let Some(slot) = l.tasks.get_mut(task as usize) {
+            match parked {
+                Some((fut, waker)) => *slot = Slot::Parked(fut, waker),
+                None => {
+                    *slot = Slot::Free;
+                    l.free_tasks.push(task);
+                }
+            }
+        }
+    });
 }
 
 /// Run `wake` (which wakes tasks of this thread) knowing that a drain follows at once, so its
@@ -187,7 +193,8 @@ fn drain_from_loop(env: sys::napi_env) -> bool {
 }
 
 /// Poll `work` on this JS thread and hand JS a Promise of its outcome. The first poll happens
-/// on the next turn of the event loop, never inside the caller's own call.
+/// inside the caller's own call, as an async function of JavaScript runs until its first
+/// `await`: a run's first hook and its first request start there, as in the reference.
 pub fn local_promise<T, F>(env: &Env, work: F) -> Result<JsPromise>
 where
     T: ToNapiValue + 'static,
@@ -220,7 +227,7 @@ where
             };
         }
     };
-    park(raw, fut)?;
+    park(raw, fut, First::Now)?;
     Ok(promise)
 }
 
@@ -230,11 +237,21 @@ pub fn spawn_detached<F>(env: sys::napi_env, work: F) -> Result<()>
 where
     F: Future<Output = ()> + 'static,
 {
-    park(env, toolnexus_core::json::DeepStack::new(work))
+    park(env, toolnexus_core::json::DeepStack::new(work), First::NextTurn)
 }
 
-/// Put `fut` in a free task slot of this thread's executor and ask for a drain.
-fn park(env: sys::napi_env, fut: impl Future<Output = ()> + 'static) -> Result<()> {
+/// When a new task is first polled.
+enum First {
+    /// In a drain asked of the dispatcher: on the next turn of the event loop.
+    NextTurn,
+    /// Now: in a drain of its own, or, when the caller is itself polled by a drain (a hook
+    /// that starts a run), right there, as the caller's call from JavaScript may call
+    /// JavaScript. Only from a call from JavaScript, on the thread's own stack.
+    Now,
+}
+
+/// Put `fut` in a free task slot of this thread's executor and have it polled (see [`First`]).
+fn park(env: sys::napi_env, fut: impl Future<Output = ()> + 'static, first: First) -> Result<()> {
     let shared = with_local(env, |l| l.shared.clone())?;
     let task = with_local(env, |l| match l.free_tasks.pop() {
         Some(t) => t,
@@ -249,7 +266,16 @@ fn park(env: sys::napi_env, fut: impl Future<Output = ()> + 'static) -> Result<(
             *slot = Slot::Parked(Box::pin(fut), waker);
         }
     })?;
-    let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
-    poke(&shared);
+    match first {
+        First::Now if DRAINING.try_with(Cell::get).unwrap_or(false) => poll_task(env, task),
+        First::Now => {
+            let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
+            drain(env);
+        }
+        First::NextTurn => {
+            let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
+            poke(&shared);
+        }
+    }
     Ok(())
 }
