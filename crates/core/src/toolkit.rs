@@ -53,12 +53,12 @@ pub struct ToolkitOptions {
 }
 
 impl ToolkitOptions {
-    /// The skill source these options ask for: only when a skills option was given.
     /// Whether any skills option was given (`null` included), so skills are discovered.
     fn wants_skills(&self) -> bool {
         self.skills_dir.is_some() || self.skills.is_some() || self.skill_provider.is_some()
     }
 
+    /// The skill source these options ask for: only when a skills option was given.
     fn skill_source(&mut self) -> Option<SkillSource> {
         if !self.wants_skills() {
             return None;
