@@ -6,6 +6,16 @@ import { runChild } from "./support/llm.mjs"
 
 const named = (name, out = name) => defineTool({ name, description: `${name} tool`, run: () => out })
 
+test("a toolkit of plain tools settles within microtasks, before the loop turns (as the reference's)", async () => {
+  const order = []
+  const turned = new Promise((resolve) => setImmediate(() => resolve(order.push("loop turned"))))
+  const tk = await createToolkit({ extraTools: [named("plain")] })
+  order.push("toolkit")
+  await turned
+  assert.deepStrictEqual(order, ["toolkit", "loop turned"])
+  assert.deepStrictEqual(tk.tools().map((t) => t.name).includes("plain"), true)
+})
+
 test("createToolkit({ builtins: false }) builds an empty toolkit", async () => {
   const tk = await createToolkit({ builtins: false })
   assert.ok(tk instanceof Toolkit)

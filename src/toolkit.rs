@@ -66,12 +66,20 @@ impl NativeToolkit {
         let extra_tools = js_tools(tools, 0)?;
         let mut core_opts = ToolkitOptions::from_json(&options).map_err(core_err)?;
         core_opts.extra_tools = extra_tools;
+        let waits_on_nothing = core_opts.waits_on_nothing();
         core_opts.wait_for = wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback);
         core_opts.cancel = cancel.map(|c| c.abort.clone());
-        crate::dispatch::promise(env, async move {
+        let work = async move {
             let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
             Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
-        })
+        };
+        // Made in place when there is nothing to wait on; MCP servers, skills and agents load
+        // on the runtime.
+        if waits_on_nothing {
+            crate::dispatch::local_promise(env, work)
+        } else {
+            crate::dispatch::promise(env, work)
+        }
     }
 
     /// The assembled tools, in order.

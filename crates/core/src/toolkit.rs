@@ -58,6 +58,13 @@ impl ToolkitOptions {
         self.skills_dir.is_some() || self.skills.is_some() || self.skill_provider.is_some()
     }
 
+    /// Whether [`Toolkit::create`] waits on nothing for these options (no MCP servers, skills or
+    /// agents): it is then made in its first poll, so a host may make it in place, as a plain
+    /// `createToolkit` of the reference settles within microtasks.
+    pub fn waits_on_nothing(&self) -> bool {
+        self.mcp_config.is_none() && !self.wants_skills() && self.agents.is_empty()
+    }
+
     /// The skill source these options ask for: only when a skills option was given.
     fn skill_source(&mut self) -> Option<SkillSource> {
         if !self.wants_skills() {

@@ -103,10 +103,18 @@ fn a_toolkit_of_plain_tools_is_made_in_one_poll() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let _enter = rt.enter();
     let opts = ToolkitOptions { builtins: Some(json!({ "bash": true })), ..Default::default() };
+    assert!(opts.waits_on_nothing());
     let made = futures::FutureExt::now_or_never(Toolkit::create(opts)).expect("the toolkit waited on something");
     assert!(made.unwrap().get("bash").is_some());
     // Asking for skills (an empty list of them) reads no files here, but discovery may: it is
     // handed to the blocking pool, so the first poll waits.
     let opts = ToolkitOptions { skills: Some(Vec::new()), ..Default::default() };
+    assert!(!opts.waits_on_nothing());
     assert!(futures::FutureExt::now_or_never(Toolkit::create(opts)).is_none());
+    let mcp = ToolkitOptions { mcp_config: Some(json!({ "mcpServers": {} })), ..Default::default() };
+    let agents = ToolkitOptions {
+        agents: vec![toolnexus_core::a2a::Agent::from_value(&json!("http://127.0.0.1:9"))],
+        ..Default::default()
+    };
+    assert!(!mcp.waits_on_nothing() && !agents.waits_on_nothing());
 }
