@@ -1,0 +1,514 @@
+"use strict"
+// The `agents` namespace (SPEC §7D-§7F), compiled the first time one of its members is read:
+// a program that never uses agents does not pay for parsing this file at startup. index.js
+// hands over the helpers it shares (`internals` there); nothing here is exported on its own.
+
+module.exports = function agentsNamespace(shared) {
+  const { fs, path, native, encode, fromCore, lift, bridge, callable, revive, defineTool, wrapNative, toolSpec, fetchBridge } = shared
+  const { compactors, memoryStores, InMemoryConversationStore, createClient } = shared
+
+  function compactor(opts) {
+    const o = opts ?? {}
+    const summarize =
+      typeof o.summarize === "function"
+        ? o.summarize
+        : () => {
+            throw new TypeError("compactor: `summarize` is not a function")
+          }
+    const countTokens = callable("compactor", "countTokens", o.countTokens)
+    const plain = { maxTokens: o.maxTokens, keepTail: o.keepTail, flushToMemory: o.flushToMemory }
+    const handle = new native.NativeCompactor(encode(plain), bridge(summarize, o), countTokens && bridge(countTokens))
+    const hook = async (ev) => {
+      const out = fromCore(await handle.run(encode({ messages: ev?.messages })))
+      return out === null ? undefined : out
+    }
+    compactors.set(hook, handle)
+    return hook
+  }
+
+  const estimateTokens = (messages) => native.estimateTokens(encode(messages))
+  const composeSoul = (dir) => JSON.parse(native.composeSoul(String(dir)))
+  const memoryTool = (dir) => wrapNative(native.memoryTool(String(dir)))
+
+  // The completion gate, the guardrails and the Loop (SPEC §7D-§7E): the rules are the core's
+  // (agents::gate); here they meet the host's functions and the client.
+
+  /** A guardrail as the core calls it; one that is not a function fails when it is consulted. */
+  const guardrailFn = (g, i) =>
+    typeof g === "function"
+      ? g
+      : () => {
+          throw new TypeError(`guardedHooks: \`guardrails[${i}]\` is not a function (got ${typeof g})`)
+        }
+
+  function guardedHooks(guardrails, hooks) {
+    if (!guardrails || guardrails.length === 0) return hooks
+    const rails = [...guardrails].map((g, i) => bridge(guardrailFn(g, i)))
+    const prior = callable("guardedHooks", "hooks.beforeTool", hooks?.beforeTool)
+    const handle = new native.NativeGuard(rails, prior && bridge(prior))
+    const beforeTool = async (ev) => {
+      let out
+      try {
+        out = fromCore(await handle.run(encode(ev)))
+      } catch (e) {
+        throw revive(e)
+      }
+      return out === null ? undefined : out
+    }
+    return { ...(hooks ?? {}), beforeTool }
+  }
+
+  const allTodosDone = (result) => JSON.parse(native.allTodosDone(encode(result)))
+
+  async function runGated(ask, prompt, completion) {
+    if (!completion) return ask(prompt)
+    const { maxAttempts, verify } = completion
+    const askFn = callable("runGated", "ask", ask) ?? (() => {
+      throw new TypeError(`runGated: \`ask\` is not a function (got ${typeof ask})`)
+    })
+    try {
+      const out = await native.runGated(
+        bridge(askFn),
+        String(prompt),
+        typeof maxAttempts === "number" ? maxAttempts : undefined,
+        typeof verify === "function" ? bridge(verify, completion) : undefined,
+      )
+      return fromCore(out)
+    } catch (e) {
+      throw revive(e)
+    }
+  }
+
+  /** One agent at work: `run` it, read `status` and `turns`. */
+  class Loop {
+    #status = "idle"
+    #turns = 0
+
+    constructor(agent, options, toolkit) {
+      this.agent = agent
+      this.options = options
+      this.toolkit = toolkit
+    }
+
+    get status() {
+      return this.#status
+    }
+
+    get turns() {
+      return this.#turns
+    }
+
+    async run(prompt, opts = {}) {
+      const completion = this.agent.spec.completion
+      const client = createClient(this.#clientOptions(opts))
+      this.#status = "running"
+      let attempts = 0
+      let history = []
+      const ask = async (p) => {
+        attempts++
+        const r = await client.run(p, { toolkit: this.toolkit, history })
+        this.#turns += r.turns
+        history = r.messages
+        return r
+      }
+      try {
+        const r = await runGated(ask, prompt, completion)
+        if (r.status && r.status !== "done") {
+          this.#status = r.status
+          const stoppedBy = r.limit === "completion" ? r.text : `run reported ${r.status}`
+          return { text: r.text, status: r.status, stoppedBy, attempts, turns: this.#turns, result: r }
+        }
+        this.#status = "idle"
+        return { text: r.text, status: "done", attempts, turns: this.#turns, result: r }
+      } catch (e) {
+        this.#status = "error"
+        throw e
+      }
+    }
+
+    /** The client options of one call: the agent's soul and guarded hooks, and `model` if given. */
+    #clientOptions(opts) {
+      const spec = this.agent.spec
+      const base = {
+        ...this.options,
+        systemPrompt: spec.soul ?? this.options.systemPrompt,
+        hooks: guardedHooks(spec.guardrails, spec.hooks ?? this.options.hooks),
+      }
+      if (!opts.model) return base
+      return { ...base, requestParams: { ...(base.requestParams ?? {}), model: opts.model } }
+    }
+  }
+
+  const agentConstants = JSON.parse(native.agentConstants())
+
+  // ---- agents: the runtime (SPEC §7D) and the Level-1 agent ----
+
+  /** The real clock: timers unref'd, so they never hold the process open. */
+  const systemClock = {
+    now: () => Date.now(),
+    setTimeout(fn, ms) {
+      const t = setTimeout(fn, ms)
+      t.unref?.()
+      return () => clearTimeout(t)
+    },
+  }
+
+  const isVerbError = (x) => typeof x === "object" && x !== null && "error" in x && typeof x.error === "string"
+
+  const RUNTIME = Symbol("toolnexus.runtime")
+  const handleSlots = new WeakMap() // Handle -> { rt, index }
+
+  /** One live agent: a view over the runtime's table (read-only, always current). */
+  class Handle {
+    #rt
+    #index
+    constructor(key, rt, index, def) {
+      if (key !== RUNTIME) throw new TypeError("handles come from AgentRuntime.spawn()")
+      this.#rt = rt
+      this.#index = index
+      Object.defineProperty(this, "def", { value: def, enumerable: true })
+      handleSlots.set(this, { rt, index })
+    }
+    #info() {
+      return this.#rt[RUNTIME].info(this.#index)
+    }
+    get id() {
+      return this.#info().id
+    }
+    get parent() {
+      const p = this.#info().parent
+      return p == null ? null : this.#rt[RUNTIME].handleAt(p)
+    }
+    get depth() {
+      return this.#info().depth
+    }
+    get children() {
+      return this.#info().children.map((c) => this.#rt[RUNTIME].handleAt(c))
+    }
+    get inbox() {
+      return JSON.parse(this.#info().inbox)
+    }
+    get state() {
+      return this.#rt[RUNTIME].native.state(this.#index)
+    }
+    get usageTotal() {
+      return this.#info().usageTotal
+    }
+    get toolCallsTotal() {
+      return this.#info().toolCallsTotal
+    }
+    get turnsTotal() {
+      return this.#info().turnsTotal
+    }
+    get pendingRequest() {
+      const p = this.#info().pendingRequest
+      return p == null ? undefined : JSON.parse(p)
+    }
+    get lastResult() {
+      const r = this.#info().lastResult
+      return r == null ? undefined : JSON.parse(r)
+    }
+  }
+
+  function hooksOf(where, hooks, style) {
+    if (hooks == null) return undefined
+    const compactorHandle = compactors.get(hooks.beforeLLM)
+    const hook = (name) => {
+      // A compactor is told the runtime's dialect, as a client's own compactor is.
+      if (name === "beforeLLM" && compactorHandle) {
+        return bridge(async (ev) => fromCore(await compactorHandle.run(encode({ messages: ev?.messages }), style)) ?? undefined)
+      }
+      const fn = callable(where, `hooks.${name}`, hooks[name])
+      return fn && bridge(fn, hooks)
+    }
+    return { beforeLlm: hook("beforeLLM"), afterLlm: hook("afterLLM"), beforeTool: hook("beforeTool"), afterTool: hook("afterTool") }
+  }
+
+  class AgentRuntime {
+    #native
+    #handles = []
+    #defs
+    #lookup
+
+    constructor(opts) {
+      if (opts === null || typeof opts !== "object") throw new TypeError("AgentRuntime: options must be an object")
+      const registry = opts.registry ?? {}
+      this.clock = opts.clock ?? systemClock
+      this.store = opts.store ?? new InMemoryConversationStore()
+      this.#defs = registry
+      const handleAt = (i) => this.#handleAt(i)
+      const style = opts.llm?.style === "anthropic" ? "anthropic" : "openai"
+      const defs = Object.keys(registry).map((name) => {
+        const d = registry[name] ?? {}
+        const completion = d.completion
+        return {
+          name,
+          does: d.does === undefined ? "" : String(d.does),
+          soul: d.soul == null ? undefined : String(d.soul),
+          model: d.model == null ? undefined : String(d.model),
+          tools: (d.tools ?? []).map(toolSpec),
+          team: (d.team ?? []).map(String),
+          budget: d.budget == null ? undefined : encode(d.budget),
+          waitFor: d.waitFor && bridge(d.waitFor, d),
+          onSpawn: d.onSpawn && bridge((v) => d.onSpawn(handleAt(v.handle)), d),
+          onClose: d.onClose && bridge((v) => d.onClose(handleAt(v.handle), v.reason), d),
+          hooks: hooksOf("AgentRuntime", d.hooks, style),
+          onMetric: d.onMetric && bridge(d.onMetric, d),
+          verify: completion ? bridge((r) => completion.verify(r), completion) : undefined,
+          maxAttempts: completion ? encode(completion.maxAttempts ?? null) : undefined,
+        }
+      })
+      const clock = opts.clock
+      const cancels = new Map()
+      const store = this.store
+      const builtinStore = Object.getPrototypeOf(store) === InMemoryConversationStore.prototype
+      const fetchFn = callable("AgentRuntime", "fetch", opts.fetch)
+      const onMetric = callable("AgentRuntime", "onMetric", opts.onMetric)
+      const onBudget = callable("AgentRuntime", "onBudget", opts.onBudget)
+      this.#native = new native.NativeRuntime(
+        encode({ llm: opts.llm, inboxCap: opts.inboxCap, maxConcurrentTurns: opts.maxConcurrentTurns, shutdownMs: opts.shutdownMs }),
+        {
+          fetch: fetchFn && lift(fetchBridge(fetchFn)),
+          hooks: hooksOf("AgentRuntime", opts.hooks, style),
+          onMetric: onMetric && bridge(onMetric, opts),
+          onBudget: onBudget && bridge((info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) })),
+          storeGet: builtinStore ? undefined : bridge((id) => store.get(id)),
+          storeSave: builtinStore ? undefined : bridge(([id, messages]) => store.save(id, messages)),
+          clockNow: clock ? lift(() => String(Number(clock.now()))) : undefined,
+          clockSet: clock
+            ? bridge(([id, ms]) => {
+                cancels.set(id, clock.setTimeout(() => {
+                  cancels.delete(id)
+                  this.#native.fireTimer(id)
+                }, ms))
+                return null
+              })
+            : undefined,
+          clockClear: clock
+            ? bridge((id) => {
+                const cancel = cancels.get(id)
+                cancels.delete(id)
+                if (typeof cancel === "function") cancel()
+                return null
+              })
+            : undefined,
+        },
+        defs,
+        builtinStore ? memoryStores.get(store) : undefined,
+      )
+      this.#lookup = {
+        native: this.#native,
+        info: (i) => this.#native.info(i),
+        handleAt,
+        heartbeat: (h, everyMs, prompt, silent, onBeat) => this.#native.heartbeat(this.#index(h, "heartbeat"), everyMs, prompt, silent, onBeat),
+      }
+      Object.defineProperty(this, RUNTIME, { value: this.#lookup })
+    }
+
+    #handleAt(i, def) {
+      let h = this.#handles[i]
+      if (!h) {
+        const info = this.#native.info(i)
+        const d = def ?? (i === 0 ? { name: "root", does: "runtime root", model: "none" } : this.#defs[info.def])
+        h = new Handle(RUNTIME, this, i, d)
+        this.#handles[i] = h
+      }
+      return h
+    }
+
+    #index(h, where) {
+      const slot = h !== null && typeof h === "object" ? handleSlots.get(h) : undefined
+      if (!slot || slot.rt !== this) throw new TypeError(`AgentRuntime.${where}: expected a Handle of this runtime`)
+      return slot.index
+    }
+
+    get root() {
+      return this.#handleAt(0)
+    }
+    get trace() {
+      return this.#native.trace()
+    }
+    get concurrentTurns() {
+      return this.#native.concurrentTurns()
+    }
+    get maxObservedConcurrentTurns() {
+      return this.#native.maxObservedConcurrentTurns()
+    }
+
+    spawn(parent, defName, budget) {
+      const r = this.#native.spawn(this.#index(parent, "spawn"), String(defName), budget == null ? undefined : encode(budget))
+      if (r.error !== undefined && r.error !== null) return { error: r.error }
+      const base = this.#defs[defName]
+      const def = budget ? { ...base, budget: { ...base.budget, ...budget } } : base
+      return this.#handleAt(r.handle, def)
+    }
+
+    post(h, item) {
+      const i = item ?? {}
+      const err = this.#native.post(this.#index(h, "post"), String(i.from), String(i.channel), String(i.text))
+      return err == null ? { ok: true } : { ok: false, error: err }
+    }
+
+    wake(h, prompt) {
+      const err = this.#native.wake(this.#index(h, "wake"), prompt === undefined ? undefined : String(prompt))
+      return err == null ? { ok: true } : { ok: false, error: err }
+    }
+
+    async wait(h, opts) {
+      const by = opts?.by === undefined ? undefined : this.#index(opts.by, "wait")
+      const timeout = opts?.timeoutMs ? Number(opts.timeoutMs) : undefined
+      return JSON.parse(await this.#native.wait(this.#index(h, "wait"), timeout, by))
+    }
+
+    interrupt(h) {
+      this.#native.interrupt(this.#index(h, "interrupt"))
+    }
+
+    async close(h, opts) {
+      await this.#native.close(this.#index(h, "close"), !!opts?.force, opts?.reason === undefined ? undefined : String(opts.reason))
+    }
+
+    list(h) {
+      return this.#native.list(h === undefined ? 0 : this.#index(h, "list")).map((v) => ({ id: v.id, state: v.state, tokens: v.tokens, inbox: v.inbox }))
+    }
+
+    inspect(h) {
+      const v = this.#native.inspect(this.#index(h, "inspect"))
+      return { id: v.id, state: v.state, tokens: v.tokens, inbox: v.inbox, turns: v.turns, poolTokens: v.poolTokens, pending: v.pending == null ? undefined : JSON.parse(v.pending) }
+    }
+
+    async resume(answer) {
+      try {
+        await this.#native.resume(encode(answer))
+      } catch (e) {
+        throw revive(e)
+      }
+    }
+
+    /** One-shot: spawn → wake → wait → close (kept parked when pending). */
+    async runAgent(name, prompt) {
+      return fromCore(await this.#native.runAgent(String(name), String(prompt)))
+    }
+  }
+
+  class Agent {
+    constructor(name, spec) {
+      this.name = name
+      this.spec = spec
+    }
+
+    /** This agent and its transitive team, as a runtime registry. */
+    registry(acc = {}) {
+      if (acc[this.name]) return acc
+      const spec = this.spec
+      let soul = spec.soul ?? ""
+      if (spec.soulFile) soul = fs.readFileSync(spec.soulFile, "utf8")
+      acc[this.name] = {
+        name: this.name,
+        does: spec.does,
+        soul,
+        model: spec.model ?? "inherit",
+        tools: spec.uses?.tools,
+        team: (spec.team ?? []).map((a) => a.name),
+        budget: spec.budget,
+        waitFor: spec.waitFor,
+        onSpawn: spec.onSpawn,
+        onClose: spec.onClose,
+        hooks: guardedHooks(spec.guardrails, spec.hooks),
+        onMetric: spec.onMetric,
+        completion: spec.completion,
+      }
+      for (const t of spec.team ?? []) t.registry(acc)
+      return acc
+    }
+
+    loop(options, toolkit) {
+      return new Loop(this, options, toolkit)
+    }
+
+    createRuntime(opts = {}) {
+      return new AgentRuntime({ ...opts, registry: this.registry() })
+    }
+
+    async run(prompt, opts = {}) {
+      const runtime = this.createRuntime(opts)
+      const r = await runtime.runAgent(this.name, String(prompt))
+      return { ...r, runtime }
+    }
+
+    asTool(opts = {}) {
+      return defineTool({
+        name: this.name,
+        description: this.spec.does,
+        inputSchema: { type: "object", properties: { prompt: { type: "string", description: "The task for this agent" } }, required: ["prompt"] },
+        run: async (args) => {
+          const r = await this.run(String(args.prompt), opts)
+          return { output: r.text, isError: r.isError, metadata: { agent: this.name, turns: r.turns, totalTokens: r.totalTokens } }
+        },
+      })
+    }
+  }
+
+
+  const makeAgent = (name, spec) => new Agent(name, spec)
+  const harness = (spec) => spec
+
+  function fromDir(dir, opts = {}) {
+    const { soul } = composeSoul(dir)
+    const tools = [...(opts.tools ?? [])]
+    if (opts.memory !== false) tools.push(memoryTool(dir))
+    return makeAgent(opts.name ?? path.basename(dir), {
+      does: opts.does ?? `persona agent from ${dir}`,
+      soul,
+      model: opts.model ?? "inherit",
+      uses: { tools },
+    })
+  }
+
+  /** A persona on its own clock (§7E): the heartbeat runs in the core, on the runtime's clock. */
+  function startAgent(a, run, hb) {
+    const runtime = a.createRuntime(run)
+    const handle = runtime.spawn(runtime.root, a.name)
+    if (isVerbError(handle)) throw new Error(handle.error)
+    const beats = []
+    const onBeat = (text) => {
+      beats.push(text)
+      hb.onBeat?.(text)
+    }
+    const beat = runtime[RUNTIME].heartbeat(handle, Number(hb.everyMs), agentConstants.HEARTBEAT_PROMPT, agentConstants.HEARTBEAT_OK, bridge(onBeat))
+    return {
+      runtime,
+      beats,
+      stop: async () => {
+        beat.stop()
+        await runtime.close(runtime.root)
+      },
+    }
+  }
+
+  /** The `agents` namespace's members (index.js lists the same names, in this order). */
+  return {
+    compactor,
+    estimateTokens,
+    composeSoul,
+    memoryTool,
+    runGated,
+    allTodosDone,
+    guardedHooks,
+    Loop,
+    BOOTSTRAP_ORDER: agentConstants.BOOTSTRAP_ORDER,
+    MAX_FILE_BYTES: agentConstants.MAX_FILE_BYTES,
+    TRUNCATION_NOTICE: agentConstants.TRUNCATION_NOTICE,
+    HEARTBEAT_OK: agentConstants.HEARTBEAT_OK,
+    HEARTBEAT_PROMPT: agentConstants.HEARTBEAT_PROMPT,
+    systemClock,
+    isVerbError,
+    Handle,
+    AgentRuntime,
+    Agent,
+    agent: makeAgent,
+    harness,
+    fromDir,
+    startAgent,
+  }
+}
