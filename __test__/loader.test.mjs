@@ -257,6 +257,19 @@ function rootCopy(extra) {
   return dir
 }
 
+test("the built addon binds the Node-API functions it calls when it is loaded, not by looking each one up", { skip: process.platform !== "linux" && "objdump reads ELF" }, () => {
+  assert.ok(existsSync(BUILT), `${BUILT} is missing: run npm run build`)
+  const r = spawnSync("objdump", ["-T", BUILT], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
+  assert.equal(r.status, 0, r.stderr)
+  const undefinedNames = r.stdout
+    .split("\n")
+    .filter((line) => /\*UND\*/.test(line))
+    .map((line) => line.trim().split(/\s+/).pop())
+  const napi = undefinedNames.filter((name) => /^(napi|node_api)_/.test(name))
+  // napi-rs's run-time lookup (its `dyn-symbols` feature) would leave none here.
+  assert.ok(napi.includes("napi_create_string_utf8") && napi.includes("napi_call_function"), `undefined Node-API symbols: ${napi}`)
+})
+
 test("npm pack of the root refuses without pinned optionalDependencies, and packs no binary with them", () => {
   let r = npmPack(rootCopy({}))
   assert.notEqual(r.status, 0)
