@@ -34,12 +34,14 @@ const isMusl = (name) => /(?:^|\/)(?:ld-musl-|libc\.musl-)/.test(name)
  * Which C library this Node runs on: the one mapped into this very process (/proc/self/maps,
  * read in well under a millisecond), else what Node's diagnostic report says about itself (which
  * costs 10-40 ms, so it is the fallback, and the source of the glibc version for error messages).
+ * The maps are searched for plain substrings: in a fresh process, compiling a regular expression
+ * for its first use costs more than reading the file.
  */
 function linuxLibc() {
   try {
     const maps = fs.readFileSync("/proc/self/maps", "utf8")
-    if (maps.split("\n").some((line) => isMusl(line.slice(line.lastIndexOf(" ") + 1)))) return "musl"
-    if (/\/libc(?:\.so\.6|-2\.\d+\.so)\s*$/m.test(maps)) return "glibc"
+    if (maps.includes("/ld-musl-") || maps.includes("/libc.musl-")) return "musl"
+    if (maps.includes("/libc.so.6\n") || maps.endsWith("/libc.so.6") || /\/libc-2\.\d+\.so\s*$/m.test(maps)) return "glibc"
   } catch {
     // no /proc: ask the report
   }

@@ -1,5 +1,5 @@
 // The loader (loader.js): how the addon is found, and what a user reads when it is not. Each case
-// is a temporary copy of the package (package.json, index.js, loader.js) loaded by a child process;
+// is a temporary copy of the package (package.json, index.js, agents.js, loader.js) loaded by a child process;
 // the platform package is a real directory under node_modules where a case needs one.
 import test from "node:test"
 import assert from "node:assert/strict"
@@ -39,7 +39,7 @@ test.after(() => {
 function copy(setup = () => {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "toolnexus-loader-"))
   temps.push(dir)
-  for (const f of ["package.json", "index.js", "loader.js"]) cpSync(path.join(ROOT, f), path.join(dir, f))
+  for (const f of ["package.json", "index.js", "agents.js", "loader.js"]) cpSync(path.join(ROOT, f), path.join(dir, f))
   writeFileSync(
     path.join(dir, "probe.cjs"),
     `try {
@@ -214,6 +214,33 @@ process.report.getReport = () => ({ header: {}, sharedObjects: ["${musl}"] })
   assert.equal(r.loaded, false)
   assert.ok(r.message.includes(`${process.platform} ${process.arch} (musl)`), r.message)
   assert.ok(r.message.includes(`npm install ${SCOPE}-linux-${process.arch}-musl@${VERSION}`), r.message)
+})
+
+test("the C library is read off the process's mappings in each form they name it", { skip: (process.platform !== "linux" || !glibc) && "needs a linux glibc host" }, () => {
+  // The report is stubbed to say the other C library: only the mappings can give the right answer.
+  const stubbed = (maps, report) => `const fs = require("fs")
+const read = fs.readFileSync
+fs.readFileSync = function (file, ...rest) {
+  if (file === "/proc/self/maps") return ${JSON.stringify(maps)}
+  return read.call(this, file, ...rest)
+}
+process.report.getReport = () => (${JSON.stringify(report)})
+`
+  const saysMusl = { header: {}, sharedObjects: ["/lib/ld-musl-x86_64.so.1"] }
+  const line = (file) => `7f0000000000-7f0000001000 r-xp 00000000 08:01 42                         ${file}`
+  const pkg = copy((d) => platformPackage(d, { binary: BUILT }))
+  for (const maps of [
+    `${line("/usr/bin/node")}\n${line("/usr/lib/x86_64-linux-gnu/libc.so.6")}\n${line("[stack]")}\n`,
+    `${line("/usr/bin/node")}\n${line("/lib64/libc-2.17.so")}`,
+    `${line("/usr/lib64/libc.so.6")}`,
+  ]) {
+    const r = probe(pkg, stubbed(maps, saysMusl))
+    assert.equal(r.loaded, true, `${maps}: ${r.message}`)
+  }
+  const saysGlibc = { header: { glibcVersionRuntime: glibc }, sharedObjects: [] }
+  const r = probe(pkg, stubbed(`${line("/usr/bin/node")}\n${line("/lib/libc.musl-x86_64.so.1")}\n`, saysGlibc))
+  assert.equal(r.loaded, false)
+  assert.ok(r.message.includes(`${process.platform} ${process.arch} (musl)`), r.message)
 })
 
 test("the platform package's binary loads when it is there", () => {
