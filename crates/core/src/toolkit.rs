@@ -65,20 +65,17 @@ impl ToolkitOptions {
         self.mcp_config.is_none() && !self.wants_skills() && self.agents.is_empty()
     }
 
-    /// The skill source these options ask for: only when a skills option was given.
-    fn skill_source(&mut self) -> Option<SkillSource> {
-        if !self.wants_skills() {
-            return None;
-        }
+    /// The skill source these options ask for (called only when [`Self::wants_skills`]).
+    fn skill_source(&mut self) -> SkillSource {
         let mut defs = self.skills.take().unwrap_or_default();
         defs.extend(self.skill_provider.take().unwrap_or_default());
         let filter = SkillsFilter::fold_disabled(&self.disable_skills, self.skills_filter.take());
-        Some(skills::load_skills(&LoadSkillsOptions {
+        skills::load_skills(&LoadSkillsOptions {
             dirs: self.skills_dir.take().unwrap_or_default(),
             skills: defs,
             filter,
             sample_limit: self.skill_sample_limit,
-        }))
+        })
     }
 }
 
@@ -232,7 +229,7 @@ impl Toolkit {
             .await
             .map_err(|e| crate::error::Error::Invalid(format!("createToolkit: loading skills failed: {e}")))?;
             opts = returned;
-            skill
+            Some(skill)
         } else {
             None
         };
