@@ -252,30 +252,28 @@ enum First {
 
 /// Put `fut` in a free task slot of this thread's executor and have it polled (see [`First`]).
 fn park(env: sys::napi_env, fut: impl Future<Output = ()> + 'static, first: First) -> Result<()> {
-    let shared = with_local(env, |l| l.shared.clone())?;
-    let task = with_local(env, |l| match l.free_tasks.pop() {
-        Some(t) => t,
-        None => {
-            l.tasks.push(Slot::Free);
-            (l.tasks.len() - 1) as u32
-        }
-    })?;
-    let waker = Waker::from(Arc::new(TaskWaker { task, shared: shared.clone() }));
-    with_local(env, |l| {
+    let (task, shared) = with_local(env, |l| {
+        let task = match l.free_tasks.pop() {
+            Some(t) => t,
+            None => {
+                l.tasks.push(Slot::Free);
+                (l.tasks.len() - 1) as u32
+            }
+        };
+        let waker = Waker::from(Arc::new(TaskWaker { task, shared: l.shared.clone() }));
         if let Some(slot) = l.tasks.get_mut(task as usize) {
             *slot = Slot::Parked(Box::pin(fut), waker);
         }
+        (task, l.shared.clone())
     })?;
+    if matches!(first, First::Now) && DRAINING.try_with(Cell::get).unwrap_or(false) {
+        poll_task(env, task);
+        return Ok(());
+    }
+    let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
     match first {
-        First::Now if DRAINING.try_with(Cell::get).unwrap_or(false) => poll_task(env, task),
-        First::Now => {
-            let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
-            drain(env);
-        }
-        First::NextTurn => {
-            let _ = READY.try_with(|r| r.borrow_mut().push_back(task));
-            poke(&shared);
-        }
+        First::Now => drain(env),
+        First::NextTurn => poke(&shared),
     }
     Ok(())
 }
