@@ -5,7 +5,7 @@
 
 module.exports = function agentsNamespace(shared) {
   const { fs, path, native, encode, fromCore, lift, bridge, callable, revive, defineTool, wrapNative, toolSpec, fetchBridge } = shared
-  const { compactors, memoryStores, InMemoryConversationStore, createClient } = shared
+  const { compactors, memoryStores, InMemoryConversationStore, createClient, userSeam } = shared
 
   function compactor(opts) {
     const o = opts ?? {}
@@ -344,12 +344,14 @@ module.exports = function agentsNamespace(shared) {
     }
 
     post(h, item) {
+      this.#native.seam(userSeam())
       const i = item ?? {}
       const err = this.#native.post(this.#index(h, "post"), String(i.from), String(i.channel), String(i.text))
       return err == null ? { ok: true } : { ok: false, error: err }
     }
 
     wake(h, prompt) {
+      this.#native.seam(userSeam())
       const err = this.#native.wake(this.#index(h, "wake"), prompt === undefined ? undefined : String(prompt))
       return err == null ? { ok: true } : { ok: false, error: err }
     }
@@ -378,6 +380,7 @@ module.exports = function agentsNamespace(shared) {
     }
 
     async resume(answer) {
+      this.#native.seam(userSeam())
       try {
         await this.#native.resume(encode(answer))
       } catch (e) {
@@ -387,6 +390,7 @@ module.exports = function agentsNamespace(shared) {
 
     /** One-shot: spawn → wake → wait → close (kept parked when pending). */
     async runAgent(name, prompt) {
+      this.#native.seam(userSeam())
       return fromCore(await this.#native.runAgent(String(name), String(prompt)))
     }
   }

@@ -876,6 +876,7 @@ module.exports.replyError = nativeBinding.replyError
 module.exports.runGated = nativeBinding.runGated
 module.exports.sanitize = nativeBinding.sanitize
 module.exports.selectBuiltins = nativeBinding.selectBuiltins
+module.exports.setGlobalFetch = nativeBinding.setGlobalFetch
 module.exports.setWarn = nativeBinding.setWarn
 module.exports.SKILL_TOOL_DESCRIPTION = nativeBinding.SKILL_TOOL_DESCRIPTION
 module.exports.SKILLS_PROMPT_PREAMBLE = nativeBinding.SKILLS_PROMPT_PREAMBLE

@@ -950,19 +950,105 @@ function fetchBridge(fetchFn) {
     let keep = false
     try {
       const res = await fetchFn(msg.url, { method: "POST", headers: msg.headers, body: msg.body, signal: controller.signal })
-      const headers = typeof res.headers?.entries === "function" ? [...res.headers.entries()] : []
-      const ok = res.status >= 200 && res.status < 300
-      if (msg.stream && ok && res.body && typeof res.body.getReader === "function") {
-        const id = nextId++
-        readers.set(id, { reader: res.body.getReader(), decoder: new TextDecoder(), req: msg.req })
-        keep = true
-        return encode({ status: res.status, headers, id })
+      // Read as the reference reads a Response: `ok` decides, a success is `json()` (or the
+      // body's reader when streaming), a failure `text()`; `headers` only for Retry-After.
+      const ok = Boolean(res.ok)
+      const status = typeof res.status === "number" ? res.status : ok ? 200 : 0
+      const headers = headerPairs(res.headers)
+      if (ok && msg.stream) {
+        if (res.body && typeof res.body.getReader === "function") {
+          const id = nextId++
+          readers.set(id, { reader: res.body.getReader(), decoder: new TextDecoder(), req: msg.req })
+          keep = true
+          return encode({ status, headers, id })
+        }
+        return encode({ status, headers, body: await res.text() })
       }
-      return encode({ status: res.status, headers, body: await res.text() })
+      if (ok) return encode({ status, headers, body: encode(await res.json()) })
+      return encode({ status, headers, body: await res.text() })
     } finally {
       if (!keep) controllers.delete(msg.req)
     }
   }
+}
+
+/** A Response's headers as pairs: all of them when they can be listed, else Retry-After alone. */
+function headerPairs(headers) {
+  if (headers == null) return []
+  if (typeof headers.entries === "function") return [...headers.entries()]
+  if (typeof headers.get === "function") {
+    const retryAfter = headers.get("retry-after")
+    return retryAfter == null ? [] : [["retry-after", String(retryAfter)]]
+  }
+  return []
+}
+
+// ---- the user's seams (SPEC §8: "omit fetch => global fetch") ----
+// The reference sends every LLM request through `globalThis.fetch`, read at call time. The
+// built-in HTTP is Node's fetch as far as a request can tell, so it stands in for it, unless
+// the user has put something of their own in its way: a replaced `globalThis.fetch` (msw,
+// nock, a test stub), an undici global dispatcher (MockAgent, ProxyAgent), or Node's own
+// proxy from the environment. Then a run goes through `globalThis.fetch` itself, exactly as
+// a `fetch` option would.
+
+const DISPATCHER = Symbol.for("undici.globalDispatcher.1")
+const sourceOf = Function.prototype.toString
+
+let seenFetch
+let seenFetchIsNodes = false
+/** Whether `f` is Node's own `fetch` (its source loads Node's internal undici). */
+function isNodesFetch(f) {
+  if (f !== seenFetch) {
+    seenFetch = f
+    try {
+      seenFetchIsNodes = typeof f === "function" && sourceOf.call(f).includes("require('internal/deps/undici/undici')")
+    } catch {
+      seenFetchIsNodes = false
+    }
+  }
+  return seenFetchIsNodes
+}
+
+let seenDispatcher
+let seenDispatcherIsNodes = true
+/** Whether `d` is no dispatcher, or the default Agent Node's fetch makes for itself. */
+function isNodesDispatcher(d) {
+  if (d === undefined) return true
+  if (d !== seenDispatcher) {
+    seenDispatcher = d
+    seenDispatcherIsNodes = false
+    try {
+      const made = d.constructor
+      if (typeof made === "function" && made.name === "Agent" && sourceOf.call(made).startsWith("class extends DispatcherBase")) {
+        const key = Object.getOwnPropertySymbols(d).find((k) => k.description === "options")
+        const options = key === undefined ? undefined : d[key]
+        seenDispatcherIsNodes = options != null && options.connect === undefined && !options.interceptors
+      }
+    } catch {
+      seenDispatcherIsNodes = false
+    }
+  }
+  return seenDispatcherIsNodes
+}
+
+/** Node's fetch is told to take its proxy from the environment. */
+function envProxy() {
+  const v = process.env.NODE_USE_ENV_PROXY
+  return (v !== undefined && v !== "" && v !== "0") || process.execArgv.includes("--use-env-proxy")
+}
+
+let globalFetchSet = false
+/**
+ * Whether this run's LLM requests must go through `globalThis.fetch` (see above). The bridge
+ * to it is handed to the addon the first time it is needed.
+ */
+function userSeam() {
+  if (isNodesFetch(globalThis.fetch) && isNodesDispatcher(globalThis[DISPATCHER]) && !envProxy()) return false
+  if (!globalFetchSet) {
+    native.setGlobalFetch(lift(fetchBridge((url, init) => globalThis.fetch(url, init))))
+    globalFetchSet = true
+  }
+  return true
 }
 
 // ---- conversation stores (SPEC §8) ----
@@ -1113,14 +1199,14 @@ class Client {
     const handle = toolkitHandle(ctx, "run")
     // `null` crosses as "null": the core reads it as no history.
     const history = ctx.history === undefined ? undefined : encode(ctx.history)
-    return underSignal(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token))
+    return underSignal(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam()))
   }
 
   async ask(prompt, ctx) {
     const handle = toolkitHandle(ctx, "ask")
     const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
-    return underSignal(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText)))
+    return underSignal(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam()))
   }
 
   async translate(req) {
@@ -1128,7 +1214,7 @@ class Client {
     const handle = req.toolkit === undefined ? undefined : handles.get(req.toolkit)
     if (req.toolkit !== undefined && !handle) throw new TypeError("translate: `toolkit` must be a Toolkit from createToolkit()")
     const { toolkit, signal, ...plain } = req
-    return underSignal(signal, (token) => this.#native.translate(encode(plain), handle, token))
+    return underSignal(signal, (token) => this.#native.translate(encode(plain), handle, token, userSeam()))
   }
 
   static toolCallsJSON(res) {
@@ -1164,7 +1250,7 @@ class Client {
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined
-      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent)).then(
+      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent), userSeam()).then(
         () => {
           settled = true
           poke()
@@ -1252,7 +1338,7 @@ const agents = {}
 function loadAgents() {
   const shared = {
     fs, path, native, encode, fromCore, lift, bridge, callable, revive, defineTool, wrapNative, toolSpec, fetchBridge,
-    compactors, memoryStores, InMemoryConversationStore, createClient,
+    compactors, memoryStores, InMemoryConversationStore, createClient, userSeam,
   }
   const members = require("./agents.js")(shared)
   for (const key of Object.keys(members)) {

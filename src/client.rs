@@ -10,7 +10,10 @@ use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::inprocess::InProcessTransport;
 use toolnexus_core::client::single::{self, TranslateRequest};
-use toolnexus_core::client::{Client, ClientOptions, ConversationStore, Hooks, InMemoryStore, RunOptions, Transport};
+use toolnexus_core::client::{
+    Client, ClientOptions, ConversationStore, Hooks, HttpRequest, HttpResponse, InMemoryStore, RunOptions,
+    StreamResponse, Transport,
+};
 #[cfg(unix)]
 use toolnexus_core::fetch::Fetcher;
 
@@ -58,6 +61,84 @@ thread_local! {
 unsafe extern "C" fn drop_fetcher(_arg: *mut std::ffi::c_void) {
     let old = FETCHER.try_with(|f| f.borrow_mut().take());
     drop(old);
+}
+
+thread_local! {
+    /// This environment's bridge to `globalThis.fetch` (see `setGlobalFetch`), read at the time
+    /// of each request. Dropped by the environment's cleanup hook, never by the thread's end.
+    static GLOBAL_FETCH: std::cell::RefCell<std::mem::ManuallyDrop<Option<Arc<dyn Transport>>>> =
+        const { std::cell::RefCell::new(std::mem::ManuallyDrop::new(None)) };
+}
+
+/// The environment cleanup hook that drops this thread's bridge to `globalThis.fetch`.
+///
+/// # Safety
+/// Node calls it on the environment's own thread while that environment is torn down; it
+/// touches only this thread's slot and ignores `_arg`.
+#[cfg_attr(test, allow(dead_code))]
+unsafe extern "C" fn drop_global_fetch(_arg: *mut std::ffi::c_void) {
+    let old = GLOBAL_FETCH.try_with(|f| f.borrow_mut().take());
+    drop(old);
+}
+
+/// `setGlobalFetch(fn)`: how this environment reaches `globalThis.fetch` (a `fetch`-option
+/// bridge over it). A run whose caller found the user's own seam in place (a replaced
+/// `globalThis.fetch`, an undici global dispatcher, Node's env proxy) sends its LLM requests
+/// through it instead of the built-in HTTP.
+#[napi(js_name = "setGlobalFetch")]
+#[cfg_attr(test, allow(dead_code))]
+pub fn set_global_fetch(env: &Env, f: JsonFn) -> Result<()> {
+    let transport = Arc::new(JsTransport::new(f)) as Arc<dyn Transport>;
+    let first = GLOBAL_FETCH.try_with(|g| g.borrow().is_none()).unwrap_or(false);
+    if first {
+        // SAFETY: on the environment's thread, with a hook that only touches this thread's slot.
+        let status =
+            unsafe { napi::sys::napi_add_env_cleanup_hook(env.raw(), Some(drop_global_fetch), std::ptr::null_mut()) };
+        if status != napi::sys::Status::napi_ok {
+            return Err(Error::from_reason("toolnexus: could not register the environment's cleanup"));
+        }
+    }
+    let _ = GLOBAL_FETCH.try_with(|g| **g.borrow_mut() = Some(transport));
+    Ok(())
+}
+
+/// The transport a run goes through when its caller asks for the user's seam, if set.
+fn global_fetch() -> Option<Arc<dyn Transport>> {
+    GLOBAL_FETCH.try_with(|g| (**g.borrow()).clone()).ok().flatten()
+}
+
+/// The built-in HTTP of something that runs many turns over time (the agent runtime): its
+/// owner says, whenever JavaScript calls it, whether the user's seam is in place; each
+/// request then goes through `globalThis.fetch` or the built-in HTTP accordingly.
+pub(crate) struct SeamTransport {
+    own: Arc<dyn Transport>,
+    pub(crate) seam: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SeamTransport {
+    pub(crate) fn new(own: Arc<dyn Transport>) -> Self {
+        SeamTransport { own, seam: Arc::default() }
+    }
+
+    fn pick(&self) -> Arc<dyn Transport> {
+        if self.seam.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some(t) = global_fetch() {
+                return t;
+            }
+        }
+        self.own.clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl Transport for SeamTransport {
+    async fn post(&self, req: HttpRequest) -> std::result::Result<HttpResponse, toolnexus_core::Error> {
+        self.pick().post(req).await
+    }
+
+    async fn post_stream(&self, req: HttpRequest) -> std::result::Result<StreamResponse, toolnexus_core::Error> {
+        self.pick().post_stream(req).await
+    }
 }
 
 #[cfg(unix)]
@@ -113,6 +194,27 @@ impl NativeMemoryStore {
 #[napi]
 pub struct NativeClient {
     inner: Arc<Client>,
+    /// Whether its LLM requests go through the built-in HTTP (no `fetch`, no `generate`): only
+    /// then may a run be sent through `globalThis.fetch` instead.
+    builtin: bool,
+}
+
+impl NativeClient {
+    /// `work` as a run of this client: through `globalThis.fetch` when `seam` asks for it and
+    /// the client would otherwise use the built-in HTTP.
+    fn with_seam<F: std::future::Future>(
+        &self,
+        seam: Option<bool>,
+        work: F,
+    ) -> impl std::future::Future<Output = F::Output> {
+        let through = if seam == Some(true) && self.builtin { global_fetch() } else { None };
+        async move {
+            match through {
+                Some(t) => toolnexus_core::client::through(t, work).await,
+                None => work.await,
+            }
+        }
+    }
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -168,6 +270,7 @@ impl NativeClient {
         opts.body_transform = cb(callbacks.body_transform);
         opts.on_metric = cb(callbacks.on_metric);
         opts.on_error = cb(callbacks.on_error);
+        let builtin = callbacks.generate.is_none() && callbacks.fetch.is_none();
         opts.transport = match (callbacks.generate, callbacks.fetch) {
             (Some(g), _) => {
                 Some(Arc::new(InProcessTransport { generate: Arc::new(JsCallback(g)) }) as Arc<dyn Transport>)
@@ -181,7 +284,7 @@ impl NativeClient {
             _ => Arc::new(InMemoryStore::default()),
         };
         let inner = Client::with_store(opts, store).map_err(core_err)?;
-        Ok(NativeClient { inner: Arc::new(inner) })
+        Ok(NativeClient { inner: Arc::new(inner), builtin })
     }
 
     /// The Prometheus text of the metrics so far.
@@ -199,18 +302,21 @@ impl NativeClient {
         toolkit: &NativeToolkit,
         history: Option<String>,
         cancel: Option<&CancelToken>,
+        seam: Option<bool>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(history, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
+        let work = self.with_seam(seam, async move { client.run(&prompt, &tk, ro).await });
         crate::dispatch::local_promise(env, async move {
-            let r = client.run(&prompt, &tk, ro).await.map_err(core_err)?;
+            let r = work.await.map_err(core_err)?;
             Ok(Crossed::of(r.into_value()))
         })
     }
 
     /// Stream the loop: every event is handed to `onEvent` (awaited); resolves when done.
     #[napi(ts_return_type = "Promise<string>")]
+    #[allow(clippy::too_many_arguments)] // each a value JavaScript passes; napi takes them one by one
     pub fn stream(
         &self,
         env: &Env,
@@ -219,20 +325,25 @@ impl NativeClient {
         id: Option<String>,
         cancel: Option<&CancelToken>,
         on_event: JsonFn,
+        seam: Option<bool>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        crate::dispatch::local_promise(env, async move {
+        let work = self.with_seam(seam, async move {
             let sink = JsCallback(on_event);
+            client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map(|_| ())
+        });
+        crate::dispatch::local_promise(env, async move {
             // The result already reached JavaScript in the `done` event.
-            client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map_err(core_err)?;
+            work.await.map_err(core_err)?;
             Ok("null".to_string())
         })
     }
 
     /// `ask`: memory by `id` through the store, text deltas to `onText` when given.
     #[napi(ts_return_type = "Promise<string | string[]>")]
+    #[allow(clippy::too_many_arguments)] // each a value JavaScript passes; napi takes them one by one
     pub fn ask(
         &self,
         env: &Env,
@@ -241,14 +352,18 @@ impl NativeClient {
         id: Option<String>,
         cancel: Option<&CancelToken>,
         on_text: Option<JsonFn>,
+        seam: Option<bool>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        crate::dispatch::local_promise(env, async move {
+        let work = self.with_seam(seam, async move {
             let on_text = on_text.map(JsCallback);
             let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
-            let r = client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await.map_err(core_err)?;
+            client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await
+        });
+        crate::dispatch::local_promise(env, async move {
+            let r = work.await.map_err(core_err)?;
             Ok(Crossed::of(r.into_value()))
         })
     }
@@ -262,13 +377,15 @@ impl NativeClient {
         request: String,
         toolkit: Option<&NativeToolkit>,
         cancel: Option<&CancelToken>,
+        seam: Option<bool>,
     ) -> Result<crate::dispatch::JsPromise> {
         let mut req = TranslateRequest::from_json(&request).map_err(bad_option)?;
         req.abort = cancel.map(|c| c.abort.clone());
         let client = self.inner.clone();
         let tk = toolkit.map(|t| t.inner.clone());
+        let work = self.with_seam(seam, async move { client.translate(req, tk.as_deref()).await });
         crate::dispatch::local_promise(env, async move {
-            let res = client.translate(req, tk.as_deref()).await.map_err(core_err)?;
+            let res = work.await.map_err(core_err)?;
             Ok(Crossed::of(res.to_value()))
         })
     }

@@ -172,6 +172,8 @@ impl NativeHeartbeat {
 pub struct NativeRuntime {
     inner: AgentRuntime,
     timers: Option<Arc<Mutex<HashMap<u32, TimerFn>>>>,
+    /// Set when the runtime uses the built-in HTTP: whether the user's seam is in place.
+    seam: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// `spawn`'s answer: the child's index, or the refusal.
@@ -258,9 +260,16 @@ impl NativeRuntime {
         opts.inbox_cap = num("inboxCap", 8.0);
         opts.max_concurrent_turns = num("maxConcurrentTurns", 8.0);
         opts.shutdown_ms = num("shutdownMs", 200.0);
+        let mut seam = None;
         opts.transport = match callbacks.fetch {
             Some(f) => Some(Arc::new(JsTransport::new(f)) as Arc<dyn Transport>),
-            None => crate::client::event_loop_transport(env),
+            None => {
+                let own = crate::client::event_loop_transport(env)
+                    .unwrap_or_else(|| Arc::new(toolnexus_core::client::http::FetchTransport::shared()));
+                let t = crate::client::SeamTransport::new(own);
+                seam = Some(t.seam.clone());
+                Some(Arc::new(t) as Arc<dyn Transport>)
+            }
         };
         opts.hooks = callbacks.hooks.map(hooks).unwrap_or_default();
         opts.on_metric = cb(callbacks.on_metric);
@@ -297,7 +306,15 @@ impl NativeRuntime {
                 }));
             }
         });
-        Ok(NativeRuntime { inner: AgentRuntime::new(opts), timers })
+        Ok(NativeRuntime { inner: AgentRuntime::new(opts), timers, seam })
+    }
+
+    /// Whether the user's seam is in place (see `SeamTransport`), as the caller found it now.
+    #[napi]
+    pub fn seam(&self, on: bool) {
+        if let Some(s) = &self.seam {
+            s.store(on, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     #[napi]

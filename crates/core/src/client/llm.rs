@@ -101,7 +101,8 @@ impl Client {
         let req = self.request(key, body, translate);
         let mut attempts = 0;
         let outcome = async {
-            let res = self.send_with_retries(req, |r| self.transport.post(r), &mut attempts).await?;
+            let transport = super::transport::current(&self.transport);
+            let res = self.send_with_retries(req, |r| transport.post(r), &mut attempts).await?;
             if !res.ok() {
                 return Err(Error::Http { status: res.status, body: res.body });
             }
@@ -138,7 +139,8 @@ impl Client {
         let style = self.opts.style;
         let mut attempts = 0;
         let outcome = async {
-            let res = self.send_with_retries(req, |r| self.transport.post_stream(r), &mut attempts).await?;
+            let transport = super::transport::current(&self.transport);
+            let res = self.send_with_retries(req, |r| transport.post_stream(r), &mut attempts).await?;
             if !res.ok() {
                 let status = res.status;
                 return Err(Error::Http { status, body: res.text().await? });

@@ -30,5 +30,5 @@ pub use result::{LimitCheck, RunLimits, RunOptions, RunResult, RunStatus, ToolCa
 pub use retry::retry_after_ms;
 pub use run::Client;
 pub use store::{ConversationStore, InMemoryStore};
-pub use transport::{HttpRequest, HttpResponse, Reply, StreamResponse, Transport};
+pub use transport::{through, HttpRequest, HttpResponse, Reply, StreamResponse, Transport};
 pub use wire::Style;

@@ -1,5 +1,8 @@
 //! The LLM transport seam: one POST, answered with status, headers and the whole body.
 
+use std::future::Future;
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use futures::StreamExt;
 
@@ -94,4 +97,21 @@ pub trait Transport: Send + Sync {
         let body = futures::stream::once(async move { Ok(res.body.into_bytes()) });
         Ok(StreamResponse { status: res.status, headers: res.headers, body: Box::pin(body) })
     }
+}
+
+tokio::task_local! {
+    /// The transport a host chose for one run in place of the client's built-in one.
+    static THROUGH: Arc<dyn Transport>;
+}
+
+/// Run `work` with every LLM request it makes going through `transport` instead of the
+/// client's own. A host uses it when the user's own seam must see the requests (a replaced
+/// `globalThis.fetch`, a global HTTP dispatcher): it decides per run, the client stays the same.
+pub async fn through<F: Future>(transport: Arc<dyn Transport>, work: F) -> F::Output {
+    THROUGH.scope(transport, work).await
+}
+
+/// The transport for a request made now: the one [`through`] set for this run, else `own`.
+pub(super) fn current(own: &Arc<dyn Transport>) -> Arc<dyn Transport> {
+    THROUGH.try_with(Arc::clone).unwrap_or_else(|_| own.clone())
 }

@@ -31,5 +31,6 @@ mod retry;
 mod serve;
 mod stream;
 mod suspension;
+mod through;
 mod tls;
 mod translate;
