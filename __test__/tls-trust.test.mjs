@@ -22,18 +22,23 @@ const hasOpenssl = (() => {
   }
 })()
 
-/** A self-signed certificate for localhost and 127.0.0.1, made as the openssl docs show. */
-function selfSigned(dir, name) {
+/**
+ * A self-signed certificate for localhost and 127.0.0.1, made as the openssl docs show; or for
+ * `subject` with `altNames` (`null`: no subjectAltName at all, the host only in the CN).
+ */
+function selfSigned(dir, name, { subject = "/CN=localhost", altNames = "DNS:localhost,IP:127.0.0.1" } = {}) {
   const key = path.join(dir, `${name}.key`)
   const cert = path.join(dir, `${name}.crt`)
   execFileSync(
     "openssl",
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=localhost"]
-      .concat(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert]),
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", subject]
+      .concat(altNames === null ? [] : ["-addext", `subjectAltName=${altNames}`])
+      .concat(["-keyout", key, "-out", cert]),
     { stdio: "ignore" },
   )
   const text = execFileSync("openssl", ["x509", "-noout", "-text", "-in", cert]).toString()
   assert.match(text, /CA:TRUE/, "openssl marks it a CA")
+  assert.equal(/Subject Alternative Name/.test(text), altNames !== null, text)
   return { key: fs.readFileSync(key), cert: fs.readFileSync(cert), certPath: cert }
 }
 
@@ -109,4 +114,41 @@ test("a self-signed certificate not in NODE_EXTRA_CA_CERTS is refused, as Node's
   assert.match(out.client.cause ?? "", /certificate/i, JSON.stringify(out))
   // The reference's httpTool reports fetch's message, as ours does.
   assert.equal(out.httpTool.error, "fetch failed", JSON.stringify(out))
+})
+
+// Without a subjectAltName, Node's tls.checkServerIdentity reads the host from the subject's CN
+// (never an IP address, and not when the certificate lists any DNS alt name).
+test("a self-signed certificate naming its host only in its CN is trusted as Node's fetch trusts it", { skip: !hasOpenssl && "no openssl" }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tn-tls-"))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const pair = selfSigned(dir, "server", { altNames: null })
+  const server = await serve(pair)
+  t.after(server.close)
+  const out = await compare(server.url, pair.certPath)
+  assert.deepEqual(out, { client: { text: "over tls" }, httpTool: { text: "over tls" }, fetch: { text: "over tls" } })
+})
+
+test("a CN that names another host, an IP address, or sits beside a DNS alt name is refused, as Node's fetch refuses it", { skip: !hasOpenssl && "no openssl" }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tn-tls-"))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const cases = [
+    { name: "other-host", subject: "/CN=example.com", altNames: null, host: "localhost" },
+    { name: "ip-host", subject: "/CN=localhost", altNames: null, host: "127.0.0.1" },
+    { name: "dns-alt-name", subject: "/CN=localhost", altNames: "DNS:example.com", host: "localhost" },
+  ]
+  for (const c of cases) {
+    const pair = selfSigned(dir, c.name, c)
+    const server = await serve(pair)
+    try {
+      const out = await compare(server.url.replace("localhost", c.host), pair.certPath)
+      const seen = `${c.name}: ${JSON.stringify(out)}`
+      assert.equal(out.fetch.error, "ERR_TLS_CERT_ALTNAME_INVALID", seen)
+      assert.equal(out.client.error, "fetch failed", seen)
+      assert.equal(out.client.class, "TypeError", seen)
+      assert.match(out.client.cause ?? "", /certificate/i, seen)
+      assert.equal(out.httpTool.error, "fetch failed", seen)
+    } finally {
+      await server.close()
+    }
+  }
 })

@@ -21,7 +21,8 @@ fn install_crypto_provider() {
 /// reqwest 0.12's `rustls-tls` trusted and as Node's own TLS does, plus the certificates in
 /// `NODE_EXTRA_CA_CERTS`, as Node adds them; https works the same with or without a system
 /// certificate store. Verified by [`trust::NodeTrust`], which also accepts a server presenting
-/// one of those extra certificates itself (a self-signed CA:TRUE one), as Node does. Built once
+/// one of those extra certificates itself (a self-signed CA:TRUE one, or one that names its
+/// host only in its subject's CN), as Node does. Built once
 /// per process from the roots' ready-made trust anchors, so building a client parses no
 /// certificates. HTTP/1.1 only.
 pub(crate) fn tls_config() -> Option<Arc<rustls::ClientConfig>> {

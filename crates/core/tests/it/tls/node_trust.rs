@@ -22,9 +22,9 @@ use crate::common::*;
 
 /// A certificate and its key, as PEM.
 #[derive(Clone)]
-struct Pem {
-    cert: String,
-    key: String,
+pub(super) struct Pem {
+    pub(super) cert: String,
+    pub(super) key: String,
 }
 
 struct Certs {
@@ -54,7 +54,7 @@ const SAN: &[&str] = &["localhost", "127.0.0.1"];
 /// builds: each test here runs in a process of its own (`alone!`), set up by this, whose
 /// `NODE_EXTRA_CA_CERTS` names a file in a fresh directory (kept until the process ends) that
 /// [`certs`] writes before any client reads it.
-fn with_a_trust_file(cmd: &mut Command) -> tempfile::TempDir {
+pub(super) fn with_a_trust_file(cmd: &mut Command) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     cmd.env("NODE_EXTRA_CA_CERTS", dir.path().join("extra-ca.pem"));
     dir
@@ -112,14 +112,28 @@ fn certs() -> &'static Certs {
 /// A self-signed certificate as `openssl req -x509` makes it (CA:TRUE). Where there is no
 /// `openssl`, rcgen makes the same kind.
 fn openssl_self_signed(dir: &Path, name: &str) -> Pem {
+    openssl_req_x509(dir, name, "/CN=localhost", Some("DNS:localhost,IP:127.0.0.1"), || {
+        self_signed(SAN, true, |p| p.distinguished_name.push(rcgen::DnType::CommonName, "localhost"))
+    })
+}
+
+/// `openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj <subject>`, with
+/// `-addext subjectAltName=<alt_names>` if given: a self-signed CA:TRUE certificate. Where
+/// there is no `openssl`, `fallback` makes it.
+pub(super) fn openssl_req_x509(
+    dir: &Path,
+    name: &str,
+    subject: &str,
+    alt_names: Option<&str>,
+    fallback: impl FnOnce() -> Pem,
+) -> Pem {
     let (cert, key) = (dir.join(format!("{name}.crt")), dir.join(format!("{name}.key")));
-    let made = std::process::Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=localhost"])
-        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output();
+    let mut cmd = std::process::Command::new("openssl");
+    cmd.args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", subject]);
+    if let Some(alt_names) = alt_names {
+        cmd.args(["-addext", &format!("subjectAltName={alt_names}")]);
+    }
+    let made = cmd.arg("-keyout").arg(&key).arg("-out").arg(&cert).output();
     match made {
         Ok(out) if out.status.success() => {
             let pem = Pem { cert: std::fs::read_to_string(cert).unwrap(), key: std::fs::read_to_string(key).unwrap() };
@@ -128,17 +142,19 @@ fn openssl_self_signed(dir: &Path, name: &str) -> Pem {
                 .arg(dir.join(format!("{name}.crt")))
                 .output()
                 .unwrap();
-            assert!(String::from_utf8_lossy(&text.stdout).contains("CA:TRUE"), "openssl made a CA:TRUE certificate");
+            let text = String::from_utf8_lossy(&text.stdout);
+            assert!(text.contains("CA:TRUE"), "openssl made a CA:TRUE certificate");
+            assert_eq!(text.contains("Subject Alternative Name"), alt_names.is_some(), "{text}");
             pem
         }
         _ => {
             eprintln!("no usable openssl: {name} is made by rcgen");
-            self_signed(SAN, true, |p| p.distinguished_name.push(rcgen::DnType::CommonName, "localhost"))
+            fallback()
         }
     }
 }
 
-fn self_signed(names: &[&str], ca: bool, adjust: impl FnOnce(&mut CertificateParams)) -> Pem {
+pub(super) fn self_signed(names: &[&str], ca: bool, adjust: impl FnOnce(&mut CertificateParams)) -> Pem {
     let key = KeyPair::generate().unwrap();
     let mut params = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
     if ca {
@@ -159,7 +175,7 @@ fn issued_by(issuer: &Issuer<'_, KeyPair>, ca: bool) -> Pem {
 
 /// A TLS server on 127.0.0.1 presenting `pem`, answering every request with an OpenAI-style
 /// chat completion. Returns its port.
-async fn serve(pem: &Pem) -> u16 {
+pub(super) async fn serve(pem: &Pem) -> u16 {
     let chain = vec![CertificateDer::from_pem_slice(pem.cert.as_bytes()).unwrap()];
     let key = PrivateKeyDer::from_pem_slice(pem.key.as_bytes()).unwrap();
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
@@ -224,8 +240,14 @@ async fn via_client(port: u16) -> Result<String, String> {
 
 /// A request of the reqwest client the HTTP tools, webfetch and MCP are built from.
 async fn via_reqwest(port: u16) -> Result<String, String> {
-    let client = toolnexus_core::net::client_builder().build().unwrap();
-    let sent = client.post(format!("https://localhost:{port}/v1/chat/completions")).body("{}").send().await;
+    via_reqwest_at("localhost", port).await
+}
+
+/// The same, to `https://host:port`, `host` resolving to 127.0.0.1.
+pub(super) async fn via_reqwest_at(host: &str, port: u16) -> Result<String, String> {
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let client = toolnexus_core::net::client_builder().resolve(host, loopback).build().unwrap();
+    let sent = client.post(format!("https://{host}:{port}/v1/chat/completions")).body("{}").send().await;
     match sent {
         Ok(res) => {
             let json: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
@@ -245,7 +267,7 @@ async fn via_reqwest(port: u16) -> Result<String, String> {
 }
 
 /// Both clients accept the server presenting `pem`.
-async fn accepted(pem: &Pem) {
+pub(super) async fn accepted(pem: &Pem) {
     let port = serve(pem).await;
     assert_eq!(via_client(port).await, Ok("over tls".to_string()));
     assert_eq!(via_reqwest(port).await, Ok("over tls".to_string()));
