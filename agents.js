@@ -4,7 +4,7 @@
 // hands over the helpers it shares (`internals` there); nothing here is exported on its own.
 
 module.exports = function agentsNamespace(shared) {
-  const { fs, path, native, encode, fromCore, lift, bridge, callable, revive, defineTool, wrapNative, toolSpec, fetchBridge } = shared
+  const { fs, path, native, encode, fromCore, lift, bridge, callable, defineTool, wrapNative, toolSpec, fetchBridge } = shared
   const { compactors, memoryStores, InMemoryConversationStore, createClient, userSeam } = shared
 
   function compactor(opts) {
@@ -47,12 +47,7 @@ module.exports = function agentsNamespace(shared) {
     const prior = callable("guardedHooks", "hooks.beforeTool", hooks?.beforeTool)
     const handle = new native.NativeGuard(rails, prior && bridge(prior))
     const beforeTool = async (ev) => {
-      let out
-      try {
-        out = fromCore(await handle.run(encode(ev)))
-      } catch (e) {
-        throw revive(e)
-      }
+      const out = fromCore(await handle.run(encode(ev)))
       return out === null ? undefined : out
     }
     return { ...(hooks ?? {}), beforeTool }
@@ -66,17 +61,13 @@ module.exports = function agentsNamespace(shared) {
     const askFn = callable("runGated", "ask", ask) ?? (() => {
       throw new TypeError(`runGated: \`ask\` is not a function (got ${typeof ask})`)
     })
-    try {
-      const out = await native.runGated(
-        bridge(askFn),
-        String(prompt),
-        typeof maxAttempts === "number" ? maxAttempts : undefined,
-        typeof verify === "function" ? bridge(verify, completion) : undefined,
-      )
-      return fromCore(out)
-    } catch (e) {
-      throw revive(e)
-    }
+    const out = await native.runGated(
+      bridge(askFn),
+      String(prompt),
+      typeof maxAttempts === "number" ? maxAttempts : undefined,
+      typeof verify === "function" ? bridge(verify, completion) : undefined,
+    )
+    return fromCore(out)
   }
 
   /** One agent at work: `run` it, read `status` and `turns`. */
@@ -381,11 +372,7 @@ module.exports = function agentsNamespace(shared) {
 
     async resume(answer) {
       this.#native.seam(userSeam())
-      try {
-        await this.#native.resume(encode(answer))
-      } catch (e) {
-        throw revive(e)
-      }
+      await this.#native.resume(encode(answer))
     }
 
     /** One-shot: spawn → wake → wait → close (kept parked when pending). */

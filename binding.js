@@ -866,6 +866,7 @@ module.exports.estimateTokens = nativeBinding.estimateTokens
 module.exports.expandEnvHeaders = nativeBinding.expandEnvHeaders
 module.exports.httpTool = nativeBinding.httpTool
 module.exports.listMcpTools = nativeBinding.listMcpTools
+module.exports.makeError = nativeBinding.makeError
 module.exports.mcpExposed = nativeBinding.mcpExposed
 module.exports.memoryTool = nativeBinding.memoryTool
 module.exports.parseAgentsConfig = nativeBinding.parseAgentsConfig

@@ -1070,31 +1070,6 @@ class InMemoryConversationStore {
   }
 }
 
-// ---- errors the core gives a class and a cause ----
-
-const SHAPED = "\u0001toolnexus:error:"
-const CLASSES = { TypeError, SyntaxError, RangeError, Error }
-
-/** An error from its shape `{ name, message, cause? }`; the cause `{ name, message, fields }`
- * becomes an Error with those own properties, as Node's fetch gives its causes. */
-function errorOf(shape) {
-  if (typeof shape === "string") return new Error(shape)
-  const { name, message, cause } = shape
-  const Class = CLASSES[name] ?? Error
-  if (!cause) return new Class(message)
-  const inner = new (CLASSES[cause.name] ?? Error)(cause.message)
-  Object.assign(inner, cause.fields)
-  return new Class(message, { cause: inner })
-}
-
-/** A native rejection carrying a shaped error becomes that error. */
-function revive(e) {
-  if (e instanceof Error && typeof e.message === "string" && e.message.startsWith(SHAPED)) {
-    return errorOf(JSON.parse(e.message.slice(SHAPED.length)))
-  }
-  return e
-}
-
 /** Wire an AbortSignal to a fresh core cancel token; `release` unhooks the listener. */
 const noRelease = () => {}
 const NO_SIGNAL = { token: undefined, release: noRelease }
@@ -1123,7 +1098,7 @@ async function withSignal(signal, call) {
     return await call(token)
   } catch (e) {
     if (signal?.aborted) throw signal.reason
-    throw revive(e)
+    throw e
   } finally {
     release()
   }
@@ -1177,7 +1152,7 @@ class Client {
         afterTool: hook("afterTool"),
         bodyTransform: bodyTransform && bridge(bodyTransform, opts),
         onMetric: onMetric && bridge(onMetric, opts),
-        onError: onError && bridge((info) => onError("error" in info ? { ...info, error: errorOf(info.error) } : info)),
+        onError: onError && bridge((info) => onError("error" in info ? { ...info, error: native.makeError(encode(info.error)) } : info)),
         storeGet: builtinStore ? undefined : bridge((id) => store.get(id)),
         storeSave: builtinStore ? undefined : bridge(([id, messages]) => store.save(id, messages)),
         generate: generate && bridge(generate),
@@ -1257,7 +1232,7 @@ class Client {
         },
         (e) => {
           settled = true
-          failure = revive(e)
+          failure = e
           poke()
         },
       )
@@ -1337,7 +1312,7 @@ const agents = {}
 
 function loadAgents() {
   const shared = {
-    fs, path, native, encode, fromCore, lift, bridge, callable, revive, defineTool, wrapNative, toolSpec, fetchBridge,
+    fs, path, native, encode, fromCore, lift, bridge, callable, defineTool, wrapNative, toolSpec, fetchBridge,
     compactors, memoryStores, InMemoryConversationStore, createClient, userSeam,
   }
   const members = require("./agents.js")(shared)

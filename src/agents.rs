@@ -40,7 +40,7 @@ pub fn agent_constants() -> String {
 pub fn estimate_tokens(messages: String) -> Result<f64> {
     with_json(&messages, "messages", |v| match v {
         Value::Array(m) => Ok(compaction::estimate_tokens(&m)),
-        _ => Err(Error::from_reason("estimateTokens: `messages` must be an array")),
+        _ => Err(crate::dispatch::error::plain("estimateTokens: `messages` must be an array")),
     })
 }
 

@@ -46,23 +46,17 @@ pub async fn call_json(f: &JsonFn, arg: impl Into<crate::dispatch::Arg>) -> Resu
     out
 }
 
-/// Turn a core error into the error JS sees: a callback's own error comes back as it was thrown.
+/// Turn a core error into the error JS sees: a callback's own error comes back as it was
+/// thrown; any other with its class, message, cause and fields (see `dispatch::error`).
 pub fn to_napi(e: Error) -> napi::Error {
     match e {
         Error::Host(HostError(inner)) => match inner.downcast::<JsFailure>() {
             Ok(js) => js.0,
-            Err(other) => napi::Error::from_reason(other.to_string()),
+            Err(other) => crate::dispatch::error::plain(other.to_string()),
         },
-        other => match other.js_shape() {
-            // Rebuilt as that class, with its cause, by `index.js` (`revive`).
-            Some(shape) => napi::Error::from_reason(format!("{SHAPED}{shape}")),
-            None => napi::Error::from_reason(other.to_string()),
-        },
+        other => crate::dispatch::error::shaped(other.js_shape()),
     }
 }
-
-/// Marks an error message that carries `{ name, message, cause? }` for `index.js` to rebuild.
-pub const SHAPED: &str = "\u{1}toolnexus:error:";
 
 /// A hook, `waitFor`, or any other value-in, value-out callback.
 pub struct JsCallback(pub JsonFn);

@@ -95,7 +95,7 @@ pub fn set_global_fetch(env: &Env, f: JsonFn) -> Result<()> {
         let status =
             unsafe { napi::sys::napi_add_env_cleanup_hook(env.raw(), Some(drop_global_fetch), std::ptr::null_mut()) };
         if status != napi::sys::Status::napi_ok {
-            return Err(Error::from_reason("toolnexus: could not register the environment's cleanup"));
+            return Err(crate::dispatch::error::plain("toolnexus: could not register the environment's cleanup"));
         }
     }
     let _ = GLOBAL_FETCH.try_with(|g| **g.borrow_mut() = Some(transport));
@@ -218,7 +218,7 @@ impl NativeClient {
 }
 
 fn bad(msg: impl Into<String>) -> Error {
-    Error::new(Status::InvalidArg, msg.into())
+    crate::dispatch::error::plain(msg)
 }
 
 /// The options a client call refused, with the status the binding gives a bad argument.

@@ -38,6 +38,20 @@ pub fn set_warn(env: &Env, f: dispatch::JsFn) -> Result<()> {
     dispatch::set_warn(env, f)
 }
 
+/// `makeError(shape)`: the error `{ name, message, fields?, cause? }` describes (JSON), made as
+/// every error the core rejects with is made (see `dispatch::error`); for values that reach a
+/// callback carrying an error (`onError`'s `info.error`).
+#[napi(js_name = "makeError", ts_return_type = "Error")]
+pub fn make_error(env: &Env, shape: String) -> Result<Unknown<'_>> {
+    let shape = parse_json(&shape, "makeError")?;
+    // SAFETY: a call from JavaScript, on the environment's thread inside its scope.
+    match unsafe { dispatch::error::make(env.raw(), &shape) } {
+        // SAFETY: a live value of `env`, made just above in this call's scope.
+        Some(v) => Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), v) }),
+        None => Err(dispatch::error::plain("makeError: the error could not be made")),
+    }
+}
+
 /// A bridged callback's late failure: the value it rejected with, kept as it is.
 #[napi(js_name = "replyError")]
 pub fn reply_error(env: &Env, id: u32, error: Unknown) {
@@ -45,7 +59,7 @@ pub fn reply_error(env: &Env, id: u32, error: Unknown) {
 }
 
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
-    toolnexus_core::json::parse_str(text).map_err(|e| Error::from_reason(format!("{what}: invalid JSON ({e})")))
+    toolnexus_core::json::parse_str(text).map_err(|e| dispatch::error::plain(format!("{what}: invalid JSON ({e})")))
 }
 
 /// Parse JSON from JavaScript and hand the value to `f`, which runs (and drops what it holds)

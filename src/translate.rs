@@ -14,7 +14,7 @@ use crate::with_json;
 use toolnexus_core::json;
 
 fn failed(e: toolnexus_core::Error) -> Error {
-    Error::from_reason(e.to_string())
+    crate::core_err(e)
 }
 
 #[napi(js_name = "translateFinishReasonFor")]

@@ -90,7 +90,7 @@ impl JsFn {
 }
 
 fn gone() -> Error {
-    Error::from_reason("toolnexus: the JavaScript environment is shutting down")
+    super::error::plain("toolnexus: the JavaScript environment is shutting down")
 }
 
 impl Drop for JsFn {
@@ -232,7 +232,7 @@ unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &Arg, id: u32) 
             Err(e) => return Invoked::Now(Err(e)),
         };
         if sys::napi_create_uint32(env, id, &mut args[1]) != sys::Status::napi_ok {
-            return Invoked::Now(Err(Error::from_reason("toolnexus: could not pass a value to a callback")));
+            return Invoked::Now(Err(super::error::plain("toolnexus: could not pass a value to a callback")));
         }
         let mut recv = ptr::null_mut();
         sys::napi_get_undefined(env, &mut recv);
@@ -256,7 +256,7 @@ unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &Arg, id: u32) 
         match ValueType::from(kind) {
             ValueType::Undefined => Invoked::Later,
             ValueType::String => Invoked::Now(<String as FromNapiValue>::from_napi_value(env, ret)),
-            _ => Invoked::Now(Err(Error::from_reason("toolnexus: a bridged callback must answer with a JSON string"))),
+            _ => Invoked::Now(Err(super::error::plain("toolnexus: a bridged callback must answer with a JSON string"))),
         }
     }
 }

@@ -30,6 +30,8 @@
 //! - `arg`: values for JavaScript that may hold long strings (`Arg`, `Crossed`).
 //! - `queue`: the queue's two ends (`Shared`, posting a `Msg`; `Local`, the JS-thread tables)
 //!   and the holds on the process (`keep_up` / `keep_down`, `Hold`, `KeepAlive`).
+//! - `error`: errors as JavaScript gets them (their class, cause and own fields), made on the
+//!   environment's thread.
 //! - `promise`: Promises a native method returns (`promise`), the runtime its work runs on.
 //! - `executor`: the JS-thread executor (`local_promise`, drains, wakers).
 //! - `calls`: calling JS functions (`JsFn`) and routing their late replies (`reply`).
@@ -44,6 +46,7 @@
 
 mod arg;
 mod calls;
+pub mod error;
 mod executor;
 mod promise;
 mod queue;

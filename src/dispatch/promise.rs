@@ -9,7 +9,7 @@ use std::ptr;
 use std::sync::{Arc, OnceLock};
 
 use napi::bindgen_prelude::ToNapiValue;
-use napi::{sys, Env, Error, Result};
+use napi::{sys, Env, Result};
 
 use super::queue::{with_local, Hold, Msg, Settler, Shared};
 use super::raw::{check, Raw};
@@ -76,7 +76,7 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        self.post(Box::new(|_| Err(Error::from_reason("toolnexus: the operation ended without an answer"))));
+        self.post(Box::new(|_| Err(super::error::plain("toolnexus: the operation ended without an answer"))));
     }
 }
 
@@ -114,9 +114,9 @@ pub(super) unsafe fn settle_now(
                 sys::napi_resolve_deferred(env, deferred, value);
             }
             Err(e) => {
-                let value = match <Error as ToNapiValue>::to_napi_value(env, e) {
-                    Ok(v) => v,
-                    Err(_) => {
+                let value = match super::error::value_of(env, e) {
+                    Some(v) => v,
+                    None => {
                         let mut undefined = ptr::null_mut();
                         sys::napi_get_undefined(env, &mut undefined);
                         undefined
@@ -137,7 +137,7 @@ where
     T: ToNapiValue + Send + 'static,
     F: Future<Output = Result<T>> + Send + 'static,
 {
-    let runtime = runtime().ok_or_else(|| Error::from_reason("toolnexus: the async runtime is not available"))?;
+    let runtime = runtime().ok_or_else(|| super::error::plain("toolnexus: the async runtime is not available"))?;
     let (pending, promise) = open_promise(env.raw(), true)?;
     let hold = pending.hold.clone();
     let sink = with_local(env.raw(), |l| l.warn.clone())?;

@@ -28,9 +28,14 @@ pub enum Error {
     /// `terminated`), with its `cause`.
     #[error("{0}")]
     Fetch(crate::fetch::FetchError),
-    /// A 2xx reply that is not JSON: a `SyntaxError` in JavaScript, as `res.json()` throws.
+    /// Text that had to be JSON and is not (a 2xx reply, a config file): a `SyntaxError` in
+    /// JavaScript, as `res.json()` and `JSON.parse` throw.
     #[error("{0}")]
     NotJson(String),
+    /// A system call failed (a file, a directory): Node's message, with its `errno`, `code`,
+    /// `syscall` and `path`.
+    #[error("{0}")]
+    System(crate::syserr::SystemError),
     /// A reply without the shape the wire style promises: a `TypeError` in JavaScript, as
     /// reading a property of `undefined` throws.
     #[error("{0}")]
@@ -84,15 +89,17 @@ impl Error {
         }
     }
 
-    /// `{ name, message, cause? }` for an error whose class or cause JavaScript must see;
-    /// `None` for a plain `Error` with a message.
-    pub fn js_shape(&self) -> Option<serde_json::Value> {
+    /// The error as JavaScript is to see it: `{ name, message, fields?, cause? }`, where
+    /// `name` is its class, `fields` its own properties (an LLM reply's `status`, a system
+    /// error's `code`...) and `cause` has the same shape. (A host's own error is the host's.)
+    pub fn js_shape(&self) -> serde_json::Value {
         match self {
-            Error::Fetch(f) => Some(f.to_value()),
-            Error::NotJson(m) | Error::BadShape(m) => {
-                Some(serde_json::json!({ "name": self.js_class(), "message": m }))
+            Error::Fetch(f) => f.to_value(),
+            Error::System(s) => s.to_value(),
+            Error::Http { status, .. } => {
+                serde_json::json!({ "name": "Error", "message": self.to_string(), "fields": { "status": status } })
             }
-            _ => None,
+            _ => serde_json::json!({ "name": self.js_class(), "message": self.to_string() }),
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod options;
 pub mod redact;
 pub mod serve;
 pub mod skills;
+pub mod syserr;
 pub mod tool;
 pub mod toolkit;
 pub mod translate;

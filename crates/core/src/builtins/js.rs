@@ -71,70 +71,7 @@ pub use crate::nodepath::{cwd, dirname, join, resolve};
 
 // ---- Node's error texts --------------------------------------------------------------------
 
-/// The code and description libuv gives an errno.
-fn uv_name(errno: i32) -> Option<(&'static str, &'static str)> {
-    #[cfg(unix)]
-    {
-        let table: &[(i32, &str, &str)] = &[
-            (libc::ENOENT, "ENOENT", "no such file or directory"),
-            (libc::EACCES, "EACCES", "permission denied"),
-            (libc::EPERM, "EPERM", "operation not permitted"),
-            (libc::EISDIR, "EISDIR", "illegal operation on a directory"),
-            (libc::ENOTDIR, "ENOTDIR", "not a directory"),
-            (libc::EEXIST, "EEXIST", "file already exists"),
-            (libc::ELOOP, "ELOOP", "too many symbolic links encountered"),
-            (libc::ENAMETOOLONG, "ENAMETOOLONG", "name too long"),
-            (libc::EMFILE, "EMFILE", "too many open files"),
-            (libc::ENFILE, "ENFILE", "file table overflow"),
-            (libc::ENOSPC, "ENOSPC", "no space left on device"),
-            (libc::EROFS, "EROFS", "read-only file system"),
-            (libc::EBUSY, "EBUSY", "resource busy or locked"),
-            (libc::EINVAL, "EINVAL", "invalid argument"),
-            (libc::EIO, "EIO", "i/o error"),
-            (libc::ETXTBSY, "ETXTBSY", "text file is busy"),
-            (libc::ENXIO, "ENXIO", "no such device or address"),
-            (libc::EFBIG, "EFBIG", "file too large"),
-            (libc::ENOTEMPTY, "ENOTEMPTY", "directory not empty"),
-            (libc::EXDEV, "EXDEV", "cross-device link not permitted"),
-            (libc::EAGAIN, "EAGAIN", "resource temporarily unavailable"),
-            (libc::ENOMEM, "ENOMEM", "not enough memory"),
-            (libc::EDQUOT, "EDQUOT", "disk quota exceeded"),
-            (libc::ENODEV, "ENODEV", "no such device"),
-        ];
-        table.iter().find(|(n, _, _)| *n == errno).map(|(_, c, d)| (*c, *d))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = errno;
-        None
-    }
-}
-
-/// The code (`ENOENT`...) of an I/O error, as Node names it.
-pub fn error_code(e: &io::Error) -> String {
-    if let Some((code, _)) = e.raw_os_error().and_then(uv_name) {
-        return code.into();
-    }
-    match e.kind() {
-        io::ErrorKind::NotFound => "ENOENT".into(),
-        io::ErrorKind::PermissionDenied => "EACCES".into(),
-        io::ErrorKind::AlreadyExists => "EEXIST".into(),
-        _ => "EIO".into(),
-    }
-}
-
-/// A Node file-system error message: `CODE: description, syscall 'path'` (the path part only
-/// when the call had one).
-pub fn fs_error(e: &io::Error, syscall: &str, path: Option<&str>) -> String {
-    let (code, desc) = match e.raw_os_error().and_then(uv_name) {
-        Some((c, d)) => (c.to_string(), d.to_string()),
-        None => (error_code(e), e.to_string()),
-    };
-    match path {
-        Some(p) => format!("{code}: {desc}, {syscall} '{p}'"),
-        None => format!("{code}: {desc}, {syscall}"),
-    }
-}
+pub use crate::syserr::{error_code, fs_error};
 
 /// Node's `ERR_INVALID_ARG_VALUE` text: `The argument 'name' <reason>. Received <value>` (a
 /// dotted name is a "property"), the shown value cut at 128 characters.

@@ -48,7 +48,7 @@ impl Client {
                     crate::host::sleep(Duration::from_secs_f64(wait / 1000.0)).await;
                 }
                 Err(e) => {
-                    let error = e.js_shape().unwrap_or_else(|| e.to_string().into());
+                    let error = e.js_shape();
                     let info = obj([("error", error), ("attempt", attempt.into()), ("retryable", true.into())]);
                     if !self.should_retry(info, true).await? || attempt >= retries {
                         return Err(e);

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::syserr::SystemError;
 
 /// Connect, list and call budget of a server that names none.
 pub const DEFAULT_TIMEOUT_MS: f64 = 30_000.0;
@@ -41,17 +42,10 @@ pub fn parse_mcp_config(input: &Value) -> Result<Value> {
 fn read_config_file(path: &str) -> Result<Value> {
     // A URL given where a path belongs must not have its credentials quoted back.
     let shown = crate::redact::redact_urls(path);
-    let bytes = std::fs::read(path).map_err(|e| {
-        let what = match e.kind() {
-            std::io::ErrorKind::NotFound => "ENOENT: no such file or directory".to_string(),
-            std::io::ErrorKind::PermissionDenied => "EACCES: permission denied".to_string(),
-            std::io::ErrorKind::IsADirectory => "EISDIR: illegal operation on a directory".to_string(),
-            _ => e.to_string(),
-        };
-        Error::Invalid(format!("{what}, open '{shown}'"))
-    })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::System(SystemError::fs(&e, "open", Some(&shown))))?;
     let text = String::from_utf8_lossy(&bytes);
-    crate::json::parse_str(&text).map_err(|e| Error::Invalid(format!("{shown}: invalid JSON ({e})")))
+    // `JSON.parse` of the file's text: a SyntaxError.
+    crate::json::parse_str(&text).map_err(|e| Error::NotJson(format!("{shown}: invalid JSON ({e})")))
 }
 
 /// The servers of a parsed config, in order. Anything that is not an object has none, except
@@ -253,8 +247,15 @@ mod tests {
         assert_eq!(c["x"]["enabled"], false);
         let e = parse_mcp_config(&json!("does-not-exist.json")).unwrap_err();
         assert_eq!(e.to_string(), "ENOENT: no such file or directory, open 'does-not-exist.json'");
+        // Node's fields, as `readFileSync` throws them.
+        assert_eq!(
+            e.js_shape()["fields"],
+            json!({"errno": -2, "code": "ENOENT", "syscall": "open", "path": "does-not-exist.json"})
+        );
         std::fs::write(&p, "{nope").unwrap();
-        assert!(parse_mcp_config(&json!(p.to_string_lossy())).is_err());
+        // A malformed file fails as `JSON.parse` does: a SyntaxError.
+        let e = parse_mcp_config(&json!(p.to_string_lossy())).unwrap_err();
+        assert_eq!(e.js_shape()["name"], "SyntaxError");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

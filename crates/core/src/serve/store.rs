@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::json::js_string;
+use crate::syserr::SystemError;
 
 /// Persistence for served Tasks: `get` by id (`None` when unknown) and `save` (by the Task's
 /// own `id`).
@@ -80,7 +81,9 @@ impl FileTaskStore {
     /// The store over `dir`, created (with its parents) when missing.
     pub fn new(dir: impl Into<PathBuf>) -> Result<FileTaskStore> {
         let dir = dir.into();
-        std::fs::create_dir_all(&dir).map_err(|e| Error::Invalid(format!("FileTaskStore: {}: {e}", dir.display())))?;
+        // As `fs.mkdirSync(dir, { recursive: true })` fails: an empty path names nothing.
+        let made = if dir.as_os_str().is_empty() { Err(not_found()) } else { std::fs::create_dir_all(&dir) };
+        made.map_err(|e| Error::System(SystemError::fs(&e, "mkdir", Some(&dir.to_string_lossy()))))?;
         Ok(FileTaskStore { dir })
     }
 
@@ -92,6 +95,14 @@ impl FileTaskStore {
     pub fn file(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{}.json", file_stem(id)))
     }
+}
+
+/// ENOENT, as the system reports it.
+fn not_found() -> std::io::Error {
+    #[cfg(unix)]
+    return std::io::Error::from_raw_os_error(libc::ENOENT);
+    #[cfg(not(unix))]
+    return std::io::Error::from(std::io::ErrorKind::NotFound);
 }
 
 /// A file name for an id, one per id: ASCII lowercase letters, digits and `-` stay as they

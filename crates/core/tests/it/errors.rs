@@ -67,3 +67,16 @@ async fn an_unparseable_endpoint_fails_as_a_fetch_failure() {
         assert_eq!(e.to_string(), "Failed to parse URL from not a url/chat");
     }
 }
+
+#[tokio::test]
+async fn every_error_has_a_shape_and_an_http_error_carries_its_status() {
+    let server = MockLlm::script(vec![Reply::raw(503, "busy")]).await;
+    let mut o = options(&server.url(), Style::OpenAI);
+    o.retries = 0;
+    let client = Client::new(o).unwrap();
+    let e = client.run("q", &toolkit(vec![]).await, RunOptions::default()).await.unwrap_err();
+    assert_eq!(e.js_shape(), json!({"name": "Error", "message": "LLM 503: busy", "fields": {"status": 503}}));
+    // Anything without a class of its own is a plain Error with its message.
+    assert_eq!(Error::NoApiKey.js_shape()["name"], "Error");
+    assert_eq!(Error::NotJson("x".into()).js_shape(), json!({"name": "SyntaxError", "message": "x"}));
+}

@@ -107,7 +107,7 @@ async fn on_error_sees_a_refused_connection_as_a_retryable_error() {
         assert_eq!(info["error"]["name"], "TypeError");
         assert_eq!(info["error"]["message"], "fetch failed");
         assert_eq!(info["error"]["cause"]["fields"]["code"], "ECONNREFUSED");
-        assert_eq!(Some(info["error"].clone()), e.js_shape(), "the info is the very error the run fails with");
+        assert_eq!(info["error"], e.js_shape(), "the info is the very error the run fails with");
     }
 }
 
