@@ -5,7 +5,7 @@
 
 module.exports = function agentsNamespace(shared) {
   const { fs, path, native, encode, fromCore, lift, bridge, callable, defineTool, wrapNative, toolSpec, fetchBridge } = shared
-  const { compactors, memoryStores, InMemoryConversationStore, createClient, userSeam } = shared
+  const { compactors, memoryStores, InMemoryConversationStore, createClient, userSeam, runResult } = shared
 
   function compactor(opts) {
     const o = opts ?? {}
@@ -67,7 +67,7 @@ module.exports = function agentsNamespace(shared) {
       typeof maxAttempts === "number" ? maxAttempts : undefined,
       typeof verify === "function" ? bridge(verify, completion) : undefined,
     )
-    return fromCore(out)
+    return runResult(fromCore(out))
   }
 
   /** One agent at work: `run` it, read `status` and `turns`. */
@@ -149,57 +149,115 @@ module.exports = function agentsNamespace(shared) {
   const RUNTIME = Symbol("toolnexus.runtime")
   const handleSlots = new WeakMap() // Handle -> { rt, index }
 
-  /** One live agent: a view over the runtime's table (read-only, always current). */
+  /**
+   * One live agent: a view over the runtime's table, always current. Its fields are the
+   * reference's own enumerable fields, in its order; writing one keeps the written value on
+   * this object (as a plain field would), without changing the runtime.
+   */
   class Handle {
     #rt
     #index
+    #abort = null // { turn, controller } of the in-flight turn whose abort was handed out
     constructor(key, rt, index, def) {
       if (key !== RUNTIME) throw new TypeError("handles come from AgentRuntime.spawn()")
       this.#rt = rt
       this.#index = index
-      Object.defineProperty(this, "def", { value: def, enumerable: true })
       handleSlots.set(this, { rt, index })
+      for (const name of HANDLE_FIELDS) {
+        if (name === "def") {
+          Object.defineProperty(this, "def", { value: def, writable: true, enumerable: true, configurable: true })
+          continue
+        }
+        Object.defineProperty(this, name, {
+          get: () => this.#read(name),
+          set: (value) => shadow(this, name, value),
+          enumerable: true,
+          configurable: true,
+        })
+      }
     }
-    #info() {
-      return this.#rt[RUNTIME].info(this.#index)
+    #read(name) {
+      const lookup = this.#rt[RUNTIME]
+      if (name === "state") return lookup.native.state(this.#index)
+      const info = lookup.info(this.#index)
+      switch (name) {
+        case "id":
+          return info.id
+        case "parent":
+          return info.parent == null ? null : lookup.handleAt(info.parent)
+        case "depth":
+          return info.depth
+        case "children":
+          return info.children.map((c) => lookup.handleAt(c))
+        case "inbox":
+          return JSON.parse(info.inbox)
+        case "pool":
+          return { tokens: info.pool[0], toolCalls: info.pool[1], children: info.pool[2] }
+        case "eff":
+          return { maxTurns: info.eff[0], maxConcurrent: info.eff[1], maxDepth: info.eff[2] }
+        case "deadline":
+          return info.deadline ?? undefined
+        case "usageTotal":
+          return info.usageTotal
+        case "toolCallsTotal":
+          return info.toolCallsTotal
+        case "turnsTotal":
+          return info.turnsTotal
+        case "pendingRequest":
+          return info.pendingRequest == null ? undefined : JSON.parse(info.pendingRequest)
+        case "lastResult":
+          return info.lastResult == null ? undefined : JSON.parse(info.lastResult)
+        case "abort":
+          return this.#abortOf(info)
+        case "checkpoint":
+          return info.checkpoint == null ? undefined : { input: info.checkpoint }
+        case "drained":
+          return JSON.parse(info.drained)
+        case "wakeQueue":
+          return info.wakeQueue.map((h, i) => {
+            const p = info.wakePrompts[i]
+            return p == null ? { h: lookup.handleAt(h) } : { h: lookup.handleAt(h), prompt: p }
+          })
+        case "taskKey":
+          return info.taskKey ?? undefined
+        case "runningChildren":
+          return info.runningChildren
+        case "seq":
+          return info.seq
+        default:
+          return undefined
+      }
     }
-    get id() {
-      return this.#info().id
-    }
-    get parent() {
-      const p = this.#info().parent
-      return p == null ? null : this.#rt[RUNTIME].handleAt(p)
-    }
-    get depth() {
-      return this.#info().depth
-    }
-    get children() {
-      return this.#info().children.map((c) => this.#rt[RUNTIME].handleAt(c))
-    }
-    get inbox() {
-      return JSON.parse(this.#info().inbox)
-    }
-    get state() {
-      return this.#rt[RUNTIME].native.state(this.#index)
-    }
-    get usageTotal() {
-      return this.#info().usageTotal
-    }
-    get toolCallsTotal() {
-      return this.#info().toolCallsTotal
-    }
-    get turnsTotal() {
-      return this.#info().turnsTotal
-    }
-    get pendingRequest() {
-      const p = this.#info().pendingRequest
-      return p == null ? undefined : JSON.parse(p)
-    }
-    get lastResult() {
-      const r = this.#info().lastResult
-      return r == null ? undefined : JSON.parse(r)
+    /**
+     * The abort seam of the turn in flight, or of the last turn (`null` before the first):
+     * aborting it interrupts that turn. Aborted, by whatever means, it reads as aborted.
+     */
+    #abortOf(info) {
+      if (info.abortTurn == null) return null
+      if (this.#abort?.turn !== info.abortTurn) {
+        const controller = new AbortController()
+        const turn = info.abortTurn
+        controller.signal.addEventListener("abort", () => {
+          if (this.#rt[RUNTIME].info(this.#index)?.abortTurn === turn) this.#rt.interrupt(this)
+        }, { once: true })
+        this.#abort = { turn, controller }
+      }
+      const { controller } = this.#abort
+      if (info.aborted && !controller.signal.aborted) controller.abort(new Error("interrupted"))
+      return controller
     }
   }
+
+  /** A field the reference lets its user write: the written value stays on the object itself. */
+  const shadow = (target, name, value) =>
+    Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true })
+
+  // The reference's Handle fields, in its order (its `waiters` and `ready` are not exposed).
+  const HANDLE_FIELDS = [
+    "id", "def", "parent", "depth", "children", "inbox", "state", "pool", "eff", "deadline", "usageTotal",
+    "toolCallsTotal", "turnsTotal", "pendingRequest", "lastResult", "abort", "checkpoint", "drained", "wakeQueue",
+    "taskKey", "runningChildren", "seq",
+  ]
 
   function hooksOf(where, hooks, style) {
     if (hooks == null) return undefined
@@ -322,8 +380,14 @@ module.exports = function agentsNamespace(shared) {
     get concurrentTurns() {
       return this.#native.concurrentTurns()
     }
+    set concurrentTurns(value) {
+      shadow(this, "concurrentTurns", value)
+    }
     get maxObservedConcurrentTurns() {
       return this.#native.maxObservedConcurrentTurns()
+    }
+    set maxObservedConcurrentTurns(value) {
+      shadow(this, "maxObservedConcurrentTurns", value)
     }
 
     spawn(parent, defName, budget) {
@@ -361,8 +425,11 @@ module.exports = function agentsNamespace(shared) {
       await this.#native.close(this.#index(h, "close"), !!opts?.force, opts?.reason === undefined ? undefined : String(opts.reason))
     }
 
-    list(h) {
-      return this.#native.list(h === undefined ? 0 : this.#index(h, "list")).map((v) => ({ id: v.id, state: v.state, tokens: v.tokens, inbox: v.inbox }))
+    list(h, acc = []) {
+      for (const v of this.#native.list(h === undefined ? 0 : this.#index(h, "list"))) {
+        acc.push({ id: v.id, state: v.state, tokens: v.tokens, inbox: v.inbox })
+      }
+      return acc
     }
 
     inspect(h) {

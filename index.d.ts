@@ -512,7 +512,7 @@ export declare function startA2AServer(opts: StartServerOptions): Promise<ServeH
 // ===========================================================================
 
 /** The `skill` tool's description: when and how the model should load a skill. */
-export declare const SKILL_TOOL_DESCRIPTION: string
+export declare const SKILL_TOOL_DESCRIPTION = "Load a specialized skill when the task at hand matches one of the skills listed in the system prompt.\n\nUse this tool to inject the skill's instructions and resources into current conversation. The output may contain detailed workflow guidance as well as references to scripts, files, etc in the same directory as the skill.\n\nThe skill name must match one of the skills listed in your system prompt."
 
 /** The two lines that open `prompt()` when at least one skill has a description. */
 export declare const SKILLS_PROMPT_PREAMBLE: string
@@ -1012,7 +1012,7 @@ export declare namespace agents {
   /** One agent at work. Only `run` acts; `status` and `turns` are observed. */
   class Loop {
     constructor(
-      agent: { name: string; spec: { soul?: string; guardrails?: Guardrail[]; hooks?: Hooks; completion?: Completion } },
+      agent: Agent,
       options: ClientOptions,
       toolkit: Toolkit,
     )
@@ -1024,8 +1024,8 @@ export declare namespace agents {
 
   const BOOTSTRAP_ORDER: readonly ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "MEMORY.md"]
   const MAX_FILE_BYTES: number
-  const TRUNCATION_NOTICE: string
-  const HEARTBEAT_OK: string
+  const TRUNCATION_NOTICE = "\n[truncated: exceeds 2 MB bootstrap cap]"
+  const HEARTBEAT_OK = "HEARTBEAT_OK"
   const HEARTBEAT_PROMPT: string
   /** Injectable time source: every runtime timer, timeout and deadline goes through it. */
   interface Clock {
@@ -1087,6 +1087,25 @@ export declare namespace agents {
     inbox: number
   }
   /** A live agent: a read-only view of its state in the runtime. */
+  /** A handle's remaining budget pools (tokens and tool calls drained live, children). */
+  interface Pools {
+    tokens: number
+    toolCalls: number
+    children: number
+  }
+  /** The halted turn's exact input, replayed on resume. */
+  interface Checkpoint {
+    input: string
+  }
+  /** A child's wake deferred by its parent's `maxConcurrent`. */
+  interface QueuedWake {
+    h: Handle
+    prompt?: string
+  }
+  /**
+   * A live agent: every field reads the runtime's current state. (The reference's `waiters`
+   * and `ready` internals are not exposed.)
+   */
   class Handle {
     private constructor()
     readonly id: string
@@ -1095,12 +1114,23 @@ export declare namespace agents {
     readonly depth: number
     readonly children: Handle[]
     readonly inbox: InboxItem[]
-    readonly state: HandleState
-    readonly usageTotal: number
-    readonly toolCallsTotal: number
-    readonly turnsTotal: number
-    readonly pendingRequest?: Request
-    readonly lastResult?: TaskResult
+    state: HandleState
+    readonly pool: Pools
+    readonly eff: { maxTurns: number; maxConcurrent: number; maxDepth: number }
+    readonly deadline?: number
+    usageTotal: number
+    toolCallsTotal: number
+    turnsTotal: number
+    pendingRequest?: Request
+    lastResult?: TaskResult
+    /** The in-flight turn's abort (aborting it interrupts the turn); `null` between turns. */
+    abort: AbortController | null
+    checkpoint?: Checkpoint
+    drained: InboxItem[]
+    wakeQueue: QueuedWake[]
+    taskKey?: string
+    runningChildren: number
+    seq: number
   }
   interface RuntimeOptions {
     registry: Record<string, AgentDef>
@@ -1132,17 +1162,19 @@ export declare namespace agents {
     readonly root: Handle
     readonly store: ConversationStore
     readonly clock: Clock
-    readonly concurrentTurns: number
-    readonly maxObservedConcurrentTurns: number
+    concurrentTurns: number
+    maxObservedConcurrentTurns: number
     spawn(parent: Handle, defName: string, budget?: Budget): Handle | VerbError
     post(h: Handle, item: InboxItem): { ok: true } | { ok: false; error: string }
     wake(h: Handle, prompt?: string): { ok: true } | { ok: false; error: string }
     wait(h: Handle, opts?: { timeoutMs?: number; by?: Handle }): Promise<TaskResult>
     interrupt(h: Handle): void
     close(h: Handle, opts?: { force?: boolean; reason?: CloseReason }): Promise<void>
-    list(h?: Handle): HandleView[]
+    list(h?: Handle, acc?: HandleView[]): HandleView[]
     inspect(h: Handle): HandleView & { turns: number; poolTokens: number; pending?: Request }
     resume(answer: Answer): Promise<void>
+    /** One-shot run of the registered agent `name`: spawn, wake, wait, close (kept when pending). */
+    runAgent(name: string, prompt: string): Promise<TaskResult>
   }
   interface AgentSpec {
     does: string
@@ -1169,6 +1201,7 @@ export declare namespace agents {
     readonly name: string
     readonly spec: AgentSpec
     registry(acc?: Record<string, AgentDef>): Record<string, AgentDef>
+    loop(options: ClientOptions, toolkit: Toolkit): Loop
     createRuntime(opts?: AgentRunOptions): AgentRuntime
     run(prompt: string, opts?: AgentRunOptions): Promise<AgentRunResult>
     asTool(opts?: AgentRunOptions): Tool

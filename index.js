@@ -138,6 +138,26 @@ function fromCore(crossed) {
   return value
 }
 
+/**
+ * A RunResult as the reference builds it: every tool call carries `metadata`, `undefined` when
+ * the tool gave none (JSON cannot say "present but undefined").
+ */
+function runResult(r) {
+  const calls = r?.toolCalls
+  if (Array.isArray(calls)) {
+    for (const c of calls) if (c !== null && typeof c === "object" && !("metadata" in c)) c.metadata = undefined
+  }
+  return r
+}
+
+/** An `onTask` event as the reference builds it: `{ id, task, result, state }`, `result` undefined for a failed task. */
+function taskEvent(ev) {
+  if (ev === null || typeof ev !== "object") return ev
+  if (!("result" in ev)) return { id: ev.id, task: ev.task, result: undefined, ...ev }
+  runResult(ev.result)
+  return ev
+}
+
 const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"
 
 // The core calls a bridged function as `(json, replyId)`. It answers at once by returning
@@ -166,8 +186,15 @@ const asText = (text) => String(text)
 /** A function answering JSON text (or a Promise of it), in the core's calling convention. */
 const lift = (fn) => (json, id) => answer(id, fn(json), asText)
 
-/** Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). */
-const bridge = (fn, self) => (json, id) => answer(id, fn.call(self, fromCore(json)), encode)
+/**
+ * Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). Told
+ * the value is one it may change in place (`inPlace`), a falsy answer gives the value back as
+ * the function left it.
+ */
+const bridge = (fn, self) => (json, id, inPlace) => {
+  const value = fromCore(json)
+  return answer(id, fn.call(self, value), inPlace ? (out) => encode(out || value) : encode)
+}
 
 /**
  * A callback option as the reference treats it: unset when falsy, called when set. A value
@@ -735,15 +762,14 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   const spec = {
     options: encode(plain),
     runTask: bridge(({ text, contextId }) => runTask(text, contextId)),
-    onTask: onTask ? bridge((ev) => onTask(ev)) : undefined,
+    onTask: onTask ? bridge((ev) => onTask(taskEvent(ev))) : undefined,
     onCall: onCall ? bridge((ev) => onCall(ev)) : undefined,
     storeGet: store && !ours ? bridge((id) => store.get(id)) : undefined,
     storeSave: store && !ours ? bridge((task) => store.save(task)) : undefined,
     mcpTools: mcpTools && mcp ? mcpTools.map(toolSpec) : undefined,
   }
   const server = await native.startServer(spec, ours, toolkit)
-  const stop = () => server.stop()
-  return { url: server.url, stop, close: stop }
+  return { url: server.url, stop: () => server.stop(), close: () => server.stop() }
 }
 
 /** Stand up the HTTP server with your own `runTask` (what `toolkit.serve` is built on). */
@@ -1106,6 +1132,9 @@ async function withSignal(signal, call) {
 
 const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
+/** A run of the client's: its RunResult, shaped as the reference's. */
+const runUnder = async (signal, call) => runResult(await underSignal(signal, call))
+
 function toolkitHandle(ctx, where) {
   const handle = handles.get(ctx?.toolkit)
   if (!handle) throw new TypeError(`${where}: \`toolkit\` must be a Toolkit from createToolkit()`)
@@ -1174,14 +1203,14 @@ class Client {
     const handle = toolkitHandle(ctx, "run")
     // `null` crosses as "null": the core reads it as no history.
     const history = ctx.history === undefined ? undefined : encode(ctx.history)
-    return underSignal(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam()))
+    return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam()))
   }
 
   async ask(prompt, ctx) {
     const handle = toolkitHandle(ctx, "ask")
     const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
-    return underSignal(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam()))
+    return runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam()))
   }
 
   async translate(req) {
@@ -1221,7 +1250,9 @@ class Client {
       }
       const onEvent = (json) =>
         new Promise((ack) => {
-          queue.push({ ev: fromCore(json), ack })
+          const ev = fromCore(json)
+          if (ev?.type === "done") runResult(ev.result)
+          queue.push({ ev, ack })
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined
@@ -1313,7 +1344,7 @@ const agents = {}
 function loadAgents() {
   const shared = {
     fs, path, native, encode, fromCore, lift, bridge, callable, defineTool, wrapNative, toolSpec, fetchBridge,
-    compactors, memoryStores, InMemoryConversationStore, createClient, userSeam,
+    compactors, memoryStores, InMemoryConversationStore, createClient, userSeam, runResult,
   }
   const members = require("./agents.js")(shared)
   for (const key of Object.keys(members)) {

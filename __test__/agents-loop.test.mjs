@@ -366,7 +366,7 @@ test("a guardrail on the agent keeps a refused tool from running; the model read
     ["wipe", "c1", 0],
     ["list", "c2", 0],
   ])
-  assert.deepEqual(out.result.toolCalls[0], { name: "wipe", args: {}, output: "denied: destructive", isError: true })
+  assert.deepEqual(out.result.toolCalls[0], { name: "wipe", args: {}, output: "denied: destructive", isError: true, metadata: undefined })
   const toolMessage = bodies[1].messages.find((m) => m.tool_call_id === "c1")
   assert.equal(toolMessage.content, "denied: destructive")
   await tk.close()

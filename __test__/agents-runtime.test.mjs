@@ -1069,3 +1069,80 @@ test("a compactor in an agent's hooks is told the runtime's dialect: no system n
   assert.ok(bodies.every((b) => b.messages.every((m) => m.role !== "system")), "the Messages API refuses system inside messages")
   await rt.close(rt.root)
 })
+
+test("a Handle carries the reference's fields, in its order: pools, limits, deadline, task key, sequence", async () => {
+  const llm = scriptedLLM({ scripts: {} }, {})
+  const clock = new VirtualClock()
+  const registry = {
+    lead: { name: "lead", does: "leads", model: "m", tools: [], team: ["worker"], budget: { maxTokens: 500, maxToolCalls: 9, maxChildren: 2, maxWallMs: 1000, maxTurns: 4 } },
+    worker: { name: "worker", does: "works", model: "m", tools: [], team: [], budget: { maxTokens: 800 } },
+  }
+  const rt = new AgentRuntime({ registry, fetch: llm.fetch, clock })
+  const root = rt.root
+  assert.deepStrictEqual(Object.keys(root), [
+    "id", "def", "parent", "depth", "children", "inbox", "state", "pool", "eff", "deadline", "usageTotal",
+    "toolCallsTotal", "turnsTotal", "pendingRequest", "lastResult", "abort", "checkpoint", "drained", "wakeQueue",
+    "taskKey", "runningChildren", "seq",
+  ])
+  assert.deepStrictEqual(root.pool, { tokens: Infinity, toolCalls: Infinity, children: Infinity })
+  assert.deepStrictEqual(root.eff, { maxTurns: 6, maxConcurrent: 8, maxDepth: 3 })
+  assert.equal(root.deadline, undefined)
+  assert.equal(root.abort, null)
+  assert.equal(root.seq, 0)
+
+  const lead = spawnOk(rt, root, "lead")
+  // The child's pools are carved from its own budget (and its parent's remaining ones).
+  assert.deepStrictEqual(lead.pool, { tokens: 500, toolCalls: 9, children: 2 })
+  assert.deepStrictEqual(lead.eff, { maxTurns: 4, maxConcurrent: 8, maxDepth: 3 })
+  assert.equal(lead.deadline, clock.now() + 1000)
+  assert.equal(root.seq, 1)
+  const worker = spawnOk(rt, lead, "worker")
+  // min(own 800, the parent's remaining 500)
+  assert.equal(worker.pool.tokens, 500)
+  assert.equal(worker.deadline, lead.deadline, "a child inherits the nearer deadline")
+  assert.equal(lead.seq, 1)
+  // maxChildren is checked against the children there are; the pool itself is not drawn down.
+  assert.equal(lead.pool.children, 2)
+  assert.deepStrictEqual([worker.taskKey, worker.checkpoint, worker.drained, worker.wakeQueue, worker.runningChildren], [undefined, undefined, [], [], 0])
+
+  // Fields are writable, as the reference's are: the written value stays on the object.
+  worker.seq = 41
+  assert.equal(worker.seq, 41)
+  rt.concurrentTurns = 3
+  assert.equal(rt.concurrentTurns, 3)
+  // list() appends to the array it is given, and hands that array back.
+  const acc = [{ id: "before", state: "idle", tokens: 0, inbox: 0 }]
+  assert.equal(rt.list(lead, acc), acc)
+  assert.deepStrictEqual(acc.map((v) => v.id), ["before", lead.id, worker.id])
+  await rt.close(rt.root)
+})
+
+test("a handle's abort is its turn's: aborting it interrupts the turn; it stays, aborted, after the turn", async () => {
+  const { rt, llm } = setup("subagent-lifecycle")
+  const slow = spawnOk(rt, rt.root, "slow")
+  assert.deepStrictEqual(rt.post(slow, { from: "root", channel: "peer", text: "for later" }), { ok: true })
+  assert.equal(slow.abort, null)
+  rt.wake(slow, "go")
+  const waiting = rt.wait(slow)
+  await llm.blockedStarted.promise
+  assert.equal(slow.state, "running")
+  assert.ok(slow.abort instanceof AbortController)
+  assert.equal(slow.abort, slow.abort, "the same controller for the same turn")
+  assert.deepStrictEqual(slow.drained.map((i) => i.text), ["for later"])
+  const seam = slow.abort
+  seam.abort()
+  const r = await waiting
+  assert.equal(r.isError, true)
+  assert.equal(slow.state, "idle")
+  assert.equal(llm.aborted, 1)
+  // As in the reference, the last turn's controller stays on the handle, aborted.
+  assert.equal(slow.abort, seam)
+  assert.equal(seam.signal.aborted, true)
+  // The next turn gets a controller of its own; rt.interrupt aborts that one too.
+  llm.release()
+  const again = await wakeWait(rt, slow, "once more")
+  assert.equal(again.r.status, "done")
+  assert.notEqual(slow.abort, seam)
+  assert.equal(slow.abort.signal.aborted, false)
+  await rt.close(rt.root)
+})

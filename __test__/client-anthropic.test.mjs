@@ -106,8 +106,8 @@ test("tool_use blocks run concurrently; results merge into ONE user message with
   assert.equal(res.turns, 2)
   assert.deepStrictEqual(res.usage, { promptTokens: 65, completionTokens: 21, totalTokens: 86 })
   assert.deepStrictEqual(res.toolCalls, [
-    { name: "stock", args: { sku: "A-1" }, output: "3 of A-1", isError: false },
-    { name: "order", args: { sku: "A-1", qty: 99 }, output: "cannot order 99", isError: true },
+    { name: "stock", args: { sku: "A-1" }, output: "3 of A-1", isError: false, metadata: undefined },
+    { name: "order", args: { sku: "A-1", qty: 99 }, output: "cannot order 99", isError: true, metadata: undefined },
   ])
   assert.equal(res.messages.length, 4)
   assert.equal(res.messages[3].role, "assistant")

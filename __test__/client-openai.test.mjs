@@ -97,7 +97,7 @@ test("a tool call round trip: tool message shape, records, usage, turns", async 
   assert.equal(res.status, "done")
   assert.equal(res.turns, 2)
   assert.equal(res.toolCallCount, 1)
-  assert.deepStrictEqual(res.toolCalls, [{ name: "weather", args: { city: "Paris" }, output: "18C in Paris", isError: false }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "weather", args: { city: "Paris" }, output: "18C in Paris", isError: false, metadata: undefined }])
   // total_tokens is used when given, else prompt + completion.
   assert.deepStrictEqual(res.usage, { promptTokens: 30, completionTokens: 8, totalTokens: 38 })
   assert.equal(res.model, "gpt-test")
@@ -160,7 +160,7 @@ test("a class-based Tool is run by the loop with this bound to the instance", as
   }
   const tk = await createToolkit({ extraTools: [new KvTool(new Map([["color", "teal"]]))] })
   const res = await client(llm).run("color?", { toolkit: tk })
-  assert.deepStrictEqual(res.toolCalls, [{ name: "kv_get", args: { key: "color" }, output: "teal", isError: false }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "kv_get", args: { key: "color" }, output: "teal", isError: false, metadata: undefined }])
 })
 
 test("maxTurns exhausted with no final text: status incomplete, limit maxTurns", async (t) => {

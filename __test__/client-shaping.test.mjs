@@ -52,6 +52,30 @@ test("bodyTransform sees the merged body last and its return is sent; a falsy re
   assert.deepStrictEqual(llm.requests[1].json, { model: "m", messages: [{ role: "user", content: "plain" }] })
 })
 
+test("bodyTransform may edit the body in place and return nothing: the edited body is sent", async (t) => {
+  const llm = await startLLM([oaText("ok")])
+  t.after(() => llm.close())
+  const tk = await createToolkit({ builtins: false })
+  const answers = [undefined, null, 0, "", false]
+  for (const [i, answer] of answers.entries()) {
+    const c = createClient({
+      baseUrl: llm.url, style: "openai", model: "m", apiKey: "k",
+      bodyTransform(body) {
+        body.temperature = 0.5
+        body.messages.push({ role: "user", content: "added" })
+        delete body.model
+        return answer
+      },
+    })
+    await c.run("hi", { toolkit: tk })
+    assert.deepStrictEqual(llm.requests[i].json, { messages: [{ role: "user", content: "hi" }, { role: "user", content: "added" }], temperature: 0.5 }, String(answer))
+  }
+  // Also when it answers later, with a Promise of nothing.
+  const later = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", bodyTransform: async (body) => { body.seed = 7 } })
+  await later.run("hi", { toolkit: tk })
+  assert.deepStrictEqual(llm.requests[answers.length].json, { model: "m", messages: [{ role: "user", content: "hi" }], seed: 7 })
+})
+
 test("a tool registered after createToolkit is offered and run by the next run", async (t) => {
   const llm = await startLLM((req) =>
     req.json.messages.some((m) => m.role === "tool")
@@ -63,7 +87,7 @@ test("a tool registered after createToolkit is offered and run by the next run",
   tk.register(defineTool({ name: "late_tool", description: "added later", run: () => "late output" }))
   const res = await createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" }).run("go", { toolkit: tk })
   assert.deepStrictEqual(llm.requests[0].json.tools.map((x) => x.function.name), ["early", "late_tool"])
-  assert.deepStrictEqual(res.toolCalls, [{ name: "late_tool", args: {}, output: "late output", isError: false }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "late_tool", args: {}, output: "late output", isError: false, metadata: undefined }])
 })
 
 test("store, onMetric and onError are accepted as given; malformed ones fail when used, with a TypeError naming the option", async (t) => {

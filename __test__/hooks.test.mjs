@@ -117,7 +117,7 @@ test("beforeTool rewrites args: the tool and the record see the rewritten ones",
   const res = await client(llm, hooks).run("find cats", { toolkit: await createToolkit({ extraTools: [search] }) })
   assert.deepStrictEqual(events, [{ name: "search", args: { q: "CATS" }, id: "c9", turn: 0 }])
   assert.deepStrictEqual(got, [{ q: "cats", limit: 5 }])
-  assert.deepStrictEqual(res.toolCalls, [{ name: "search", args: { q: "cats", limit: 5 }, output: "results for cats", isError: false }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "search", args: { q: "cats", limit: 5 }, output: "results for cats", isError: false, metadata: undefined }])
 })
 
 test("beforeTool returning a result short-circuits: the real tool never runs", async (t) => {
@@ -158,7 +158,7 @@ test("afterTool replaces the result; returning nothing keeps it", async (t) => {
   assert.deepStrictEqual(seen.map((e) => [e.name, e.result.output, e.id, e.turn]).sort(), [["public", "hello", "p", 0], ["secret", "token=abc123", "s", 0]])
   assert.deepStrictEqual(res.toolCalls, [
     { name: "secret", args: {}, output: "[redacted]", isError: false, metadata: { redacted: true } },
-    { name: "public", args: {}, output: "hello", isError: false },
+    { name: "public", args: {}, output: "hello", isError: false, metadata: undefined },
   ])
   assert.equal(llm.requests[1].json.messages.find((m) => m.tool_call_id === "s").content, "[redacted]")
 })

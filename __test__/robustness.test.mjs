@@ -93,7 +93,7 @@ test("an unknown tool name is an error result and the run continues", async (t) 
   const res = await client(llm.url).run("go", { toolkit: await createToolkit({ extraTools: [defineTool({ name: "real", description: "", run: () => "" })] }) })
   assert.equal(res.status, "done")
   assert.equal(res.text, "sorry")
-  assert.deepStrictEqual(res.toolCalls, [{ name: "made_up_tool", args: { a: 1 }, output: "Unknown tool: made_up_tool", isError: true }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "made_up_tool", args: { a: 1 }, output: "Unknown tool: made_up_tool", isError: true, metadata: undefined }])
   assert.deepStrictEqual(llm.requests[1].json.messages.at(-1), { role: "tool", tool_call_id: "u1", content: "Unknown tool: made_up_tool" })
 })
 

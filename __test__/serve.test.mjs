@@ -107,6 +107,9 @@ test("startA2AServer: no profile ⇒ every route 404s", async () => {
     assert.equal(res.status, 404)
     assert.equal(await res.text(), "not found")
   }
+  // The handle's shape is the reference's: `url`, and `stop` and `close` as two functions.
+  assert.deepEqual(Object.keys(srv), ["url", "stop", "close"])
+  assert.notEqual(srv.stop, srv.close)
   await srv.stop()
   await srv.close()
 })
@@ -146,7 +149,9 @@ test("startA2AServer: submitted at once, then completed / input-required / faile
     assert.deepEqual(events.map((e) => e.state), ["completed", "input-required", "failed"])
     assert.deepEqual(Object.keys(events[0]), ["id", "task", "result", "state"])
     assert.equal(events[0].result.text, "echo: hi @c1")
-    assert.equal("result" in events[2], false)
+    // A failed task's event has the reference's keys too, `result` undefined.
+    assert.deepEqual(Object.keys(events[2]), ["id", "task", "result", "state"])
+    assert.equal(events[2].result, undefined)
 
     assert.deepEqual((await rpc(srv.url, "GetTask", { id: "zz" })).error, { code: -32001, message: "Task not found: zz" })
     assert.deepEqual((await rpc(srv.url, "tasks/get", {})).error, { code: -32601, message: "Method not found: tasks/get" })

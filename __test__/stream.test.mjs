@@ -152,8 +152,8 @@ test("openai stream: two tool calls fragmented over many interleaved deltas are 
   ])
   assert.equal(result.messages[1].tool_calls[0].function.arguments, argsA, "the exact concatenated string is kept")
   assert.deepStrictEqual(result.toolCalls, [
-    { name: "lookup", args: objA, output: "forecast: mild", isError: false },
-    { name: "convert", args: objB, output: "1987 JPY", isError: false },
+    { name: "lookup", args: objA, output: "forecast: mild", isError: false, metadata: undefined },
+    { name: "convert", args: objB, output: "1987 JPY", isError: false, metadata: undefined },
   ])
   assert.equal(result.turns, 2)
   assert.equal(result.text, "All set.")
@@ -354,7 +354,7 @@ test("stream without waitFor: pending, then done with status pending — no tool
   assert.equal(result.status, "pending")
   assert.deepStrictEqual(result.pending, request)
   assert.equal(result.text, "Deploy to prod?")
-  assert.deepStrictEqual(result.toolCalls, [{ name: "deploy", args: { env: "prod" }, output: "Deploy to prod?", isError: true }])
+  assert.deepStrictEqual(result.toolCalls, [{ name: "deploy", args: { env: "prod" }, output: "Deploy to prod?", isError: true, metadata: undefined }])
   assert.deepStrictEqual(result.messages.at(-1), { role: "tool", tool_call_id: "c-1", content: "Deploy to prod?" })
   assert.equal(llm.requests.length, 1)
 })

@@ -34,12 +34,13 @@ test("no waitFor: the run halts with status pending on the first suspension in c
   assert.equal(llm.requests.length, 1, "no further model call after the halt")
   assert.equal(res.turns, 1)
 
-  // Calls before the halting one are recorded; the halting one has no metadata; later ones are absent.
+  // Calls before the halting one are recorded; the halting one's metadata is undefined (the key
+  // is there, as in the reference's record); later ones are absent.
   assert.deepStrictEqual(res.toolCalls, [
-    { name: "fine", args: { v: 1 }, output: "fine result", isError: false },
-    { name: "needs_ok", args: { amount: 10 }, output: "Approve a payment of 10?", isError: true },
+    { name: "fine", args: { v: 1 }, output: "fine result", isError: false, metadata: undefined },
+    { name: "needs_ok", args: { amount: 10 }, output: "Approve a payment of 10?", isError: true, metadata: undefined },
   ])
-  assert.equal("metadata" in res.toolCalls[1], false)
+  assert.ok("metadata" in res.toolCalls[1] && res.toolCalls[1].metadata === undefined)
   assert.equal(res.toolCallCount, 2)
   const toolMsgs = res.messages.filter((m) => m.role === "tool")
   assert.deepStrictEqual(toolMsgs, [
@@ -56,7 +57,7 @@ test("no waitFor, a single suspending call: only that call is recorded", async (
   assert.equal(res.status, "pending")
   assert.deepStrictEqual(res.pending, { id: "req-fixed", kind: "input", prompt: "Your name?", url: "https://form.test/1" })
   assert.equal(res.text, "Your name?", "text is the prompt, without the url")
-  assert.deepStrictEqual(res.toolCalls, [{ name: "gate", args: { x: 1 }, output: "Your name?", isError: true }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "gate", args: { x: 1 }, output: "Your name?", isError: true, metadata: undefined }])
   assert.equal(pendingOf(res.toolCalls[0]), undefined)
 })
 
@@ -86,7 +87,7 @@ test("waitFor ok: the same call is retried once with ctx.answer and the run comp
   assert.equal(res.status, "done")
   assert.equal(res.text, "Deployed.")
   assert.equal(res.pending, undefined)
-  assert.deepStrictEqual(res.toolCalls, [{ name: "deploy", args: { service: "api" }, output: "deployed api to eu", isError: false }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "deploy", args: { service: "api" }, output: "deployed api to eu", isError: false, metadata: undefined }])
   assert.deepStrictEqual(llm.requests[1].json.messages.at(-1), { role: "tool", tool_call_id: "d1", content: "deployed api to eu" })
 })
 
@@ -111,7 +112,7 @@ test("waitFor {ok:false}: declined/expired error result, the loop continues", as
   assert.equal(runs, 1, "a declined call is not retried")
   assert.equal(res.status, "done")
   assert.equal(res.text, "Refund was not approved.")
-  assert.deepStrictEqual(res.toolCalls, [{ name: "refund", args: { id: 7 }, output: "declined/expired: Refund order 7?", isError: true }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "refund", args: { id: 7 }, output: "declined/expired: Refund order 7?", isError: true, metadata: undefined }])
   assert.deepStrictEqual(llm.requests[1].json.messages.at(-1), { role: "tool", tool_call_id: "r1", content: "declined/expired: Refund order 7?" })
 })
 
@@ -126,7 +127,7 @@ test("a retry that suspends again is fed back as unresolved, never asked twice",
   assert.equal(asked, 1)
   assert.equal(runs, 2)
   assert.equal(res.status, "done")
-  assert.deepStrictEqual(res.toolCalls, [{ name: "stubborn", args: {}, output: "unresolved: sign form #1", isError: true }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "stubborn", args: {}, output: "unresolved: sign form #1", isError: true, metadata: undefined }])
 })
 
 test("with waitFor, concurrent suspensions are each resolved", async (t) => {
@@ -146,7 +147,7 @@ test("a waitFor that resolves to nothing counts as a decline", async (t) => {
   t.after(() => llm.close())
   const tk = await createToolkit({ extraTools: [defineTool({ name: "ask", description: "", run: () => pending({ kind: "input", prompt: "Name?" }) })] })
   const res = await client(llm, { waitFor: async () => undefined }).run("go", { toolkit: tk })
-  assert.deepStrictEqual(res.toolCalls, [{ name: "ask", args: {}, output: "declined/expired: Name?", isError: true }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "ask", args: {}, output: "declined/expired: Name?", isError: true, metadata: undefined }])
 })
 
 test("waitFor is called as a method of the client options (this = options)", async (t) => {
@@ -175,7 +176,7 @@ test("a suspension raised by beforeTool halts the run without running the tool",
   assert.equal(res.status, "pending")
   assert.equal(res.pending.prompt, "Wire to acct-9?")
   assert.equal(res.text, "Wire to acct-9?")
-  assert.deepStrictEqual(res.toolCalls, [{ name: "wire_money", args: { to: "acct-9" }, output: "Wire to acct-9?", isError: true }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "wire_money", args: { to: "acct-9" }, output: "Wire to acct-9?", isError: true, metadata: undefined }])
 })
 
 test("afterTool skips the suspension and sees the resolved retry", async (t) => {
@@ -193,7 +194,7 @@ test("afterTool skips the suspension and sees the resolved retry", async (t) => 
   const res = await client(llm, { hooks, waitFor: async (r) => ({ id: r.id, ok: true, data: { price: 42 } }) }).run("quote", { toolkit: tk })
   assert.equal(afterSeen.length, 1, "afterTool is called once, for the resolved result only")
   assert.deepStrictEqual(afterSeen[0], { name: "quote", args: { sym: "XYZ" }, result: { output: "XYZ: 42", isError: false }, id: "q1", turn: 0 })
-  assert.deepStrictEqual(res.toolCalls, [{ name: "quote", args: { sym: "XYZ" }, output: "XYZ: 42 (checked)", isError: false }])
+  assert.deepStrictEqual(res.toolCalls, [{ name: "quote", args: { sym: "XYZ" }, output: "XYZ: 42 (checked)", isError: false, metadata: undefined }])
 })
 
 test("afterTool is not called at all on a halting suspension", async (t) => {

@@ -66,6 +66,11 @@ impl Callback for JsCallback {
     async fn call(&self, arg: Value) -> Result<Value, Error> {
         call_json(&self.0, crate::dispatch::Arg::of(arg)).await
     }
+
+    async fn call_in_place(&self, arg: Value) -> Result<Value, Error> {
+        // The JS side answers with its own truthy answer, else the value as the callback left it.
+        call_json(&self.0, crate::dispatch::Arg::InPlace(Box::new(crate::dispatch::Arg::of(arg)))).await
+    }
 }
 
 /// Names the signal a JS tool's call gets when its caller can give up.

@@ -219,6 +219,24 @@ pub struct NativeHandleInfo {
     pub turns_total: f64,
     pub pending_request: Option<String>,
     pub last_result: Option<String>,
+    /// `[tokens, toolCalls, children]`.
+    pub pool: Vec<f64>,
+    /// `[maxTurns, maxConcurrent, maxDepth]`.
+    pub eff: Vec<f64>,
+    pub deadline: Option<f64>,
+    /// Which turn's abort the handle holds (a count; none before its first turn), and whether
+    /// it was aborted.
+    pub abort_turn: Option<f64>,
+    pub aborted: bool,
+    pub checkpoint: Option<String>,
+    /// The drained items as JSON.
+    pub drained: String,
+    /// The deferred wakes: the children's indexes, and their prompts in the same order.
+    pub wake_queue: Vec<u32>,
+    pub wake_prompts: Vec<Option<String>>,
+    pub task_key: Option<String>,
+    pub running_children: f64,
+    pub seq: f64,
 }
 
 fn view(v: toolnexus_core::agents::runtime::HandleView) -> NativeHandleView {
@@ -401,6 +419,20 @@ impl NativeRuntime {
             turns_total: s.turns_total,
             pending_request: s.pending_request.map(|p| toolnexus_core::json::to_string(&p)),
             last_result: s.last_result.map(|r| toolnexus_core::json::to_string(&r.to_value())),
+            pool: vec![s.pool.0, s.pool.1, s.pool.2],
+            eff: vec![s.eff.0, s.eff.1, s.eff.2],
+            deadline: s.deadline,
+            abort_turn: s.abort.map(|(n, _)| n as f64),
+            aborted: s.abort.is_some_and(|(_, a)| a),
+            checkpoint: s.checkpoint,
+            drained: toolnexus_core::json::to_string(&Value::Array(
+                s.drained.iter().map(InboxItem::to_value).collect(),
+            )),
+            wake_queue: s.wake_queue.iter().map(|(h, _)| *h as u32).collect(),
+            wake_prompts: s.wake_queue.into_iter().map(|(_, p)| p).collect(),
+            task_key: s.task_key,
+            running_children: s.running_children,
+            seq: s.seq as f64,
         })
     }
 

@@ -15,10 +15,13 @@ use super::raw::check;
 /// Strings longer than this (in bytes) cross as strings of their own (see `json::Pieces`).
 pub const SPLIT_ABOVE: usize = 1 << 20;
 
-/// What a callback is called with: JSON text, or a value in pieces.
+/// What a callback is called with: JSON text, or a value in pieces; or either, as a value the
+/// callback may change in place (it is then told so, and answers with the value as it left
+/// it when it returns nothing: see `Callback::call_in_place`).
 pub enum Arg {
     Text(String),
     Pieces(Pieces),
+    InPlace(Box<Arg>),
 }
 
 impl From<String> for Arg {
@@ -117,6 +120,7 @@ pub(super) unsafe fn arg_value(env: sys::napi_env, arg: &Arg) -> Result<sys::nap
     // local out-pointers; `list` is used only once napi has created it.
     unsafe {
         match arg {
+            Arg::InPlace(inner) => arg_value(env, inner),
             Arg::Text(text) => js_string(env, text),
             Arg::Pieces(p) => {
                 let mut list = ptr::null_mut();

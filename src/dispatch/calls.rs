@@ -226,7 +226,7 @@ unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &Arg, id: u32) 
     // after napi has made it (`exception` after a pending exception, `ret` after a call that
     // succeeded).
     unsafe {
-        let mut args = [ptr::null_mut(); 2];
+        let mut args = [ptr::null_mut(); 3];
         args[0] = match arg_value(env, arg) {
             Ok(v) => v,
             Err(e) => return Invoked::Now(Err(e)),
@@ -234,10 +234,15 @@ unsafe fn invoke(env: sys::napi_env, func: sys::napi_value, arg: &Arg, id: u32) 
         if sys::napi_create_uint32(env, id, &mut args[1]) != sys::Status::napi_ok {
             return Invoked::Now(Err(super::error::plain("toolnexus: could not pass a value to a callback")));
         }
+        // A third argument, `true`, only for a value the callback may change in place.
+        let argc = match arg {
+            Arg::InPlace(_) if sys::napi_get_boolean(env, true, &mut args[2]) == sys::Status::napi_ok => 3,
+            _ => 2,
+        };
         let mut recv = ptr::null_mut();
         sys::napi_get_undefined(env, &mut recv);
         let mut ret = ptr::null_mut();
-        let status = sys::napi_call_function(env, recv, func, 2, args.as_ptr(), &mut ret);
+        let status = sys::napi_call_function(env, recv, func, argc, args.as_ptr(), &mut ret);
         if status == sys::Status::napi_pending_exception {
             let mut exception = ptr::null_mut();
             sys::napi_get_and_clear_last_exception(env, &mut exception);

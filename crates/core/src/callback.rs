@@ -13,6 +13,14 @@ use crate::error::Result;
 #[async_trait]
 pub trait Callback: Send + Sync {
     async fn call(&self, arg: Value) -> Result<Value>;
+
+    /// Call with `arg` as a value the callee may change in place (`bodyTransform`'s body):
+    /// the answer when it is truthy, else `arg` as the callee left it. A host whose values are
+    /// shared objects (JavaScript) hands the changed value back; by default nothing changes it.
+    async fn call_in_place(&self, arg: Value) -> Result<Value> {
+        let out = self.call(arg.clone()).await?;
+        Ok(if crate::json::truthy(&out) { out } else { arg })
+    }
 }
 
 pub type SharedCallback = Arc<dyn Callback>;

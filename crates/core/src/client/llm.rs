@@ -15,7 +15,7 @@ use super::wire::{self, Style};
 use crate::body::Lines;
 use crate::callback::Callback;
 use crate::error::{Error, Result};
-use crate::json::{obj, truthy};
+use crate::json::obj;
 
 impl Client {
     /// requestParams merge (forbidden keys refused with a warning), then bodyTransform.
@@ -32,13 +32,11 @@ impl Client {
             }
         }
         let body = Value::Object(body);
-        if let Some(bt) = &self.opts.body_transform {
-            let out = bt.call(body.clone()).await?;
-            if truthy(&out) {
-                return Ok(out);
-            }
+        match &self.opts.body_transform {
+            // Its truthy answer replaces the body; else the body as it left it.
+            Some(bt) => bt.call_in_place(body).await,
+            None => Ok(body),
         }
-        Ok(body)
     }
 
     fn endpoint(&self) -> String {

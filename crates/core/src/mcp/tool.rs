@@ -17,14 +17,24 @@ use crate::types::{sanitize, ToolResult};
 
 const ERROR_FALLBACK: &str = "MCP tool returned an error";
 
-/// A listed definition's schema as the reference exposes it: the server's keys in their order,
-/// with `type` forced to `"object"` and `properties` defaulted to `{}` (and, for a callable
-/// tool, `additionalProperties: false`).
+/// A listed definition's schema as the reference exposes it: the keys in the order the MCP
+/// SDK's schema parse leaves them (`type`, `properties`, `required` first when present, then the
+/// server's others in its order), with `type` forced to `"object"` and `properties` defaulted
+/// to `{}` (and, for a callable tool, `additionalProperties: false`).
 pub(crate) fn map_schema(def: &Value, closed: bool) -> Value {
-    let mut schema = match def.get("inputSchema") {
-        Some(Value::Object(m)) => m.clone(),
-        _ => Map::new(),
-    };
+    let mut schema = Map::new();
+    if let Some(Value::Object(given)) = def.get("inputSchema") {
+        for key in ["type", "properties", "required"] {
+            if let Some(v) = given.get(key) {
+                schema.insert(key.into(), v.clone());
+            }
+        }
+        for (k, v) in given {
+            if !schema.contains_key(k) {
+                schema.insert(k.clone(), v.clone());
+            }
+        }
+    }
     let properties =
         schema.get("properties").filter(|p| !p.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
     schema.insert("type".into(), Value::String("object".into()));
@@ -176,12 +186,17 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn schemas_keep_the_servers_keys_in_place() {
+    fn schemas_keep_the_keys_in_the_order_the_sdks_parse_leaves_them() {
         let def = json!({"name": "t", "inputSchema": {"$schema": "x", "type": "object", "title": "T", "additionalProperties": true}});
         let s = map_schema(&def, true);
         assert_eq!(
             serde_json::to_string(&s).unwrap(),
-            r#"{"$schema":"x","type":"object","title":"T","additionalProperties":false,"properties":{}}"#
+            r#"{"type":"object","$schema":"x","title":"T","additionalProperties":false,"properties":{}}"#
+        );
+        let def = json!({"name": "t", "inputSchema": {"$schema": "x", "required": ["a"], "title": "T", "properties": {"b": {}, "a": {}}, "type": "object"}});
+        assert_eq!(
+            serde_json::to_string(&map_schema(&def, false)).unwrap(),
+            r#"{"type":"object","properties":{"b":{},"a":{}},"required":["a"],"$schema":"x","title":"T"}"#
         );
         let s = map_schema(&json!({"name": "t", "inputSchema": {"properties": {"a": {}}, "required": ["a"]}}), false);
         assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"properties":{"a":{}},"required":["a"],"type":"object"}"#);

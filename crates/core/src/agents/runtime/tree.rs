@@ -37,8 +37,10 @@ pub(super) struct Node {
     pub turns_total: f64,
     pub pending_request: Option<Value>,
     pub last_result: Option<TaskResult>,
-    /// The in-flight turn's abort.
+    /// The abort of the turn in flight, or of the last one.
     pub abort: Option<Abort>,
+    /// How many turns have been given an abort (names the one in `abort`).
+    pub aborts: u64,
     /// The halted turn's input, replayed on resume.
     pub checkpoint: Option<String>,
     /// Items the in-flight turn consumed; back to the inbox front if it aborts.
@@ -103,6 +105,16 @@ impl Tree {
             turns_total: n.turns_total,
             pending_request: n.pending_request.clone(),
             last_result: n.last_result.clone(),
+            pool: (n.pool_tokens, n.pool_tool_calls, n.pool_children),
+            eff: (n.max_turns, n.max_concurrent, n.max_depth),
+            deadline: n.deadline,
+            abort: n.abort.as_ref().map(|a| (n.aborts, a.is_aborted())),
+            checkpoint: n.checkpoint.clone(),
+            drained: n.drained.clone(),
+            wake_queue: n.wake_queue.iter().cloned().collect(),
+            task_key: n.task_key.clone(),
+            running_children: n.running_children,
+            seq: n.seq,
         })
     }
 
@@ -275,6 +287,12 @@ impl Default for Carve {
 }
 
 impl Node {
+    /// A new turn starts: it gets an abort of its own.
+    pub fn arm(&mut self) {
+        self.abort = Some(Abort::new());
+        self.aborts += 1;
+    }
+
     fn new(id: String, def: Arc<AgentDef>, parent: Option<HandleId>, depth: u32, carve: &Carve, now: f64) -> Node {
         let b = &def.budget;
         let own_deadline = b.max_wall_ms.map(|ms| now + ms);
@@ -310,6 +328,7 @@ impl Node {
             task_key: None,
             running_children: 0.0,
             seq: 0,
+            aborts: 0,
             ready: None,
             closing: false,
             close_waiters: Vec::new(),

@@ -13,7 +13,6 @@ use super::turngate::TurnGate;
 use super::types::{num, AgentDef, HandleId, HandleState, TaskResult, TaskStatus};
 use crate::agents::gate::run_gated;
 use crate::callback::{callback, SharedCallback};
-use crate::cancel::Abort;
 use crate::client::http::FetchTransport;
 use crate::client::transport::StreamResponse;
 use crate::client::LimitCheck;
@@ -480,7 +479,7 @@ impl Inner {
                 }
                 let n = &mut t.nodes[h];
                 n.state = HandleState::Running;
-                n.abort = Some(Abort::new());
+                n.arm();
                 let ok = match answer.as_ref().and_then(|a| field(a, "ok")) {
                     Some(v) => js_string(v),
                     None => "true".into(),

@@ -273,4 +273,24 @@ pub struct HandleSnapshot {
     pub turns_total: f64,
     pub pending_request: Option<Value>,
     pub last_result: Option<TaskResult>,
+    /// Remaining pools: tokens, tool calls, children (infinite when unbounded).
+    pub pool: (f64, f64, f64),
+    /// Effective limits: max turns, max concurrent children, max depth.
+    pub eff: (f64, f64, f64),
+    /// The wall-clock deadline (clock ms), when a `maxWallMs` applies on the chain.
+    pub deadline: Option<f64>,
+    /// The abort of the turn in flight or of the last one, if any turn ran: which turn's it
+    /// is (a count), and whether it was aborted.
+    pub abort: Option<(u64, bool)>,
+    /// The halted turn's input, replayed on resume.
+    pub checkpoint: Option<String>,
+    /// Items the in-flight turn consumed.
+    pub drained: Vec<InboxItem>,
+    /// Children's wakes deferred by `maxConcurrent`, FIFO: the child and its prompt.
+    pub wake_queue: Vec<(HandleId, Option<String>)>,
+    /// The reattachment key, when spawned by `task`.
+    pub task_key: Option<String>,
+    pub running_children: f64,
+    /// The child id sequence.
+    pub seq: u64,
 }

@@ -12,7 +12,6 @@ use super::tree::Tree;
 use super::types::{
     js_num, AgentDef, Budget, HandleId, HandleState, HandleView, InboxItem, Inspection, TaskResult, TaskStatus, ROOT,
 };
-use crate::cancel::Abort;
 use crate::error::{Error, Result};
 use crate::json::obj;
 
@@ -422,7 +421,7 @@ impl Inner {
         }
         let n = &mut t.nodes[h];
         n.state = HandleState::Running;
-        n.abort = Some(Abort::new());
+        n.arm();
         if trace {
             self.t(format!("{}: idle\u{2192}running (wake)", n.id));
         }
