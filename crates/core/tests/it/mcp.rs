@@ -160,9 +160,11 @@ async fn lists_names_and_maps_schemas() {
     let multi = tool(&src, "fx_multi");
     assert_eq!(multi.description(), "");
     assert_eq!(*multi.input_schema(), json!({"type": "object", "properties": {}, "additionalProperties": false}));
+    // The MCP SDK's schema parse puts `type`, `properties` and `required` first; the reference
+    // reads the tool through it.
     assert_eq!(
         serde_json::to_string(tool(&src, "fx_structured").input_schema()).unwrap(),
-        r#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","title":"S","additionalProperties":false,"properties":{}}"#
+        r#"{"type":"object","$schema":"http://json-schema.org/draft-07/schema#","title":"S","additionalProperties":false,"properties":{}}"#
     );
     let mcp_tool = tool(&src, "fx_weird_name_v2").as_any().downcast_ref::<McpTool>().expect("an McpTool");
     assert_eq!((mcp_tool.server(), mcp_tool.original_name()), ("fx", "weird name.v2"));
