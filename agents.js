@@ -4,8 +4,8 @@
 // hands over the helpers it shares (`internals` there); nothing here is exported on its own.
 
 module.exports = function agentsNamespace(shared) {
-  const { fs, path, native, encode, fromCore, lift, bridge, callable, defineTool, wrapNative, toolSpec, fetchBridge } = shared
-  const { compactors, memoryStores, InMemoryConversationStore, createClient, userSeam, runResult } = shared
+  const { fs, path, native, encode, fromCore, lift, bridge, callable, defineTool, wrapNative } = shared
+  const { natives, crossing, raw, fetchOption, storeOption, toolOption, InMemoryConversationStore, createClient, userSeam, runResult } = shared
 
   function compactor(opts) {
     const o = opts ?? {}
@@ -22,7 +22,7 @@ module.exports = function agentsNamespace(shared) {
       const out = fromCore(await handle.run(encode({ messages: ev?.messages })))
       return out === null ? undefined : out
     }
-    compactors.set(hook, handle)
+    natives.set(hook, handle.shared())
     return hook
   }
 
@@ -144,6 +144,31 @@ module.exports = function agentsNamespace(shared) {
     },
   }
 
+  /** A clock of the caller's as the core's: `now()` read at once, its timers firing back. */
+  function hostClock(clock) {
+    const cancels = new Map()
+    let handle
+    handle = new native.NativeClock(
+      lift(() => String(Number(clock.now()))),
+      bridge(([id, ms]) => {
+        cancels.set(id, clock.setTimeout(() => {
+          cancels.delete(id)
+          handle.fireTimer(id)
+        }, ms))
+        return null
+      }),
+      bridge((id) => {
+        const cancel = cancels.get(id)
+        cancels.delete(id)
+        if (typeof cancel === "function") cancel()
+        return null
+      }),
+    )
+    const standIn = {}
+    natives.set(standIn, handle.shared())
+    return standIn
+  }
+
   const isVerbError = (x) => typeof x === "object" && x !== null && "error" in x && typeof x.error === "string"
 
   const RUNTIME = Symbol("toolnexus.runtime")
@@ -259,20 +284,6 @@ module.exports = function agentsNamespace(shared) {
     "taskKey", "runningChildren", "seq",
   ]
 
-  function hooksOf(where, hooks, style) {
-    if (hooks == null) return undefined
-    const compactorHandle = compactors.get(hooks.beforeLLM)
-    const hook = (name) => {
-      // A compactor is told the runtime's dialect, as a client's own compactor is.
-      if (name === "beforeLLM" && compactorHandle) {
-        return bridge(async (ev) => fromCore(await compactorHandle.run(encode({ messages: ev?.messages }), style)) ?? undefined)
-      }
-      const fn = callable(where, `hooks.${name}`, hooks[name])
-      return fn && bridge(fn, hooks)
-    }
-    return { beforeLlm: hook("beforeLLM"), afterLlm: hook("afterLLM"), beforeTool: hook("beforeTool"), afterTool: hook("afterTool") }
-  }
-
   class AgentRuntime {
     #native
     #handles = []
@@ -280,71 +291,45 @@ module.exports = function agentsNamespace(shared) {
     #lookup
 
     constructor(opts) {
-      if (opts === null || typeof opts !== "object") throw new TypeError("AgentRuntime: options must be an object")
-      const registry = opts.registry ?? {}
-      this.clock = opts.clock ?? systemClock
-      this.store = opts.store ?? new InMemoryConversationStore()
+      const given = opts !== null && typeof opts === "object"
+      const registry = (given ? opts.registry : undefined) ?? {}
+      this.clock = (given ? opts.clock : undefined) ?? systemClock
+      this.store = (given ? opts.store : undefined) ?? new InMemoryConversationStore()
       this.#defs = registry
       const handleAt = (i) => this.#handleAt(i)
-      const style = opts.llm?.style === "anthropic" ? "anthropic" : "openai"
-      const defs = Object.keys(registry).map((name) => {
-        const d = registry[name] ?? {}
-        const completion = d.completion
-        return {
-          name,
-          does: d.does === undefined ? "" : String(d.does),
-          soul: d.soul == null ? undefined : String(d.soul),
-          model: d.model == null ? undefined : String(d.model),
-          tools: (d.tools ?? []).map(toolSpec),
-          team: (d.team ?? []).map(String),
-          budget: d.budget == null ? undefined : encode(d.budget),
-          waitFor: d.waitFor && bridge(d.waitFor, d),
-          onSpawn: d.onSpawn && bridge((v) => d.onSpawn(handleAt(v.handle)), d),
-          onClose: d.onClose && bridge((v) => d.onClose(handleAt(v.handle), v.reason), d),
-          hooks: hooksOf("AgentRuntime", d.hooks, style),
-          onMetric: d.onMetric && bridge(d.onMetric, d),
-          verify: completion ? bridge((r) => completion.verify(r), completion) : undefined,
-          maxAttempts: completion ? encode(completion.maxAttempts ?? null) : undefined,
+      // The options cross whole; what JavaScript alone can do is adapted here: handles for the
+      // lifecycle callbacks, the caller's Tool objects, a fetch's Response, a store's methods,
+      // a clock's timers.
+      const origins = new Map()
+      const adaptedRegistry = {}
+      for (const name of Object.keys(registry)) {
+        const d = registry[name]
+        if (d === null || typeof d !== "object") {
+          adaptedRegistry[name] = d
+          continue
         }
-      })
-      const clock = opts.clock
-      const cancels = new Map()
-      const store = this.store
-      const builtinStore = Object.getPrototypeOf(store) === InMemoryConversationStore.prototype
-      const fetchFn = callable("AgentRuntime", "fetch", opts.fetch)
-      const onMetric = callable("AgentRuntime", "onMetric", opts.onMetric)
-      const onBudget = callable("AgentRuntime", "onBudget", opts.onBudget)
-      this.#native = new native.NativeRuntime(
-        encode({ llm: opts.llm, inboxCap: opts.inboxCap, maxConcurrentTurns: opts.maxConcurrentTurns, shutdownMs: opts.shutdownMs }),
-        {
-          fetch: fetchFn && lift(fetchBridge(fetchFn)),
-          hooks: hooksOf("AgentRuntime", opts.hooks, style),
-          onMetric: onMetric && bridge(onMetric, opts),
-          onBudget: onBudget && bridge((info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) })),
-          storeGet: builtinStore ? undefined : bridge((id) => store.get(id)),
-          storeSave: builtinStore ? undefined : bridge(([id, messages]) => store.save(id, messages)),
-          clockNow: clock ? lift(() => String(Number(clock.now()))) : undefined,
-          clockSet: clock
-            ? bridge(([id, ms]) => {
-                cancels.set(id, clock.setTimeout(() => {
-                  cancels.delete(id)
-                  this.#native.fireTimer(id)
-                }, ms))
-                return null
-              })
-            : undefined,
-          clockClear: clock
-            ? bridge((id) => {
-                const cancel = cancels.get(id)
-                cancels.delete(id)
-                if (typeof cancel === "function") cancel()
-                return null
-              })
-            : undefined,
-        },
-        defs,
-        builtinStore ? memoryStores.get(store) : undefined,
-      )
+        const entry = {
+          ...d,
+          tools: Array.isArray(d.tools) ? d.tools.map(toolOption) : d.tools,
+          onSpawn: typeof d.onSpawn === "function" ? raw(bridge((v) => d.onSpawn(handleAt(v.handle)))) : d.onSpawn,
+          onClose: typeof d.onClose === "function" ? raw(bridge((v) => d.onClose(handleAt(v.handle), v.reason))) : d.onClose,
+        }
+        adaptedRegistry[name] = entry
+        origins.set(entry, d)
+      }
+      const onBudget = given ? opts.onBudget : undefined
+      const adapted = given
+        ? {
+            ...opts,
+            registry: adaptedRegistry,
+            fetch: fetchOption(opts.fetch),
+            store: storeOption(this.store),
+            clock: opts.clock ? hostClock(opts.clock) : undefined,
+            onBudget: typeof onBudget === "function" ? raw(bridge((info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) }))) : onBudget,
+          }
+        : opts
+      if (given) origins.set(adapted, opts)
+      this.#native = new native.NativeRuntime(...crossing(adapted, origins))
       this.#lookup = {
         native: this.#native,
         info: (i) => this.#native.info(i),

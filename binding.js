@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.CancelToken = nativeBinding.CancelToken
 module.exports.NativeClient = nativeBinding.NativeClient
+module.exports.NativeClock = nativeBinding.NativeClock
 module.exports.NativeCompactor = nativeBinding.NativeCompactor
 module.exports.NativeGuard = nativeBinding.NativeGuard
 module.exports.NativeHeartbeat = nativeBinding.NativeHeartbeat

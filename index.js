@@ -196,6 +196,69 @@ const bridge = (fn, self) => (json, id, inPlace) => {
   return answer(id, fn.call(self, value), inPlace ? (out) => encode(out || value) : encode)
 }
 
+// ---- options, crossed whole ----
+// An options object crosses as one document: its JSON, with each function replaced by
+// `{"\u0000fn": n}` (n: its place in the list of bridged functions that goes with it) and each
+// value backed by an addon object (a store, a compactor, a clock) by `{"\u0000obj": n}`. The
+// core's option types read every field of it, callbacks included (`hostfn` in the core).
+
+const FN = "\u0000fn"
+const OBJ = "\u0000obj"
+const RAW = Symbol("toolnexus.bridged")
+
+/** Mark a function that already speaks the core's calling convention (no `bridge` around it). */
+const raw = (fn) => {
+  fn[RAW] = true
+  return fn
+}
+
+/** A value backed by an addon object -> that object's shared form (`shared()`). */
+const natives = new WeakMap()
+
+/**
+ * `[json, fns, objects]` for `value`: a function is bridged with `this` bound to the object
+ * holding it (or to the object `origins` says that holder stands for: an adapted copy stands
+ * for the caller's own object).
+ */
+function crossing(value, origins) {
+  const fns = []
+  const objects = []
+  const json = JSON.stringify(value, function mark(key, v) {
+    if (v === null || (typeof v !== "object" && typeof v !== "function")) return v
+    const shared = natives.get(v)
+    if (shared !== undefined) {
+      objects.push(shared)
+      return { [OBJ]: objects.length - 1 }
+    }
+    if (typeof v !== "function") return v
+    fns.push(v[RAW] ? v : bridge(v, origins?.get(this) ?? this))
+    return { [FN]: fns.length - 1 }
+  })
+  return [json === undefined ? "null" : json, fns, objects]
+}
+
+/** The `fetch` option: a user's fetch is called, and its Response read, by `fetchBridge`. */
+const fetchOption = (f) => (typeof f === "function" ? raw(lift(fetchBridge(f))) : f)
+
+/**
+ * The `store` option: the addon's own stores cross as themselves; any other object's `get` and
+ * `save` are read when called, as the reference calls them.
+ */
+function storeOption(store) {
+  if (store === null || typeof store !== "object" || natives.has(store)) return store
+  return {
+    get: raw(bridge((id) => store.get(id))),
+    save: raw(bridge(([id, messages]) => store.save(id, messages))),
+  }
+}
+
+/** A Tool object as the core calls it: its declaration, and `execute` with a signal of its own. */
+function toolOption(t) {
+  if (t === null || typeof t !== "object" || typeof t.execute !== "function") return t
+  const execute = raw(signalled((args, ctx) => t.execute(args, ctx)))
+  return { name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source, execute }
+}
+
 /**
  * A callback option as the reference treats it: unset when falsy, called when set. A value
  * that is set but is not a function is accepted here and fails where the reference fails, when
@@ -1083,7 +1146,9 @@ const memoryStores = new WeakMap() // InMemoryConversationStore -> NativeMemoryS
 
 class InMemoryConversationStore {
   constructor() {
-    memoryStores.set(this, new native.NativeMemoryStore())
+    const store = new native.NativeMemoryStore()
+    memoryStores.set(this, store)
+    natives.set(this, store.shared())
   }
 
   async get(id) {
@@ -1141,7 +1206,6 @@ function toolkitHandle(ctx, where) {
   return handle
 }
 
-const PLAIN_OPTIONS = ["baseUrl", "style", "model", "apiKey", "headers", "systemPrompt", "maxTurns", "retries", "retryBaseMs", "timeoutMs", "requestParams"]
 const GENERATE = Symbol("toolnexus.generate")
 
 class Client {
@@ -1149,46 +1213,22 @@ class Client {
   #store
 
   constructor(opts) {
-    if (opts === null || typeof opts !== "object") throw new TypeError("createClient: options must be an object")
-    const plain = {}
-    for (const key of PLAIN_OPTIONS) if (opts[key] !== undefined) plain[key] = opts[key]
-    const hooks = opts.hooks ?? {}
-    const compactorHandle = compactors.get(hooks.beforeLLM)
-    const hook = (name) => {
-      if (name === "beforeLLM" && compactorHandle) return undefined
-      const fn = callable("createClient", `hooks.${name}`, hooks[name])
-      return fn && bridge(fn, hooks)
-    }
-    const option = (name) => callable("createClient", name, opts[name])
-    const fetchFn = option("fetch")
-    const waitFor = option("waitFor")
-    const bodyTransform = option("bodyTransform")
-    const onMetric = option("onMetric")
-    const onError = option("onError")
-    const generate = opts[GENERATE]
+    const given = opts !== null && typeof opts === "object"
     // A store without get/save fails where the reference fails: when the client uses it.
-    const store = opts.store ?? new InMemoryConversationStore()
-    const builtinStore = Object.getPrototypeOf(store) === InMemoryConversationStore.prototype
-    this.#store = store
-    this.#native = new native.NativeClient(
-      encode(plain),
-      {
-        fetch: fetchFn && lift(fetchBridge(fetchFn)),
-        waitFor: waitFor && bridge(waitFor, opts),
-        beforeLlm: hook("beforeLLM"),
-        afterLlm: hook("afterLLM"),
-        beforeTool: hook("beforeTool"),
-        afterTool: hook("afterTool"),
-        bodyTransform: bodyTransform && bridge(bodyTransform, opts),
-        onMetric: onMetric && bridge(onMetric, opts),
-        onError: onError && bridge((info) => onError("error" in info ? { ...info, error: native.makeError(encode(info.error)) } : info)),
-        storeGet: builtinStore ? undefined : bridge((id) => store.get(id)),
-        storeSave: builtinStore ? undefined : bridge(([id, messages]) => store.save(id, messages)),
-        generate: generate && bridge(generate),
-      },
-      builtinStore ? memoryStores.get(store) : undefined,
-      compactorHandle,
-    )
+    this.#store = (given ? opts.store : undefined) ?? new InMemoryConversationStore()
+    const generate = given ? opts[GENERATE] : undefined
+    const onError = given ? opts.onError : undefined
+    const adapted = given
+      ? {
+          ...opts,
+          fetch: fetchOption(opts.fetch),
+          store: storeOption(this.#store),
+          onError: typeof onError === "function" ? raw(bridge((info) => onError("error" in info ? { ...info, error: native.makeError(encode(info.error)) } : info))) : onError,
+          // Called as a plain function, as the reference calls it.
+          generate: typeof generate === "function" ? raw(bridge(generate)) : generate,
+        }
+      : opts
+    this.#native = new native.NativeClient(...crossing(adapted, given ? new Map([[adapted, opts]]) : undefined), generate !== undefined)
   }
 
   conversationStore() {
@@ -1317,17 +1357,13 @@ class Conversation {
 /** A client whose model is a `generate` function in this process: no wire, no key. */
 function createInProcessClient(opts) {
   const { generate, ...rest } = opts ?? {}
-  if (typeof generate !== "function") throw new Error("toolnexus: createInProcessClient requires a `generate` function")
-  return new Client({ ...rest, fetch: undefined, [GENERATE]: generate })
+  // The core refuses anything but a function here.
+  return new Client({ ...rest, fetch: undefined, [GENERATE]: generate ?? null })
 }
 
 const createClient = (opts) => new Client(opts)
 
 // ---- agents (SPEC §7D-§7F): in agents.js, compiled on first use ----
-
-// Functions made by agents.compactor, with the core's compactor behind each: a client given
-// one as its beforeLLM hook runs it in the core, in its own dialect, without a JS hop.
-const compactors = new WeakMap()
 
 const AGENT_MEMBERS = [
   "compactor", "estimateTokens", "composeSoul", "memoryTool", "runGated", "allTodosDone", "guardedHooks", "Loop",
@@ -1344,7 +1380,7 @@ const agents = {}
 function loadAgents() {
   const shared = {
     fs, path, native, encode, fromCore, lift, bridge, callable, defineTool, wrapNative, toolSpec, fetchBridge,
-    compactors, memoryStores, InMemoryConversationStore, createClient, userSeam, runResult,
+    natives, crossing, raw, fetchOption, storeOption, toolOption, InMemoryConversationStore, createClient, userSeam, runResult,
   }
   const members = require("./agents.js")(shared)
   for (const key of Object.keys(members)) {

@@ -145,9 +145,15 @@ test("agentTools: one tool per skill, then SendMessage and GetTask polls to comp
 })
 
 test("failures are results: a failed task, a JSON-RPC error, a non-JSON reply, a cancel, a timeout", async () => {
+  // Called when a poll of the task "slow" reaches the peer (which never answers it).
+  let slowPolled = () => {}
   const p = await peer({ name: "flaky", url: "SELF", skills: [{ id: "risky" }] }, (rpc) => {
     const text = rpc.params?.message?.parts?.[0]?.text
-    if (rpc.method === "GetTask") return rpc.params.id === "slow" ? "hang" : { id: rpc.params.id, status: { state: "failed", message: { role: "agent", parts: [{ kind: "text", text: "quota exceeded" }] } } }
+    if (rpc.method === "GetTask" && rpc.params.id === "slow") {
+      slowPolled()
+      return "hang"
+    }
+    if (rpc.method === "GetTask") return { id: rpc.params.id, status: { state: "failed", message: { role: "agent", parts: [{ kind: "text", text: "quota exceeded" }] } } }
     if (text === "rpc-error") return { error: { code: -32601, message: "Method not found" } }
     if (text === "html") return { http: 200, body: "<html>" }
     if (text === "slow") return { id: "slow", status: { state: "working" } }
@@ -166,7 +172,10 @@ test("failures are results: a failed task, a JSON-RPC error, a non-JSON reply, a
     assert.equal(p.rpcs().filter((r) => r.method === "GetTask" && r.params.id === "").length, 0, "no poll of an empty task id")
     // Aborted while GetTask is in flight: canceled.
     const ac = new AbortController()
-    setTimeout(() => ac.abort(), 100)
+    slowPolled = () => {
+      slowPolled = () => {}
+      ac.abort()
+    }
     const canceled = await t.execute({ task: "slow" }, { signal: ac.signal })
     assert.equal(canceled.output, "A2A task slow canceled")
     assert.equal(canceled.metadata.state, "canceled")

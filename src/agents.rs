@@ -13,6 +13,7 @@ use napi_derive::napi;
 use serde_json::{json, Value};
 use toolnexus_core::agents::{compaction, gate, home, Compactor, CompactorOptions};
 use toolnexus_core::callback::SharedCallback;
+use toolnexus_core::client::hooks::HostDialectHook;
 use toolnexus_core::client::{Hooks, Style};
 use toolnexus_core::json;
 
@@ -89,10 +90,14 @@ impl NativeCompactor {
     }
 }
 
+#[napi]
 impl NativeCompactor {
-    /// This compactor as the `beforeLLM` hook of a client of `style`.
-    pub(crate) fn hook(&self, style: Style) -> toolnexus_core::callback::SharedCallback {
-        self.inner.hook(Some(style))
+    /// This compactor as an options document names it: a `beforeLLM` hook told its client's
+    /// dialect.
+    #[napi(ts_return_type = "ExternalObject<unknown>")]
+    pub fn shared(&self) -> External<crate::hosted::Shared> {
+        let hook = HostDialectHook(Arc::new(self.inner.clone()));
+        External::new(crate::hosted::Shared(Arc::new(hook)))
     }
 }
 

@@ -1,47 +1,27 @@
-//! The Client class: options and callbacks in, the core loop behind `run`.
+//! The Client class: the options document in, the core loop behind `run`.
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::callback::SharedCallback;
+use toolnexus_core::client::hosted::HostTransport;
 #[cfg(unix)]
 use toolnexus_core::client::http::FetchTransport;
-use toolnexus_core::client::inprocess::InProcessTransport;
 use toolnexus_core::client::single::{self, TranslateRequest};
 use toolnexus_core::client::{
-    Client, ClientOptions, ConversationStore, Hooks, HttpRequest, HttpResponse, InMemoryStore, RunOptions,
-    StreamResponse, Transport,
+    Client, ClientOptions, HttpRequest, HttpResponse, InMemoryStore, RunOptions, StreamResponse, Transport,
 };
 #[cfg(unix)]
 use toolnexus_core::fetch::Fetcher;
 
-use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
+use crate::bridge::{JsCallback, JsonFn};
 use crate::cancel::CancelToken;
 use crate::dispatch::Crossed;
+use crate::hosted::Shared;
 use crate::toolkit::NativeToolkit;
 use crate::{core_err, deep, with_json};
 use toolnexus_core::json;
-
-/// The JS callbacks a client may carry, each already bridged by `index.js`.
-#[napi(object, object_to_js = false)]
-pub struct ClientCallbacks {
-    pub fetch: Option<JsonFn>,
-    pub wait_for: Option<JsonFn>,
-    pub before_llm: Option<JsonFn>,
-    pub after_llm: Option<JsonFn>,
-    pub before_tool: Option<JsonFn>,
-    pub after_tool: Option<JsonFn>,
-    pub body_transform: Option<JsonFn>,
-    pub on_metric: Option<JsonFn>,
-    pub on_error: Option<JsonFn>,
-    /// A user store's `get(id)` / `save(id, messages)`.
-    pub store_get: Option<JsonFn>,
-    pub store_save: Option<JsonFn>,
-    /// An in-process model: no wire, `generate` answers every request.
-    pub generate: Option<JsonFn>,
-}
 
 #[cfg(unix)]
 thread_local! {
@@ -88,7 +68,7 @@ unsafe extern "C" fn drop_global_fetch(_arg: *mut std::ffi::c_void) {
 #[napi(js_name = "setGlobalFetch")]
 #[cfg_attr(test, allow(dead_code))]
 pub fn set_global_fetch(env: &Env, f: JsonFn) -> Result<()> {
-    let transport = Arc::new(JsTransport::new(f)) as Arc<dyn Transport>;
+    let transport = Arc::new(HostTransport::new(Arc::new(JsCallback(f)))) as Arc<dyn Transport>;
     let first = GLOBAL_FETCH.try_with(|g| g.borrow().is_none()).unwrap_or(false);
     if first {
         // SAFETY: on the environment's thread, with a hook that only touches this thread's slot.
@@ -161,10 +141,6 @@ fn env_fetcher(env: &Env) -> Option<Fetcher> {
     Some(fetcher)
 }
 
-pub(crate) fn cb(f: Option<JsonFn>) -> Option<SharedCallback> {
-    f.map(|f| Arc::new(JsCallback(f)) as SharedCallback)
-}
-
 /// The default conversation store, shared by reference between JS and the core.
 #[napi]
 pub struct NativeMemoryStore {
@@ -188,6 +164,12 @@ impl NativeMemoryStore {
     #[napi]
     pub fn save(&self, id: String, messages: String) -> Result<()> {
         with_json(&messages, "save", |v| self.inner.save_value(&id, v).map_err(core_err))
+    }
+
+    /// This store as an options document names it.
+    #[napi(ts_return_type = "ExternalObject<unknown>")]
+    pub fn shared(&self) -> External<Shared> {
+        External::new(Shared(self.inner.clone()))
     }
 }
 
@@ -242,48 +224,24 @@ pub(crate) fn event_loop_transport(_env: &Env) -> Option<Arc<dyn Transport>> {
 
 #[napi]
 impl NativeClient {
-    /// `options` is the JSON of the plain options; callbacks come separately.
+    /// `options` is the whole options document (see `hosted`): its JSON, the functions and the
+    /// addon objects its markers name. `inProcess`: `createInProcessClient`'s options.
     #[napi(constructor)]
     pub fn new(
         env: &Env,
         options: String,
-        callbacks: ClientCallbacks,
-        store: Option<&NativeMemoryStore>,
-        compactor: Option<&crate::agents::NativeCompactor>,
+        fns: Vec<JsonFn>,
+        objects: Vec<ExternalRef<Shared>>,
+        in_process: Option<bool>,
     ) -> Result<Self> {
-        let mut opts = match callbacks.generate {
-            Some(_) => ClientOptions::in_process_from_json(&options),
-            None => ClientOptions::from_json(&options),
+        let read =
+            if in_process == Some(true) { ClientOptions::in_process_from_json } else { ClientOptions::from_json };
+        let mut opts = crate::hosted::read(fns, objects, || read(&options)).map_err(core_err)?;
+        let builtin = opts.builtin_transport();
+        if builtin {
+            opts.transport = event_loop_transport(env);
         }
-        .map_err(bad_option)?;
-        opts.hooks = Hooks {
-            before_llm: cb(callbacks.before_llm),
-            after_llm: cb(callbacks.after_llm),
-            before_tool: cb(callbacks.before_tool),
-            after_tool: cb(callbacks.after_tool),
-        };
-        // A compactor from `agents.compactor` runs in the core, knowing the client's dialect.
-        if let Some(c) = compactor {
-            opts.hooks.before_llm = Some(c.hook(opts.style));
-        }
-        opts.wait_for = cb(callbacks.wait_for);
-        opts.body_transform = cb(callbacks.body_transform);
-        opts.on_metric = cb(callbacks.on_metric);
-        opts.on_error = cb(callbacks.on_error);
-        let builtin = callbacks.generate.is_none() && callbacks.fetch.is_none();
-        opts.transport = match (callbacks.generate, callbacks.fetch) {
-            (Some(g), _) => {
-                Some(Arc::new(InProcessTransport { generate: Arc::new(JsCallback(g)) }) as Arc<dyn Transport>)
-            }
-            (None, Some(f)) => Some(Arc::new(JsTransport::new(f)) as Arc<dyn Transport>),
-            (None, None) => event_loop_transport(env),
-        };
-        let store: Arc<dyn ConversationStore> = match (store, callbacks.store_get, callbacks.store_save) {
-            (_, Some(get), Some(save)) => Arc::new(JsStore { get, save }),
-            (Some(native), _, _) => native.inner.clone(),
-            _ => Arc::new(InMemoryStore::default()),
-        };
-        let inner = Client::with_store(opts, store).map_err(core_err)?;
+        let inner = Client::new(opts).map_err(core_err)?;
         Ok(NativeClient { inner: Arc::new(inner), builtin })
     }
 

@@ -7,6 +7,7 @@ mod bridge;
 mod cancel;
 mod client;
 mod dispatch;
+mod hosted;
 mod httptool;
 mod mcp;
 mod mcpserve;

@@ -11,9 +11,8 @@ use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::serve::mcp::is_exposed;
 use toolnexus_core::serve::{McpServeConfig, McpSession};
 use toolnexus_core::tool::SharedTool;
-use toolnexus_core::toolkit::ToolDecl;
 
-use crate::bridge::{JsCallback, JsTool, JsonFn};
+use crate::bridge::{JsCallback, JsonFn};
 use crate::core_err;
 use crate::nativetool::NativeTool;
 
@@ -60,9 +59,7 @@ impl NativeMcpServer {
     #[napi(js_name = "addJs")]
     pub fn add_js(&mut self, decl: String, call: JsonFn) -> Result<()> {
         let slot = self.tools.len() as u32;
-        let ToolDecl { name, description, input_schema, source } =
-            ToolDecl::from_json(&decl, slot).map_err(core_err)?;
-        self.tools.push(Arc::new(JsTool { name, description, input_schema, source, slot, call }));
+        self.tools.push(crate::bridge::js_tool(&decl, call, slot).map_err(core_err)?);
         Ok(())
     }
 

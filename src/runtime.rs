@@ -8,115 +8,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::agents::gate::Completion;
 use toolnexus_core::agents::runtime::{
-    AgentDef, AgentRuntime, Budget, Clock, HandleId, Heartbeat, HeartbeatStop, InboxItem, Llm, RuntimeOptions,
-    SystemClock, TimerCancel, TimerFn,
+    AgentRuntime, Budget, Clock, HandleId, Heartbeat, HeartbeatStop, HostClock, InboxItem, RuntimeHost, RuntimeOptions,
+    Spawner, SystemClock, TimerCancel, TimerFn,
 };
-use toolnexus_core::client::{ConversationStore, Hooks, InMemoryStore, Style, Transport};
+use toolnexus_core::client::http::FetchTransport;
+use toolnexus_core::client::Transport;
 
-use crate::bridge::{JsCallback, JsStore, JsTransport, JsonFn};
-use crate::client::{cb, NativeMemoryStore};
+use crate::bridge::{JsCallback, JsonFn};
+use crate::client::SeamTransport;
 use crate::dispatch::{Crossed, Home};
-use crate::toolkit::{js_tools, JsToolSpec};
+use crate::hosted::Shared;
 use crate::{core_err, parse_json};
-
-/// An agent's four §8 hooks, each already bridged.
-#[napi(object, object_to_js = false)]
-pub struct JsHooks {
-    pub before_llm: Option<JsonFn>,
-    pub after_llm: Option<JsonFn>,
-    pub before_tool: Option<JsonFn>,
-    pub after_tool: Option<JsonFn>,
-}
-
-fn hooks(h: JsHooks) -> Hooks {
-    Hooks {
-        before_llm: cb(h.before_llm),
-        after_llm: cb(h.after_llm),
-        before_tool: cb(h.before_tool),
-        after_tool: cb(h.after_tool),
-    }
-}
-
-/// One registry entry as `index.js` hands it over.
-#[napi(object, object_to_js = false)]
-pub struct JsAgentDef {
-    pub name: String,
-    pub does: String,
-    pub soul: Option<String>,
-    pub model: Option<String>,
-    pub tools: Vec<JsToolSpec>,
-    pub team: Vec<String>,
-    /// The budget as JSON.
-    pub budget: Option<String>,
-    pub wait_for: Option<JsonFn>,
-    pub on_spawn: Option<JsonFn>,
-    pub on_close: Option<JsonFn>,
-    pub hooks: Option<JsHooks>,
-    pub on_metric: Option<JsonFn>,
-    /// The completion gate: `verify`, and `maxAttempts` as JSON.
-    pub verify: Option<JsonFn>,
-    pub max_attempts: Option<String>,
-}
-
-/// The runtime-wide callbacks.
-#[napi(object, object_to_js = false)]
-pub struct RuntimeCallbacks {
-    pub fetch: Option<JsonFn>,
-    pub hooks: Option<JsHooks>,
-    pub on_metric: Option<JsonFn>,
-    /// Asked when a budget stops a running turn.
-    pub on_budget: Option<JsonFn>,
-    pub store_get: Option<JsonFn>,
-    pub store_save: Option<JsonFn>,
-    /// A host clock: `now()` answering synchronously, `set([id, ms])`, `clear(id)`.
-    pub clock_now: Option<JsonFn>,
-    pub clock_set: Option<JsonFn>,
-    pub clock_clear: Option<JsonFn>,
-}
-
-fn budget_of(text: &str) -> Result<Budget> {
-    let v = parse_json(text, "budget")?;
-    let n = |k: &str| v.get(k).and_then(Value::as_f64);
-    Ok(Budget {
-        max_turns: n("maxTurns"),
-        max_tokens: n("maxTokens"),
-        max_tool_calls: n("maxToolCalls"),
-        max_wall_ms: n("maxWallMs"),
-        max_children: n("maxChildren"),
-        max_concurrent: n("maxConcurrent"),
-        max_depth: n("maxDepth"),
-    })
-}
-
-fn def_of(d: JsAgentDef) -> Result<AgentDef> {
-    let completion = match (d.verify, d.max_attempts) {
-        (Some(v), attempts) => Some(Arc::new(Completion {
-            verify: Arc::new(JsCallback(v)),
-            max_attempts: attempts
-                .map(|a| parse_json(&a, "completion.maxAttempts"))
-                .transpose()?
-                .unwrap_or(Value::Null),
-        })),
-        (None, _) => None,
-    };
-    Ok(AgentDef {
-        name: d.name,
-        does: d.does,
-        soul: d.soul,
-        model: d.model,
-        tools: js_tools(d.tools, 0)?,
-        team: d.team,
-        budget: d.budget.as_deref().map(budget_of).transpose()?.unwrap_or_default(),
-        wait_for: cb(d.wait_for),
-        on_spawn: cb(d.on_spawn),
-        on_close: cb(d.on_close),
-        hooks: d.hooks.map(hooks),
-        on_metric: cb(d.on_metric),
-        completion,
-    })
-}
 
 /// A clock the host supplies: `now` is read synchronously on the JS thread (the last value
 /// read stands in elsewhere); timers are the host's, and fire back through `fireTimer`.
@@ -154,6 +57,45 @@ impl Clock for JsClock {
     }
 }
 
+/// A host clock (`clock` option): `now()` answering synchronously, `set([id, ms])` and
+/// `clear(id)`; the host calls `fireTimer(id)` when a timer it set fires.
+#[napi]
+pub struct NativeClock {
+    inner: Arc<JsClock>,
+}
+
+#[napi]
+impl NativeClock {
+    #[napi(constructor)]
+    pub fn new(now: JsonFn, set: JsonFn, clear: JsonFn) -> Self {
+        NativeClock {
+            inner: Arc::new(JsClock {
+                now,
+                set: Arc::new(set),
+                clear: Arc::new(clear),
+                last: Mutex::new(0.0),
+                timers: Arc::new(Mutex::new(HashMap::new())),
+                seq: AtomicU32::new(1),
+            }),
+        }
+    }
+
+    /// A timer this clock set has fired.
+    #[napi(js_name = "fireTimer")]
+    pub fn fire_timer(&self, id: u32) {
+        let fire = self.inner.timers.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        if let Some(f) = fire {
+            f();
+        }
+    }
+
+    /// This clock as an options document names it.
+    #[napi(ts_return_type = "ExternalObject<unknown>")]
+    pub fn shared(&self) -> External<Shared> {
+        External::new(Shared(Arc::new(HostClock(self.inner.clone() as Arc<dyn Clock>))))
+    }
+}
+
 /// A running heartbeat.
 #[napi]
 pub struct NativeHeartbeat {
@@ -171,7 +113,6 @@ impl NativeHeartbeat {
 #[napi]
 pub struct NativeRuntime {
     inner: AgentRuntime,
-    timers: Option<Arc<Mutex<HashMap<u32, TimerFn>>>>,
     /// Set when the runtime uses the built-in HTTP: whether the user's seam is in place.
     seam: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -251,70 +192,12 @@ fn view(v: toolnexus_core::agents::runtime::HandleView) -> NativeHandleView {
 
 #[napi]
 impl NativeRuntime {
-    /// `options` is the JSON of `{ llm, inboxCap, maxConcurrentTurns, shutdownMs }`.
+    /// `options` is the whole options document (see `hosted`): its JSON, the functions and the
+    /// addon objects (a store, a clock, compactors) its markers name.
     #[napi(constructor)]
-    pub fn new(
-        env: &Env,
-        options: String,
-        callbacks: RuntimeCallbacks,
-        registry: Vec<JsAgentDef>,
-        store: Option<&NativeMemoryStore>,
-    ) -> Result<Self> {
-        let o = parse_json(&options, "AgentRuntime options")?;
-        let registry = registry.into_iter().map(def_of).collect::<Result<Vec<_>>>()?;
-        let mut opts = RuntimeOptions::new(registry);
-        let llm = o.get("llm").cloned().unwrap_or(Value::Null);
-        let text = |k: &str| llm.get(k).and_then(Value::as_str).map(str::to_string);
-        opts.llm = Llm {
-            base_url: text("baseUrl"),
-            style: match text("style").as_deref() {
-                Some("anthropic") => Some(Style::Anthropic),
-                _ => Some(Style::OpenAI),
-            },
-            api_key: text("apiKey"),
-            model: text("model"),
-        };
-        let num = |k: &str, d: f64| o.get(k).and_then(Value::as_f64).unwrap_or(d);
-        opts.inbox_cap = num("inboxCap", 8.0);
-        opts.max_concurrent_turns = num("maxConcurrentTurns", 8.0);
-        opts.shutdown_ms = num("shutdownMs", 200.0);
-        let mut seam = None;
-        opts.transport = match callbacks.fetch {
-            Some(f) => Some(Arc::new(JsTransport::new(f)) as Arc<dyn Transport>),
-            None => {
-                let own = crate::client::event_loop_transport(env)
-                    .unwrap_or_else(|| Arc::new(toolnexus_core::client::http::FetchTransport::shared()));
-                let t = crate::client::SeamTransport::new(own);
-                seam = Some(t.seam.clone());
-                Some(Arc::new(t) as Arc<dyn Transport>)
-            }
-        };
-        opts.hooks = callbacks.hooks.map(hooks).unwrap_or_default();
-        opts.on_metric = cb(callbacks.on_metric);
-        opts.on_budget = cb(callbacks.on_budget);
-        opts.store = match (store, callbacks.store_get, callbacks.store_save) {
-            (_, Some(get), Some(save)) => Arc::new(JsStore { get, save }),
-            (Some(native), _, _) => native.inner.clone() as Arc<dyn ConversationStore>,
-            _ => Arc::new(InMemoryStore::default()),
-        };
-        let mut timers = None;
-        opts.clock = match (callbacks.clock_now, callbacks.clock_set, callbacks.clock_clear) {
-            (Some(now), Some(set), Some(clear)) => {
-                let table = Arc::new(Mutex::new(HashMap::new()));
-                timers = Some(table.clone());
-                Arc::new(JsClock {
-                    now,
-                    set: Arc::new(set),
-                    clear: Arc::new(clear),
-                    last: Mutex::new(0.0),
-                    timers: table,
-                    seq: AtomicU32::new(1),
-                })
-            }
-            _ => Arc::new(SystemClock::new(crate::dispatch::runtime_handle())),
-        };
+    pub fn new(env: &Env, options: String, fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>) -> Result<Self> {
         let home = Home::of(env)?;
-        opts.spawner = Arc::new(move |f| {
+        let spawner: Spawner = Arc::new(move |f| {
             if home.here() {
                 let _ = crate::dispatch::spawn_detached(home.env(), f);
             } else {
@@ -324,7 +207,20 @@ impl NativeRuntime {
                 }));
             }
         });
-        Ok(NativeRuntime { inner: AgentRuntime::new(opts), timers, seam })
+        // The built-in HTTP, sent through the user's seam when it is in place.
+        let own = crate::client::event_loop_transport(env).unwrap_or_else(|| Arc::new(FetchTransport::shared()));
+        let seam = SeamTransport::new(own);
+        let seam_flag = seam.seam.clone();
+        let seam: Arc<dyn Transport> = Arc::new(seam);
+        let host = RuntimeHost {
+            spawner,
+            clock: Arc::new(SystemClock::new(crate::dispatch::runtime_handle())),
+            transport: seam.clone(),
+        };
+        let opts = crate::hosted::read(fns, objects, || RuntimeOptions::from_json(&options, host)).map_err(core_err)?;
+        // Only a runtime on the built-in HTTP follows the seam.
+        let follows = opts.transport.as_ref().is_some_and(|t| Arc::ptr_eq(t, &seam));
+        Ok(NativeRuntime { inner: AgentRuntime::new(opts), seam: follows.then_some(seam_flag) })
     }
 
     /// Whether the user's seam is in place (see `SeamTransport`), as the caller found it now.
@@ -337,7 +233,7 @@ impl NativeRuntime {
 
     #[napi]
     pub fn spawn(&self, parent: u32, def: String, budget: Option<String>) -> Result<Spawned> {
-        let budget = budget.as_deref().map(budget_of).transpose()?;
+        let budget = budget.as_deref().map(Budget::from_json).transpose().map_err(core_err)?;
         Ok(match self.inner.spawn(parent as HandleId, &def, budget.as_ref()) {
             Ok(h) => Spawned { handle: Some(h as u32), error: None },
             Err(e) => Spawned { handle: None, error: Some(e) },
@@ -476,16 +372,7 @@ impl NativeRuntime {
     /// Give handle `h` its own clock (a persona's heartbeat).
     #[napi]
     pub fn heartbeat(&self, h: u32, every_ms: f64, prompt: String, silent: String, on_beat: JsonFn) -> NativeHeartbeat {
-        let hb = Heartbeat { every_ms, prompt, silent, on_beat: cb(Some(on_beat)) };
+        let hb = Heartbeat { every_ms, prompt, silent, on_beat: Some(Arc::new(JsCallback(on_beat))) };
         NativeHeartbeat { stop: self.inner.start_heartbeat(h as HandleId, hb) }
-    }
-
-    /// A host clock's timer fired.
-    #[napi(js_name = "fireTimer")]
-    pub fn fire_timer(&self, id: u32) {
-        let fire = self.timers.as_ref().and_then(|t| t.lock().unwrap_or_else(PoisonError::into_inner).remove(&id));
-        if let Some(f) = fire {
-            f();
-        }
     }
 }

@@ -7,13 +7,13 @@ use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::tool::SharedTool;
-use toolnexus_core::toolkit::ToolDecl;
 use toolnexus_core::{Tool, ToolkitOptions};
 
-use crate::bridge::{JsCallback, JsTool, JsonFn};
+use crate::bridge::{JsCallback, JsonFn};
 use crate::cancel::CancelToken;
 use crate::nativetool::{tool_context, NativeTool};
 use crate::{core_err, deep, parse_json};
+use toolnexus_core::host_tool::HostTool;
 
 /// A JS tool as `index.js` hands it over: declaration as JSON plus the bridged call.
 #[napi(object, object_to_js = false)]
@@ -27,13 +27,7 @@ pub(crate) fn js_tools(specs: Vec<JsToolSpec>, first_slot: u32) -> Result<Vec<Sh
     specs
         .into_iter()
         .enumerate()
-        .map(|(i, spec)| {
-            let slot = first_slot + i as u32;
-            let ToolDecl { name, description, input_schema, source } =
-                ToolDecl::from_json(&spec.decl, slot).map_err(core_err)?;
-            let t = JsTool { name, description, input_schema, source, slot, call: spec.call };
-            Ok(Arc::new(t) as SharedTool)
-        })
+        .map(|(i, spec)| crate::bridge::js_tool(&spec.decl, spec.call, first_slot + i as u32).map_err(core_err))
         .collect()
 }
 
@@ -132,7 +126,7 @@ impl NativeToolkit {
     /// A tool of the core's own (an entry with slot -1), as a handle JS can wrap.
     #[napi(js_name = "nativeTool")]
     pub fn native_tool(&self, name: String) -> Option<NativeTool> {
-        self.inner.get(&name).filter(|t| t.as_any().downcast_ref::<JsTool>().is_none()).map(NativeTool::new)
+        self.inner.get(&name).filter(|t| t.as_any().downcast_ref::<HostTool>().is_none()).map(NativeTool::new)
     }
 
     /// Each configured MCP server's status as a JSON object, in config order.
@@ -163,6 +157,6 @@ impl NativeToolkit {
 }
 
 fn entry(t: &dyn Tool) -> ToolEntry {
-    let slot = t.as_any().downcast_ref::<JsTool>().map_or(-1, |j| j.slot as i32);
+    let slot = t.as_any().downcast_ref::<HostTool>().map_or(-1, |j| j.slot as i32);
     ToolEntry { name: t.name().to_string(), slot }
 }

@@ -21,6 +21,16 @@ pub trait Callback: Send + Sync {
         let out = self.call(arg.clone()).await?;
         Ok(if crate::json::truthy(&out) { out } else { arg })
     }
+
+    /// Tell the host something it need not answer (an abort, a cancelled read), without
+    /// waiting: queued behind what the host is doing. By default, nothing is told.
+    fn notify(&self, _arg: Value) {}
+
+    /// [`Callback::notify`], made at once when the host can take it here (the host's own
+    /// thread), so it is told before anything that follows; queued otherwise.
+    fn notify_now(&self, arg: Value) {
+        self.notify(arg)
+    }
 }
 
 pub type SharedCallback = Arc<dyn Callback>;

@@ -55,6 +55,10 @@ pub enum Error {
     /// Bad input from the caller, named precisely.
     #[error("{0}")]
     Invalid(String),
+    /// A value of the wrong type used where JavaScript would throw a `TypeError` (a set
+    /// option that is not a function, called).
+    #[error("{0}")]
+    Type(String),
 }
 
 impl Error {
@@ -83,7 +87,7 @@ impl Error {
     /// The JavaScript class this error is thrown as (`Error` when nothing more specific).
     pub fn js_class(&self) -> &'static str {
         match self {
-            Error::Fetch(_) | Error::BadShape(_) => "TypeError",
+            Error::Fetch(_) | Error::BadShape(_) | Error::Type(_) => "TypeError",
             Error::NotJson(_) => "SyntaxError",
             _ => "Error",
         }

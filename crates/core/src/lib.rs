@@ -16,6 +16,8 @@ pub mod error;
 pub mod fetch;
 pub mod fn_tool;
 pub mod host;
+pub mod host_tool;
+pub mod hostfn;
 pub mod http_tool;
 pub mod json;
 pub mod jsstr;

@@ -33,9 +33,14 @@ pub fn parse_object<T: DeserializeOwned + 'static>(text: &str, what: &str) -> Re
     }
 }
 
-/// The value as it came.
+/// The value as it came; inside a document that holds host functions, without them (a
+/// function in plain data is left out, as `JSON.stringify` leaves it out).
 fn value<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
-    Value::deserialize(d)
+    let mut v = Value::deserialize(d)?;
+    if crate::hostfn::reading() {
+        crate::hostfn::strip(&mut v);
+    }
+    Ok(v)
 }
 
 /// Drop a value that is not used, without recursing (it may be deep).

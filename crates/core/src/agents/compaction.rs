@@ -235,3 +235,10 @@ fn infer_style(msgs: &[Value]) -> Style {
         Style::OpenAI
     }
 }
+
+/// A compactor handed to a client as its `beforeLLM` hook is told the client's dialect.
+impl crate::client::DialectHook for Arc<Compactor> {
+    fn for_style(&self, style: Style) -> SharedCallback {
+        self.hook(Some(style))
+    }
+}

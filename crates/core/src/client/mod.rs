@@ -8,6 +8,7 @@
 //! host's process) stand beside the loop and use the same lower parts.
 
 pub mod hooks;
+pub mod hosted;
 pub mod http;
 pub mod inprocess;
 mod llm;
@@ -23,7 +24,7 @@ pub mod transport;
 mod turns;
 mod wire;
 
-pub use hooks::Hooks;
+pub use hooks::{DialectHook, Hooks};
 pub use metrics::{MetricEvent, Registry};
 pub use options::ClientOptions;
 pub use result::{LimitCheck, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};

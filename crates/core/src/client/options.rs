@@ -1,19 +1,22 @@
 //! What `createClient`, `run` and `translate` accept: the options themselves, and their JSON
-//! shapes read with the reference's leniency (see [`crate::options`]). Callbacks are not JSON:
-//! a host attaches them to what `from_json` returns.
+//! shapes read with the reference's leniency (see [`crate::options`]), callbacks and stores
+//! included (host functions and objects as `hostfn` markers).
 
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::hooks::Hooks;
-use super::inprocess::IN_PROCESS_BASE_URL;
+use super::hooks::{Hooks, HooksJson};
+use super::hosted::{HostTransport, StoreOption};
+use super::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
 use super::result::RunOptions;
+use super::store::ConversationStore;
 use super::transport::Transport;
 use super::wire::Style;
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
+use crate::hostfn::HostFn;
 use crate::json;
 use crate::options::{self, parse_object};
 
@@ -43,6 +46,8 @@ pub struct ClientOptions {
     pub on_metric: Option<SharedCallback>,
     /// Classifies a failed LLM attempt: `{ status?, error?, attempt, retryable }` → "retry" | "fail".
     pub on_error: Option<SharedCallback>,
+    /// Where `ask` keeps conversations; `None` ⇒ a fresh in-memory store.
+    pub store: Option<Arc<dyn ConversationStore>>,
 }
 
 impl ClientOptions {
@@ -65,11 +70,19 @@ impl ClientOptions {
             transport: None,
             on_metric: None,
             on_error: None,
+            store: None,
         }
+    }
+
+    /// Whether requests go through the built-in HTTP (no `fetch`, no in-process model): a
+    /// host may then send a run through its own seam instead (see `transport::through`).
+    pub fn builtin_transport(&self) -> bool {
+        self.transport.is_none()
     }
 }
 
-/// The JSON-borne part of `createClient`'s options (everything but the callbacks and the store).
+/// `createClient`'s options as the host hands them over: JSON, with its functions and its own
+/// objects as `hostfn` markers.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct ClientJson {
@@ -96,39 +109,67 @@ struct ClientJson {
     timeout_ms: Option<u64>,
     #[serde(default, deserialize_with = "options::object")]
     request_params: Option<Map<String, Value>>,
+    #[serde(default)]
+    hooks: HooksJson,
+    #[serde(default)]
+    wait_for: HostFn,
+    #[serde(default)]
+    body_transform: HostFn,
+    #[serde(default)]
+    on_metric: HostFn,
+    #[serde(default)]
+    on_error: HostFn,
+    /// The host's `fetch`, speaking [`HostTransport`]'s protocol.
+    #[serde(default)]
+    fetch: HostFn,
+    #[serde(default)]
+    store: StoreOption,
+    /// An in-process client's model (read only by `in_process_from_json`).
+    #[serde(default)]
+    generate: HostFn,
 }
 
 impl ClientOptions {
-    /// `createClient`'s options from the JSON of its plain ones. Nothing is refused but a value
-    /// that is not an object, as in the reference: a missing `baseUrl` fails the first request
-    /// (its URL reads "undefined/..."), a missing `model` is left out of the body, any `style`
-    /// but "anthropic" speaks the OpenAI wire. (An empty `apiKey` is kept: the client reads it
-    /// as none when it resolves the key.)
+    /// `createClient`'s options. Nothing is refused but a value that is not an object, as in
+    /// the reference: a missing `baseUrl` fails the first request (its URL reads
+    /// "undefined/..."), a missing `model` is left out of the body, any `style` but
+    /// "anthropic" speaks the OpenAI wire, and a callback option set to something that is not
+    /// a function fails when it is called. (An empty `apiKey` is kept: the client reads it as
+    /// none when it resolves the key.)
     pub fn from_json(text: &str) -> Result<ClientOptions> {
         let o = ClientJson::read(text)?;
-        let style = if o.style.as_deref() == Some("anthropic") { Style::Anthropic } else { Style::OpenAI };
+        let style = Style::of_option(o.style.as_deref());
         let base_url = o.base_url.clone().unwrap_or_else(|| "undefined".into());
         let api_key = o.api_key.clone();
-        Ok(o.finish(base_url, style, api_key, 2))
+        let fetch = o.fetch.clone().named("createClient", "fetch");
+        let mut opts = o.finish(base_url, style, api_key, 2);
+        opts.transport = fetch.map(|f| Arc::new(HostTransport::new(f)) as Arc<dyn Transport>);
+        Ok(opts)
     }
 
     /// An in-process client's options (`createInProcessClient`): the same JSON, but no wire:
-    /// the in-process base URL, the OpenAI shapes, the key "in-process" (`baseUrl`, `style`
-    /// and `apiKey` are not read), and no retries unless asked for (no transient failure to
-    /// ride out).
+    /// `generate` answers every request; the in-process base URL, the OpenAI shapes, the key
+    /// "in-process" (`baseUrl`, `style`, `apiKey` and `fetch` are not read), and no retries
+    /// unless asked for (no transient failure to ride out).
     pub fn in_process_from_json(text: &str) -> Result<ClientOptions> {
         let o = ClientJson::read(text)?;
-        Ok(o.finish(IN_PROCESS_BASE_URL.into(), Style::OpenAI, Some("in-process".into()), 0))
+        let HostFn::Fn(generate) = o.generate.clone() else {
+            return Err(Error::Invalid("toolnexus: createInProcessClient requires a `generate` function".into()));
+        };
+        let mut opts = o.finish(IN_PROCESS_BASE_URL.into(), Style::OpenAI, Some("in-process".into()), 0);
+        opts.transport = Some(Arc::new(InProcessTransport { generate }));
+        Ok(opts)
     }
 }
 
 impl ClientJson {
     fn read(text: &str) -> Result<ClientJson> {
         parse_object(text, "createClient options")?
-            .ok_or_else(|| Error::Invalid("createClient: options must be an object".into()))
+            .ok_or_else(|| Error::Type("createClient: options must be an object".into()))
     }
 
     fn finish(self, base_url: String, style: Style, api_key: Option<String>, retries: u32) -> ClientOptions {
+        const OWNER: &str = "createClient";
         let mut opts = ClientOptions::new(base_url, style, self.model.unwrap_or_default());
         opts.api_key = api_key;
         opts.headers = self.headers;
@@ -138,6 +179,12 @@ impl ClientJson {
         opts.retry_base_ms = self.retry_base_ms.unwrap_or(opts.retry_base_ms);
         opts.timeout_ms = self.timeout_ms;
         opts.request_params = self.request_params;
+        opts.hooks = self.hooks.finish(OWNER, style);
+        opts.wait_for = self.wait_for.named(OWNER, "waitFor");
+        opts.body_transform = self.body_transform.named(OWNER, "bodyTransform");
+        opts.on_metric = self.on_metric.named(OWNER, "onMetric");
+        opts.on_error = self.on_error.named(OWNER, "onError");
+        opts.store = self.store.0;
         opts
     }
 }
@@ -239,14 +286,92 @@ mod tests {
         assert!(client(json!({"requestParams": null})).request_params.is_none());
     }
 
+    /// A host table whose every function answers its own place, and whose object 0 is an
+    /// in-memory store.
+    struct Host(Arc<crate::client::InMemoryStore>);
+
+    impl crate::hostfn::Table for Host {
+        fn callback(&self, n: usize) -> Option<SharedCallback> {
+            Some(crate::callback::callback(move |_| async move { Ok(json!(n)) }))
+        }
+        fn object(&self, n: usize) -> Option<crate::hostfn::HostObject> {
+            (n == 0).then(|| self.0.clone() as crate::hostfn::HostObject)
+        }
+    }
+
+    fn hosted(v: Value, read: fn(&str) -> Result<ClientOptions>) -> Result<ClientOptions> {
+        let host = std::rc::Rc::new(Host(Arc::default()));
+        crate::hostfn::read_with(host, || read(&v.to_string()))
+    }
+
+    const F: &str = crate::hostfn::FN;
+
     #[test]
     fn in_process_clients_have_no_wire() {
-        let text = json!({"baseUrl": "http://x", "style": "anthropic", "apiKey": "k", "model": "local"}).to_string();
-        let o = ClientOptions::in_process_from_json(&text).unwrap();
+        let text =
+            json!({"baseUrl": "http://x", "style": "anthropic", "apiKey": "k", "model": "local", "generate": {F: 0}});
+        let o = hosted(text, ClientOptions::in_process_from_json).unwrap();
         assert_eq!((o.base_url.as_str(), o.style, o.model.as_str()), (IN_PROCESS_BASE_URL, Style::OpenAI, "local"));
         assert_eq!((o.api_key.as_deref(), o.retries, o.max_turns), (Some("in-process"), 0, 10));
-        let o = ClientOptions::in_process_from_json(r#"{"retries": "3", "maxTurns": 4, "systemPrompt": "s"}"#).unwrap();
+        assert!(o.transport.is_some() && !o.builtin_transport());
+        let o = hosted(
+            json!({"retries": "3", "maxTurns": 4, "systemPrompt": "s", "generate": {F: 1}}),
+            ClientOptions::in_process_from_json,
+        )
+        .unwrap();
         assert_eq!((o.retries, o.max_turns, o.system_prompt.as_deref()), (3, 4, Some("s")));
+        // Without a `generate` function there is no in-process client.
+        for generate in [json!(null), json!("g"), json!(1)] {
+            let e =
+                hosted(json!({ "generate": generate }), ClientOptions::in_process_from_json).err().expect("refused");
+            assert_eq!(e.to_string(), "toolnexus: createInProcessClient requires a `generate` function");
+        }
+        // createClient reads no `generate`: its wire is the endpoint's.
+        assert!(hosted(json!({"generate": {F: 0}}), ClientOptions::from_json).unwrap().builtin_transport());
+    }
+
+    #[tokio::test]
+    async fn callbacks_hooks_fetch_and_store_are_options_like_any_other() {
+        let o = hosted(
+            json!({"waitFor": {F: 0}, "bodyTransform": {F: 1}, "onMetric": {F: 2}, "onError": {F: 3}, "fetch": {F: 4},
+                   "hooks": {"beforeLLM": {F: 5}, "afterLLM": null, "beforeTool": 0, "afterTool": {F: 6}},
+                   "store": {"\u{0}obj": 0}, "requestParams": {"t": 1, "f": {F: 7}}}),
+            ClientOptions::from_json,
+        )
+        .unwrap();
+        for (cb, n) in [(&o.wait_for, 0), (&o.body_transform, 1), (&o.on_metric, 2), (&o.on_error, 3)] {
+            assert_eq!(cb.as_ref().unwrap().call(Value::Null).await.unwrap(), json!(n));
+        }
+        assert_eq!(o.hooks.before_llm.as_ref().unwrap().call(Value::Null).await.unwrap(), json!(5));
+        assert!(o.hooks.after_llm.is_none() && o.hooks.before_tool.is_none());
+        assert_eq!(o.hooks.after_tool.as_ref().unwrap().call(Value::Null).await.unwrap(), json!(6));
+        assert!(!o.builtin_transport(), "a fetch is the transport");
+        assert!(o.store.is_some());
+        // A function inside plain data is left out, as JSON.stringify leaves it out.
+        assert_eq!(Value::Object(o.request_params.unwrap()), json!({"t": 1}));
+    }
+
+    #[tokio::test]
+    async fn a_callback_option_that_is_no_function_fails_when_called_with_a_type_error() {
+        let o = hosted(json!({"onMetric": "x", "hooks": {"afterTool": [1]}, "hooks2": 1}), ClientOptions::from_json)
+            .unwrap();
+        let e = o.on_metric.unwrap().call(Value::Null).await.unwrap_err();
+        assert_eq!(e.to_string(), "createClient: `onMetric` is not a function (got string)");
+        assert_eq!(e.js_class(), "TypeError");
+        let e = o.hooks.after_tool.unwrap().call(Value::Null).await.unwrap_err();
+        assert_eq!(e.to_string(), "createClient: `hooks.afterTool` is not a function (got object)");
+        // Hooks that are not an object are no hooks.
+        assert!(hosted(json!({"hooks": "x"}), ClientOptions::from_json).unwrap().hooks.before_llm.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_store_without_its_methods_fails_when_it_is_used() {
+        for store in [json!({}), json!("memory"), json!({"get": "nope", "save": {F: 0}})] {
+            let o = hosted(json!({ "store": store }), ClientOptions::from_json).unwrap();
+            let e = o.store.unwrap().get("c1").await.unwrap_err();
+            assert_eq!((e.js_class(), e.to_string().as_str()), ("TypeError", "store.get is not a function"));
+        }
+        assert!(hosted(json!({"store": null}), ClientOptions::from_json).unwrap().store.is_none());
     }
 
     #[test]

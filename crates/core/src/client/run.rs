@@ -39,8 +39,11 @@ impl Callback for TextOnly<'_> {
 }
 
 impl Client {
+    /// A client whose `ask` remembers conversations in the options' store (by default, a fresh
+    /// in-memory one).
     pub fn new(opts: ClientOptions) -> Result<Client> {
-        Self::with_store(opts, Arc::new(InMemoryStore::default()))
+        let store = opts.store.clone().unwrap_or_else(|| Arc::new(InMemoryStore::default()));
+        Self::with_store(opts, store)
     }
 
     /// A client whose `ask` remembers conversations in `store`.

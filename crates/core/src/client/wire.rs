@@ -13,6 +13,17 @@ pub enum Style {
 }
 
 impl Style {
+    /// The `style` option: only the string "anthropic" selects the Anthropic wire.
+    pub fn of_option(style: Option<&str>) -> Style {
+        if style == Some("anthropic") {
+            Style::Anthropic
+        } else {
+            Style::OpenAI
+        }
+    }
+}
+
+impl Style {
     pub fn parse(s: &str) -> Option<Style> {
         match s {
             "openai" => Some(Style::OpenAI),

@@ -14,6 +14,7 @@
 mod clock;
 mod core;
 mod heartbeat;
+mod options;
 mod task;
 mod tree;
 mod turn;
@@ -24,6 +25,7 @@ mod verbs;
 pub use self::core::AgentRuntime;
 pub use clock::{Clock, SystemClock, TimerCancel, TimerFn, VirtualClock};
 pub use heartbeat::{Heartbeat, HeartbeatStop};
+pub use options::{HostClock, RuntimeHost};
 pub use types::{
     AgentDef, Budget, HandleId, HandleSnapshot, HandleState, HandleView, InboxItem, Inspection, Llm, RuntimeOptions,
     Spawner, TaskResult, TaskStatus, ROOT,
