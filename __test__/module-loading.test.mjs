@@ -42,7 +42,7 @@ test("the agents namespace compiles its code on first use and then holds plain d
   const program = `
     const path = require("node:path")
     const { agents } = require(process.argv[1])
-    const file = path.join(path.dirname(process.argv[1]), "agents.js")
+    const file = path.join(path.dirname(process.argv[1]), "lib", "agents", "index.js")
     const before = Object.keys(agents)
     const loadedEarly = file in require.cache
     const { Agent } = agents
@@ -57,7 +57,7 @@ test("the agents namespace compiles its code on first use and then holds plain d
   const r = spawnSync(process.execPath, ["-e", program, fileURLToPath(new URL("../index.js", import.meta.url))], { encoding: "utf8" })
   assert.equal(r.status, 0, r.stderr)
   const out = JSON.parse(r.stdout)
-  assert.equal(out.loadedEarly, false, "agents.js is not loaded by the import")
+  assert.equal(out.loadedEarly, false, "lib/agents is not loaded by the import")
   assert.equal(out.loadedLate, true, "reading a member loads it")
   assert.deepEqual(out.after, out.before, "the same members, in the same order, before and after")
   assert.equal(out.before.length, 22)

@@ -44,7 +44,7 @@ export function packLocal(out) {
     // The root package: its `files`, the manifest with optionalDependencies, and what prepack runs.
     const rootStage = path.join(stage, "root")
     mkdirSync(path.join(rootStage, "scripts"), { recursive: true })
-    for (const f of [...pkg.files, "README.md", "LICENSE"]) cpSync(path.join(root, f), path.join(rootStage, f))
+    for (const f of [...pkg.files, "README.md", "LICENSE"]) cpSync(path.join(root, f), path.join(rootStage, f), { recursive: true })
     for (const f of ["check-pack.mjs", "targets.mjs"]) cpSync(path.join(root, "scripts", f), path.join(rootStage, "scripts", f))
     writeFileSync(path.join(rootStage, "package.json"), JSON.stringify({ ...pkg, optionalDependencies: optionalDependencies(pkg) }, null, 2) + "\n")
     // The platform package: npm/<abi> plus the binary (what `napi artifacts` stages in CI).

@@ -1,0 +1,290 @@
+"use strict"
+// Values crossing between JavaScript and the core: JSON with JavaScript's own semantics
+// (toJSON, undefined, BigInt, very deep values), the calling convention of bridged functions
+// (a value in, its JSON out, at once or later for a Promise), options crossing whole, and
+// AbortSignals wired to the core's cancel tokens.
+
+const { native } = require("./native.js")
+
+const encode = (value) => {
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch (e) {
+    if (!tooDeep(e)) throw e
+    text = stringifyDeep(value, false)
+  }
+  return text === undefined ? "null" : text
+}
+
+/** JSON.stringify ran out of stack: the value nests deeper than its recursion goes. */
+const tooDeep = (e) => e instanceof RangeError && /call stack/i.test(e.message)
+
+/** Whether `v` has the internal slot `valueOf` (of a wrapper's prototype) checks for. */
+function hasSlot(valueOf, v) {
+  try {
+    valueOf.call(v)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * JSON.stringify(value) without recursion, for values too deep for it: the same text, read the
+ * same way (toJSON, wrapper objects, skipped and nulled members, a TypeError for a cycle or a
+ * BigInt). `lenient` is encodeLenient's replacer: a BigInt as its digits, a cycle left out.
+ */
+function stringifyDeep(value, lenient) {
+  const out = []
+  const frames = []
+  const open = new Set()
+  const resolve = (holder, key) => {
+    let v = holder[key]
+    if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
+      const toJSON = v.toJSON
+      if (typeof toJSON === "function") v = toJSON.call(v, key)
+    }
+    if (lenient) {
+      if (typeof v === "bigint") v = v.toString()
+      else if (typeof v === "object" && v !== null && open.has(v)) return undefined
+    }
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+      const proto = Object.getPrototypeOf(v)
+      if (proto !== Object.prototype && proto !== null) {
+        if (hasSlot(Number.prototype.valueOf, v)) v = Number(v)
+        else if (hasSlot(String.prototype.valueOf, v)) v = String(v)
+        else if (hasSlot(Boolean.prototype.valueOf, v)) v = Boolean.prototype.valueOf.call(v)
+        else if (hasSlot(BigInt.prototype.valueOf, v)) v = BigInt.prototype.valueOf.call(v)
+      }
+    }
+    return v
+  }
+  const scalar = (v) => {
+    switch (typeof v) {
+      case "string":
+        return JSON.stringify(v)
+      case "number":
+        return Number.isFinite(v) ? String(v) : "null"
+      case "boolean":
+        return v ? "true" : "false"
+      case "bigint":
+        throw new TypeError("Do not know how to serialize a BigInt")
+      default:
+        return v === null ? "null" : undefined
+    }
+  }
+  const enter = (v) => {
+    if (open.has(v)) throw new TypeError("Converting circular structure to JSON")
+    open.add(v)
+    const array = Array.isArray(v)
+    frames.push({ v, array, keys: array ? null : Object.keys(v), n: array ? v.length : 0, i: 0, first: true })
+    out.push(array ? "[" : "{")
+  }
+  const top = resolve({ "": value }, "")
+  if (top === null || typeof top !== "object") return scalar(top)
+  enter(top)
+  while (frames.length > 0) {
+    const f = frames[frames.length - 1]
+    if (f.i >= (f.array ? f.n : f.keys.length)) {
+      out.push(f.array ? "]" : "}")
+      open.delete(f.v)
+      frames.pop()
+      continue
+    }
+    const key = f.array ? String(f.i) : f.keys[f.i]
+    f.i++
+    const v = resolve(f.v, key)
+    const nested = v !== null && typeof v === "object"
+    let text = nested ? undefined : scalar(v)
+    if (!nested && text === undefined) {
+      if (!f.array) continue
+      text = "null"
+    }
+    if (!f.first) out.push(",")
+    f.first = false
+    if (!f.array) out.push(JSON.stringify(key), ":")
+    if (nested) enter(v)
+    else out.push(text)
+  }
+  return out.join("")
+}
+/**
+ * A value from the core: its JSON text, or `[json, places, ...strings]` when it carries strings
+ * too long to go inside one JSON text (see `json::Pieces` in the core): each place is
+ * `[index, ...path]`, and the string `strings[index]` goes back at that path.
+ */
+function fromCore(crossed) {
+  if (typeof crossed === "string") return JSON.parse(crossed)
+  const root = JSON.parse(crossed[0])
+  let value = root
+  for (const [index, ...path] of JSON.parse(crossed[1])) {
+    const text = crossed[2 + index]
+    if (path.length === 0) {
+      value = text
+      continue
+    }
+    let at = root
+    for (let i = 0; i < path.length - 1; i++) at = at[path[i]]
+    at[path[path.length - 1]] = text
+  }
+  return value
+}
+
+const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"
+
+// The core calls a bridged function as `(json, replyId)`. It answers at once by returning
+// JSON text; a Promise answers later through native.reply / native.replyError, so the core
+// never has to wrap a Promise per call.
+function answer(id, out, finish) {
+  if (!isThenable(out)) return finish(out)
+  Promise.resolve(out).then(
+    (value) => {
+      let text
+      try {
+        text = finish(value)
+      } catch (e) {
+        native.replyError(id, e)
+        return
+      }
+      native.reply(id, text)
+    },
+    (e) => native.replyError(id, e),
+  )
+  return undefined
+}
+
+const asText = (text) => String(text)
+
+/** A function answering JSON text (or a Promise of it), in the core's calling convention. */
+const lift = (fn) => (json, id) => answer(id, fn(json), asText)
+
+/**
+ * Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). Told
+ * the value is one it may change in place (`inPlace`), a falsy answer gives the value back as
+ * the function left it.
+ */
+const bridge = (fn, self) => (json, id, inPlace) => {
+  const value = fromCore(json)
+  return answer(id, fn.call(self, value), inPlace ? (out) => encode(out || value) : encode)
+}
+
+// ---- options, crossed whole ----
+// An options object crosses as one document: its JSON, with each function replaced by
+// `{"\u0000fn": n}` (n: its place in the list of bridged functions that goes with it) and each
+// value backed by an addon object (a store, a compactor, a clock) by `{"\u0000obj": n}`. The
+// core's option types read every field of it, callbacks included (`hostfn` in the core).
+
+const FN = "\u0000fn"
+const OBJ = "\u0000obj"
+const RAW = Symbol("toolnexus.bridged")
+
+/** Mark a function that already speaks the core's calling convention (no `bridge` around it). */
+const raw = (fn) => {
+  fn[RAW] = true
+  return fn
+}
+
+/** A value backed by an addon object -> that object's shared form (`shared()`). */
+const natives = new WeakMap()
+
+/**
+ * `[json, fns, objects]` for `value`: a function is bridged with `this` bound to the object
+ * holding it (or to the object `origins` says that holder stands for: an adapted copy stands
+ * for the caller's own object).
+ */
+function crossing(value, origins) {
+  const fns = []
+  const objects = []
+  const json = JSON.stringify(value, function mark(key, v) {
+    if (v === null || (typeof v !== "object" && typeof v !== "function")) return v
+    const shared = natives.get(v)
+    if (shared !== undefined) {
+      objects.push(shared)
+      return { [OBJ]: objects.length - 1 }
+    }
+    if (typeof v !== "function") return v
+    fns.push(v[RAW] ? v : bridge(v, origins?.get(this) ?? this))
+    return { [FN]: fns.length - 1 }
+  })
+  return [json === undefined ? "null" : json, fns, objects]
+}
+
+/**
+ * A callback option as the reference treats it: unset when falsy, called when set. A value
+ * that is set but is not a function is accepted here and fails where the reference fails, when
+ * it is called, with a TypeError that names it.
+ */
+function callable(where, name, value) {
+  if (!value || typeof value === "function") return value || undefined
+  return () => {
+    throw new TypeError(`${where}: \`${name}\` is not a function (got ${typeof value})`)
+  }
+}
+
+/**
+ * JSON for a value crossing into the core, with the wire's leniency: where JSON.stringify
+ * would throw (a circular reference, a BigInt), the cycle is left out and the BigInt is
+ * written as its digits, instead of failing the whole run.
+ */
+function encodeLenient(value) {
+  try {
+    return encode(value)
+  } catch {
+    const ancestors = []
+    let text
+    try {
+      text = JSON.stringify(value, function replace(key, v) {
+        if (typeof v === "bigint") return v.toString()
+        if (v === null || typeof v !== "object") return v
+        // `this` is the object holding `key`: drop the ancestors we have walked back out of.
+        while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop()
+        if (ancestors.includes(v)) return undefined
+        ancestors.push(v)
+        return v
+      })
+    } catch (e) {
+      if (!tooDeep(e)) throw e
+      text = stringifyDeep(value, true)
+    }
+    return text === undefined ? "null" : text
+  }
+}
+
+/** Wire an AbortSignal to a fresh core cancel token; `release` unhooks the listener. */
+const noRelease = () => {}
+const NO_SIGNAL = { token: undefined, release: noRelease }
+
+/** A cancel token fired by `signal`; none at all without a signal, unless `always` asks for one. */
+function abortWiring(signal, always = false) {
+  if (!signal && !always) return NO_SIGNAL
+  const token = new native.CancelToken()
+  if (!signal) return { token, release: noRelease }
+  const fire = () => {
+    const r = signal.reason
+    token.cancel(r instanceof Error ? r.message : r === undefined ? undefined : String(r))
+  }
+  if (signal.aborted) {
+    fire()
+    return { token, release: () => {} }
+  }
+  signal.addEventListener("abort", fire, { once: true })
+  return { token, release: () => signal.removeEventListener("abort", fire) }
+}
+
+/** Run one native call under an optional signal; an abort rejects with the signal's own reason. */
+async function withSignal(signal, call) {
+  const { token, release } = abortWiring(signal)
+  try {
+    return await call(token)
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason
+    throw e
+  } finally {
+    release()
+  }
+}
+
+const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
+
+module.exports = { encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, callable, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }

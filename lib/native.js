@@ -1,0 +1,11 @@
+"use strict"
+// The addon, as the loader finds it (loader.js), with this environment's warnings routed.
+
+const native = require("../loader.js")
+
+// The core's `[toolnexus] …` warnings, through whatever `console.warn` is at that moment.
+native.setWarn((text) => {
+  console.warn(text)
+})
+
+module.exports = { native }
