@@ -13,7 +13,7 @@ use serde_json::Value;
 use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::serve::a2a::{build_agent_card, CardSkill};
 use toolnexus_core::serve::http::Server;
-use toolnexus_core::serve::options::{A2AConfig, ServeSecurity};
+use toolnexus_core::serve::options::A2AConfig;
 use toolnexus_core::serve::start::{or_block, start_server, toolkit_skills, StartOptions};
 use toolnexus_core::serve::store::{
     store_choice, FileTaskStore, InMemoryTaskStore, SharedTaskStore, StoreChoice, TaskStore,
@@ -158,38 +158,20 @@ pub fn start_server_js(
     store: Option<&NativeTaskStore>,
     toolkit: Option<&NativeToolkit>,
 ) -> Result<crate::dispatch::JsPromise> {
-    let opts = parse_json(&spec.options, "serve options")?;
-    let security = ServeSecurity::from_value(&opts).map_err(core_err)?;
-    let field = |k: &str| opts.get(k).cloned();
-    let store: Option<SharedTaskStore> = match (store, spec.store_get, spec.store_save) {
+    let mut o = StartOptions::from_json(&spec.options, Arc::new(JsCallback(spec.run_task))).map_err(core_err)?;
+    o.store = match (store, spec.store_get, spec.store_save) {
         (Some(s), _, _) => Some(s.inner.clone()),
-        (None, Some(get), Some(save)) => Some(Arc::new(JsTaskStore { get, save })),
+        (None, Some(get), Some(save)) => Some(Arc::new(JsTaskStore { get, save }) as SharedTaskStore),
         _ => None,
     };
-    let mcp_tools = match spec.mcp_tools {
-        Some(specs) => js_tools(specs, 0)?,
-        None => Vec::new(),
-    };
+    if let Some(specs) = spec.mcp_tools {
+        o.mcp_tools = js_tools(specs, 0)?;
+    }
+    o.on_task = callback(spec.on_task);
+    o.on_call = callback(spec.on_call);
     // The environment's dispatcher exists before the hold on the process is taken.
     crate::dispatch::Home::of(env)?;
-    let mut o = StartOptions {
-        addr: opts.get("addr").map(json::js_string).unwrap_or_else(|| "undefined".into()),
-        a2a: field("a2a"),
-        store,
-        skills: opts
-            .get("skills")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().map(CardSkill::of_value).collect())
-            .unwrap_or_default(),
-        run_task: Arc::new(JsCallback(spec.run_task)),
-        on_task: callback(spec.on_task),
-        mcp: field("mcp"),
-        mcp_tools,
-        on_call: callback(spec.on_call),
-        security,
-        reachable_tools: Vec::new(),
-        hold: crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold),
-    };
+    o.hold = crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold);
     if let Some(tk) = toolkit {
         let tk = &tk.inner;
         o.a2a = or_block(o.a2a.take(), tk.a2a_block());

@@ -44,6 +44,37 @@ pub struct StartOptions {
     pub hold: Option<Hold>,
 }
 
+impl StartOptions {
+    /// A server's options from the JSON of its plain ones (`{ addr, a2a?, mcp?, skills?, auth?,
+    /// allowedOrigins?, maxBodyBytes? }`), read as the reference reads them: `addr` as text
+    /// (`"undefined"` when missing), the profiles kept as given, each skill read leniently.
+    /// The host attaches what JSON cannot carry: `runTask`, `onTask`, `onCall`, a store, tools.
+    pub fn from_json(text: &str, run_task: SharedCallback) -> Result<StartOptions> {
+        let opts = crate::json::parse_str::<Value>(text)
+            .map_err(|e| Error::Invalid(format!("serve options: invalid JSON ({e})")))?;
+        let security = ServeSecurity::from_value(&opts)?;
+        let field = |k: &str| opts.get(k).cloned();
+        Ok(StartOptions {
+            addr: opts.get("addr").map(crate::json::js_string).unwrap_or_else(|| "undefined".into()),
+            a2a: field("a2a"),
+            store: None,
+            skills: opts
+                .get("skills")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().map(CardSkill::of_value).collect())
+                .unwrap_or_default(),
+            run_task,
+            on_task: None,
+            mcp: field("mcp"),
+            mcp_tools: Vec::new(),
+            on_call: None,
+            security,
+            reachable_tools: Vec::new(),
+            hold: None,
+        })
+    }
+}
+
 /// The MCP profile a value turns on: any truthy value (a non-object one with defaults).
 pub fn mcp_config(v: Option<&Value>) -> Result<Option<McpServeConfig>> {
     match v {
@@ -104,4 +135,26 @@ pub async fn start_server(o: StartOptions) -> Result<Server> {
         hold: o.hold,
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(v: Value) -> StartOptions {
+        let run = crate::callback::callback(|_| async { Ok(Value::Null) });
+        StartOptions::from_json(&v.to_string(), run).unwrap()
+    }
+
+    #[test]
+    fn the_plain_options_are_read_as_the_reference_reads_them() {
+        let o = read(json!({"addr": 8080, "a2a": {"name": "x"}, "skills": [{"id": "s"}, 3], "maxBodyBytes": 10}));
+        assert_eq!(o.addr, "8080");
+        assert_eq!(o.a2a, Some(json!({"name": "x"})));
+        assert_eq!((o.skills.len(), o.mcp.is_none()), (2, true));
+        assert_eq!(read(json!({})).addr, "undefined");
+        let e = StartOptions::from_json("{", crate::callback::callback(|_| async { Ok(Value::Null) })).err().unwrap();
+        assert!(e.to_string().starts_with("serve options: invalid JSON"));
+    }
 }
