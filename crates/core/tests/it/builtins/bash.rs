@@ -83,8 +83,17 @@ async fn wait_gone(pid: i32) -> bool {
 }
 
 #[cfg(target_os = "linux")]
+/// The pid a command wrote to `file`. A process that left the group is not waited for by the
+/// call, so on a loaded machine it may write its pid after the call returned: give it time.
 fn read_pid(file: &Path) -> i32 {
-    text(file).trim().parse().unwrap()
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "no pid in {}", file.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[cfg(target_os = "linux")]
