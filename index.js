@@ -21,6 +21,9 @@ const { InMemoryTaskStore, FileTaskStore, resolveStore, buildAgentCard, startA2A
 
 // ---- agents (SPEC §7D-§7F): lib/agents, compiled on first use ----
 
+/** @typedef {typeof import("./lib/agents/index.js")} AgentsModule */
+
+/** @type {Array<keyof AgentsModule>} */
 const AGENT_MEMBERS = [
   "compactor", "estimateTokens", "composeSoul", "memoryTool", "runGated", "allTodosDone", "guardedHooks", "Loop",
   "BOOTSTRAP_ORDER", "MAX_FILE_BYTES", "TRUNCATION_NOTICE", "HEARTBEAT_OK", "HEARTBEAT_PROMPT", "systemClock",
@@ -30,13 +33,15 @@ const AGENT_MEMBERS = [
 /**
  * The `agents` namespace. Its members start as accessors; the first read or write of any of
  * them loads lib/agents and turns every member into the plain data property it is from then on.
+ * Either way, each member reads as lib/agents' own.
  */
-const agents = {}
+const agents = /** @type {AgentsModule} */ ({})
 
+/** Load lib/agents and put each of its members on `agents` as a plain data property. */
 function loadAgents() {
   const members = require("./lib/agents/index.js")
   for (const key of Object.keys(members)) {
-    Object.defineProperty(agents, key, { value: members[key], writable: true, enumerable: true, configurable: true })
+    Object.defineProperty(agents, key, { value: /** @type {Record<string, unknown>} */ (members)[key], writable: true, enumerable: true, configurable: true })
   }
 }
 
@@ -48,7 +53,8 @@ for (const key of AGENT_MEMBERS) {
     },
     set(value) {
       loadAgents()
-      agents[key] = value
+      // Whatever the caller sets (TypeScript types a write through a union of keys as `never`).
+      agents[key] = /** @type {never} */ (value)
     },
     enumerable: true,
     configurable: true,

@@ -13,6 +13,26 @@ const fs = require("node:fs")
 const path = require("node:path")
 const { version } = require("./package.json")
 
+/**
+ * The running platform: Node's names, the C library on Linux, and the target as napi names it.
+ * @typedef {object} Host
+ * @property {NodeJS.Platform} platform
+ * @property {string} arch
+ * @property {"musl" | "glibc" | null} libc null off Linux
+ * @property {string} abi
+ * @property {string | null} [libcVersion] the glibc version, found only for an error message
+ */
+
+/**
+ * One place the addon was looked for that did not load, and why (a thrown value: anything).
+ * @typedef {{ where: string, error: unknown, local?: boolean }} Failure
+ */
+
+/**
+ * What this file reads of Node's diagnostic report.
+ * @typedef {{ header?: { glibcVersionRuntime?: string }, sharedObjects?: unknown }} Report
+ */
+
 const SCOPE = "@toolnexus/binding"
 const REPOSITORY = "https://github.com/toolnexus/toolnexus-rs"
 
@@ -28,6 +48,7 @@ const SUPPORTED = [
   "win32-arm64-msvc",
 ]
 
+/** @param {string} name */
 const isMusl = (name) => /(?:^|\/)(?:ld-musl-|libc\.musl-)/.test(name)
 
 /**
@@ -36,6 +57,7 @@ const isMusl = (name) => /(?:^|\/)(?:ld-musl-|libc\.musl-)/.test(name)
  * costs 10-40 ms, so it is the fallback, and the source of the glibc version for error messages).
  * The maps are searched for plain substrings: in a fresh process, compiling a regular expression
  * for its first use costs more than reading the file.
+ * @returns {"musl" | "glibc"}
  */
 function linuxLibc() {
   try {
@@ -51,14 +73,18 @@ function linuxLibc() {
   return r && r.header ? "musl" : "glibc"
 }
 
-/** Node's diagnostic report of this process, without its network part; null when unavailable. */
+/**
+ * Node's diagnostic report of this process, without its network part; null when unavailable.
+ * @returns {Report | null}
+ */
 function report() {
-  const rep = process.report
+  // Missing on some runtimes; `excludeNetwork` exists only on newer Node.
+  const rep = /** @type {(NodeJS.ProcessReport & { excludeNetwork?: boolean }) | undefined} */ (process.report)
   if (!rep || typeof rep.getReport !== "function") return null
   const before = rep.excludeNetwork
   try {
     rep.excludeNetwork = true
-    return rep.getReport()
+    return /** @type {Report} */ (rep.getReport())
   } catch {
     return null
   } finally {
@@ -68,16 +94,24 @@ function report() {
   }
 }
 
-/** The glibc version, for messages only (the report is slow: asked only when loading failed). */
+/**
+ * The glibc version, for messages only (the report is slow: asked only when loading failed).
+ * @returns {string | null}
+ */
 function glibcVersion() {
   const r = report()
   return (r && r.header && r.header.glibcVersionRuntime) || null
 }
 
-/** The running platform, as napi names targets: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`. */
+/**
+ * The running platform, as napi names targets: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`.
+ * @returns {Host}
+ */
 function detect() {
   const { platform, arch } = process
+  /** @type {Host["libc"]} */
   let libc = null
+  /** @type {string} */
   let abi
   if (platform === "linux") {
     libc = linuxLibc()
@@ -90,14 +124,31 @@ function detect() {
   return { platform, arch, libc, abi }
 }
 
+/**
+ * The host in words: `linux x64 (glibc 2.31)`.
+ * @param {Host} host
+ * @returns {string}
+ */
 function describe(host) {
   const libc = host.libc ? ` (${host.libc}${host.libcVersion ? " " + host.libcVersion : ""})` : ""
   return `${host.platform} ${host.arch}${libc}`
 }
 
-/** The first line of an error's message (dlopen's messages are one line; keep it that way). */
-const firstLine = (e) => String((e && e.message) || e).split("\n")[0]
+/**
+ * The first line of an error's message (dlopen's messages are one line; keep it that way).
+ * @param {unknown} e a thrown value: its `message` when it has a truthy one, else itself
+ * @returns {string}
+ */
+const firstLine = (e) => String((e && /** @type {{ message?: unknown }} */ (e).message) || e).split("\n")[0]
 
+/**
+ * The one error thrown when nothing loads: what was detected, what was looked for, the fix.
+ * @param {Host} host
+ * @param {string} pkg the platform package's name
+ * @param {Failure[]} failures
+ * @param {boolean} supported whether the platform has a prebuilt addon
+ * @returns {Error & { code?: string }}
+ */
 function failure(host, pkg, failures, supported) {
   if (host.libc === "glibc") host.libcVersion = glibcVersion()
   const lines = []
@@ -106,7 +157,7 @@ function failure(host, pkg, failures, supported) {
     const f = failures[0]
     lines.push(`toolnexus: the native addon ${f.where} failed to load: ${firstLine(f.error).replace(`${f.where}: `, "")}`)
     for (const more of failures.slice(1)) lines.push(`  also: ${more.where}: ${firstLine(more.error)}`)
-    const glibc = /GLIBC_([0-9.]+)' not found/.exec(String(f.error && f.error.message))
+    const glibc = /GLIBC_([0-9.]+)' not found/.exec(String(f.error && /** @type {{ message?: unknown }} */ (f.error).message))
     if (glibc) {
       lines.push(
         `  it needs glibc ${glibc[1]}; this system has ${host.libcVersion ? "glibc " + host.libcVersion : "an older one"}.`,
@@ -130,15 +181,21 @@ function failure(host, pkg, failures, supported) {
     )
   }
   lines.push(`Supported: ${SUPPORTED.join(", ")}.`)
+  /** @type {Error & { code?: string }} */
   const error = new Error(lines.join("\n"), failures.length ? { cause: failures[0].error } : undefined)
   error.code = "ERR_TOOLNEXUS_NATIVE"
   return error
 }
 
+/**
+ * The addon: a local build, else the platform package; throws `failure(...)` when neither loads.
+ * @returns {typeof import("./binding")}
+ */
 function load() {
   const host = detect()
   const pkg = `${SCOPE}-${host.abi}`
   const supported = SUPPORTED.includes(host.abi)
+  /** @type {Failure[]} */
   const failures = []
 
   // A local build: a checkout after `npm run build`, or an unsupported platform built from source.
@@ -152,11 +209,12 @@ function load() {
   }
 
   if (supported) {
+    /** @type {string | null} */
     let manifest = null
     try {
       manifest = require.resolve(`${pkg}/package.json`)
     } catch (error) {
-      if (!error || error.code !== "MODULE_NOT_FOUND") failures.push({ where: pkg, error })
+      if (!error || /** @type {{ code?: unknown }} */ (error).code !== "MODULE_NOT_FOUND") failures.push({ where: pkg, error })
     }
     if (manifest) {
       const dir = path.dirname(manifest)

@@ -32,6 +32,19 @@ test("every request goes through the user fetch with (url, { method, headers, bo
   assert.deepStrictEqual(JSON.parse(seen[1].init.body).messages.at(-1), { role: "tool", tool_call_id: "k1", content: "5" })
 })
 
+test("a request body over 1 MiB reaches the user fetch whole", async () => {
+  const prompt = "x".repeat(2 * 1024 * 1024 + 3)
+  let sent
+  const fetch = async (url, init) => {
+    sent = init.body
+    return json(textReply("long one"))
+  }
+  const c = createClient({ baseUrl: "http://llm.invalid/v1", model: "m", apiKey: "k", fetch })
+  const res = await c.run(prompt, { toolkit: await createToolkit({ builtins: false }) })
+  assert.equal(res.text, "long one")
+  assert.equal(JSON.parse(sent).messages[0].content, prompt)
+})
+
 test("anthropic style through fetch: url and headers", async () => {
   let seen
   const fetch = async (url, init) => {

@@ -5,16 +5,59 @@ const { native } = require("./native.js")
 const { encode, withSignal } = require("./crossing.js")
 const { wrapNative } = require("./core-tools.js")
 
-/** An Agent descriptor: plain data, the four fields present even when unset. */
+/**
+ * A remote A2A agent, addressed by its Agent Card URL.
+ * @typedef {object} Agent
+ * @property {string} card where the Agent Card is
+ * @property {Record<string, string>} [headers]
+ * @property {number} [timeout]
+ * @property {number} [pollEvery]
+ */
+
+/**
+ * One entry of a config file's `agents` block.
+ * @typedef {object} AgentConfig
+ * @property {string} card
+ * @property {Record<string, string>} [headers]
+ * @property {number} [timeout]
+ * @property {number} [pollEvery]
+ * @property {boolean} [enabled]
+ * @property {boolean} [disabled]
+ */
+
+/**
+ * A config file's `agents` block: entry id (a label only) -> its settings.
+ * @typedef {Record<string, AgentConfig>} AgentsConfig
+ */
+
+/**
+ * An Agent descriptor: plain data, the four fields present even when unset.
+ * @param {Agent} opts
+ * @returns {Agent}
+ */
 function agent(opts) {
   return { card: opts.card, headers: opts.headers, timeout: opts.timeout, pollEvery: opts.pollEvery }
 }
 
-/** The `agents` option as a list (an iterable is spread as the reference spreads it). */
+/**
+ * The `agents` option as a list (an iterable is spread as the reference spreads it).
+ * @param {Iterable<Agent> | null | undefined} agents
+ * @returns {Agent[] | undefined}
+ */
 const agentList = (agents) => (agents == null ? undefined : [...agents])
 
+/**
+ * One tool per skill the agent's card advertises.
+ * @param {Agent} ag
+ * @returns {Promise<import("./core-tools.js").Tool[]>}
+ */
 const agentTools = async (ag) => (await withSignal(undefined, () => native.agentTools(encode(ag)))).map(wrapNative)
 
+/**
+ * The enabled entries of an `agents` block, as descriptors in order.
+ * @param {AgentsConfig | undefined} block
+ * @returns {Agent[]}
+ */
 const parseAgentsConfig = (block) =>
   JSON.parse(native.parseAgentsConfig(block === undefined ? undefined : encode(block))).map(agent)
 

@@ -8,23 +8,91 @@ const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle } = require("./toolkit.js")
 
-/** The `fetch` option: a user's fetch is called, and its Response read, by `fetchBridge`. */
-const fetchOption = (f) => (typeof f === "function" ? raw(lift(fetchBridge(f))) : f)
+/** @typedef {import("./toolkit.js").Toolkit} Toolkit */
+/** @typedef {import("../index").RunResult} RunResult */
+/** @typedef {import("../index").StreamEvent} StreamEvent */
+
+/**
+ * Storage for `ask` transcripts: `get` answers a conversation's messages (or undefined), `save`
+ * keeps them; either may answer with a Promise. A store of the addon's own crosses as itself;
+ * any other object's methods are read when they are called.
+ * @typedef {object} ConversationStore
+ * @property {(id: string) => unknown} get
+ * @property {(id: string, messages: unknown[]) => unknown} save
+ */
+
+/**
+ * A client's options, as far as they are read here; the whole object crosses to the core
+ * (see `crossing`), which reads every field.
+ * @typedef {object} ClientOptions
+ * @property {ConversationStore | null} [store] where `ask` keeps conversations; in memory when absent
+ * @property {unknown} [fetch] the transport for LLM requests: a fetch-like function (see `fetchOption`)
+ * @property {unknown} [onError] decides whether a failed LLM call is retried; called when it is a function
+ */
+
+/**
+ * The options `createInProcessClient` hands the constructor: the model's `generate` under a key
+ * of this module's own.
+ * @typedef {ClientOptions & { [GENERATE]?: unknown }} ClientInit
+ */
+
+/**
+ * `createInProcessClient`'s options: a client's, and the model itself.
+ * @typedef {ClientOptions & { generate?: unknown }} InProcessOptions
+ */
+
+/**
+ * What `run` reads of its second argument.
+ * @typedef {object} RunContext
+ * @property {unknown} [toolkit] a Toolkit from createToolkit(); checked (`toolkitHandle`): anything
+ *   else is refused with a TypeError
+ * @property {AbortSignal | null} [signal]
+ * @property {unknown[] | null} [history] the transcript to continue (`null`: none)
+ */
+
+/**
+ * What `ask` and `stream` read of their second argument.
+ * @typedef {object} AskContext
+ * @property {unknown} [toolkit] a Toolkit from createToolkit(), checked as for `run`
+ * @property {AbortSignal | null} [signal]
+ * @property {unknown} [id] the conversation's key in the store (used when truthy)
+ * @property {unknown} [on_text] called with each text delta (`ask` only; a callback option)
+ * @property {unknown} [onText] the same, when `on_text` is not set
+ */
+
+/**
+ * `translate`'s request: OpenAI shapes, crossing as JSON but for `toolkit` and `signal`.
+ * `toolkit`, when given, must be a Toolkit from createToolkit() (checked).
+ * @typedef {{ toolkit?: unknown, signal?: AbortSignal | null, [key: string]: unknown }} TranslateRequest
+ */
+
+/**
+ * The `fetch` option: a user's fetch is called, and its Response read, by `fetchBridge`.
+ * @param {unknown} f
+ * @returns {unknown} a bridge for a function; anything else as it is (the core reads it)
+ */
+const fetchOption = (f) => (typeof f === "function" ? raw(lift(fetchBridge(/** @type {import("./fetch.js").FetchLike} */ (f)))) : f)
 
 /**
  * The `store` option: the addon's own stores cross as themselves; any other object's `get` and
  * `save` are read when called, as the reference calls them.
+ * @param {unknown} store
+ * @returns {unknown} the store itself when it is not an object or is one of the addon's own,
+ *   else `{ get, save }` bridged
  */
 function storeOption(store) {
   if (store === null || typeof store !== "object" || natives.has(store)) return store
+  // Taken as a ConversationStore: a missing method fails when the core calls it.
   return {
-    get: raw(bridge((id) => store.get(id))),
-    save: raw(bridge(([id, messages]) => store.save(id, messages))),
+    get: raw(bridge((id) => /** @type {ConversationStore} */ (store).get(id))),
+    save: raw(bridge(([id, messages]) => /** @type {ConversationStore} */ (store).save(id, messages))),
   }
 }
 
+/** @type {WeakMap<InMemoryConversationStore, import("../binding").NativeMemoryStore>} */
 const memoryStores = new WeakMap() // InMemoryConversationStore -> NativeMemoryStore
 
+/** Conversations for the life of the process, kept by the core (the default store). */
 class InMemoryConversationStore {
   constructor() {
     const store = new native.NativeMemoryStore()
@@ -32,26 +100,45 @@ class InMemoryConversationStore {
     natives.set(this, store.shared())
   }
 
+  /**
+   * @param {unknown} id
+   * @returns {Promise<unknown[] | undefined>} the conversation's messages, undefined for none
+   */
   async get(id) {
-    const json = memoryStores.get(this).get(String(id))
+    // Each store has its native store from its constructor on.
+    const json = /** @type {import("../binding").NativeMemoryStore} */ (memoryStores.get(this)).get(String(id))
     return json == null ? undefined : fromCore(json)
   }
 
+  /**
+   * @param {unknown} id
+   * @param {unknown} messages
+   * @returns {Promise<void>}
+   */
   async save(id, messages) {
-    memoryStores.get(this).save(String(id), encode(messages))
+    /** @type {import("../binding").NativeMemoryStore} */ (memoryStores.get(this)).save(String(id), encode(messages))
   }
 }
 
 
-/** A run of the client's: its RunResult, shaped as the reference's. */
+/**
+ * A run of the client's: its RunResult, shaped as the reference's.
+ * @param {AbortSignal | null | undefined} signal
+ * @param {(token: import("../binding").CancelToken | undefined) => PromiseLike<import("./crossing.js").Crossed>} call
+ * @returns {Promise<RunResult>}
+ */
 const runUnder = async (signal, call) => runResult(await underSignal(signal, call))
 
 const GENERATE = Symbol("toolnexus.generate")
 
+/** A model, its options, and the loop that runs against it: every run goes through the core. */
 class Client {
+  /** @type {import("../binding").NativeClient} */
   #native
+  /** @type {ConversationStore} the store `ask` uses: the caller's, or one in memory */
   #store
 
+  /** @param {ClientInit} opts */
   constructor(opts) {
     const given = opts !== null && typeof opts === "object"
     // A store without get/save fails where the reference fails: when the client uses it.
@@ -63,22 +150,33 @@ class Client {
           ...opts,
           fetch: fetchOption(opts.fetch),
           store: storeOption(this.#store),
-          onError: typeof onError === "function" ? raw(bridge((info) => onError("error" in info ? { ...info, error: native.makeError(encode(info.error)) } : info))) : onError,
+          onError: typeof onError === "function" ? raw(bridge((/** @type {import("../index").ErrorInfo} */ info) => onError("error" in info ? { ...info, error: native.makeError(encode(info.error)) } : info))) : onError,
           // Called as a plain function, as the reference calls it.
-          generate: typeof generate === "function" ? raw(bridge(generate)) : generate,
+          generate: typeof generate === "function" ? raw(bridge(/** @type {(request: unknown) => unknown} */ (generate))) : generate,
         }
       : opts
     this.#native = new native.NativeClient(...crossing(adapted, given ? new Map([[adapted, opts]]) : undefined), generate !== undefined)
   }
 
+  /** @returns {ConversationStore} */
   conversationStore() {
     return this.#store
   }
 
+  /**
+   * The metrics so far, as Prometheus text.
+   * @returns {string}
+   */
   metrics() {
     return this.#native.metrics()
   }
 
+  /**
+   * Run the loop over `prompt` with `ctx.toolkit`'s tools.
+   * @param {unknown} prompt
+   * @param {RunContext} ctx
+   * @returns {Promise<RunResult>}
+   */
   async run(prompt, ctx) {
     const handle = toolkitHandle(ctx, "run")
     // `null` crosses as "null": the core reads it as no history.
@@ -86,6 +184,12 @@ class Client {
     return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam()))
   }
 
+  /**
+   * A run that continues the conversation the store keeps under `ctx.id`.
+   * @param {unknown} prompt
+   * @param {AskContext} ctx
+   * @returns {Promise<RunResult>}
+   */
   async ask(prompt, ctx) {
     const handle = toolkitHandle(ctx, "ask")
     const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
@@ -93,18 +197,34 @@ class Client {
     return runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam()))
   }
 
+  /**
+   * One provider call, OpenAI shapes in and out; no tool is run.
+   * @param {TranslateRequest} req
+   * @returns {Promise<import("../index").TranslateResult>}
+   */
   async translate(req) {
     if (req === null || typeof req !== "object") throw new TypeError("translate: request must be an object")
-    const handle = req.toolkit === undefined ? undefined : handles.get(req.toolkit)
+    // Looked up whatever it is: anything that is not one of our Toolkits finds nothing.
+    const handle = req.toolkit === undefined ? undefined : handles.get(/** @type {Toolkit} */ (req.toolkit))
     if (req.toolkit !== undefined && !handle) throw new TypeError("translate: `toolkit` must be a Toolkit from createToolkit()")
     const { toolkit, signal, ...plain } = req
     return underSignal(signal, (token) => this.#native.translate(encode(plain), handle, token, userSeam()))
   }
 
+  /**
+   * A translate result's tool calls as an OpenAI `tool_calls` array (each field as the result has it).
+   * @param {unknown} res
+   * @returns {Array<{ id: unknown, type: "function", function: { name: unknown, arguments: unknown } }>}
+   */
   static toolCallsJSON(res) {
     return JSON.parse(native.toolCallsJson(encode(res)))
   }
 
+  /**
+   * A conversation over `ctx.toolkit` (a Toolkit from createToolkit(), checked at each send).
+   * @param {{ toolkit?: unknown, signal?: AbortSignal | null } | null} [ctx]
+   * @returns {Conversation}
+   */
   conversation(ctx) {
     return new Conversation(this, ctx?.toolkit, ctx?.signal)
   }
@@ -112,6 +232,9 @@ class Client {
   /**
    * Events as the loop produces them. The loop waits for each event to be taken before it
    * goes on, as a generator would, and stops when the consumer stops.
+   * @param {unknown} prompt
+   * @param {AskContext} ctx
+   * @returns {AsyncGenerator<StreamEvent, void, unknown>}
    */
   stream(prompt, ctx) {
     const nativeClient = this.#native
@@ -119,15 +242,19 @@ class Client {
       const handle = toolkitHandle(ctx, "stream")
       const signal = ctx.signal
       const { token, release } = abortWiring(signal, true)
+      /** @type {Array<{ ev: StreamEvent, ack: (answer: string) => void }>} events not yet taken, each with its acknowledgement */
       const queue = []
+      /** @type {((value?: unknown) => void) | null} wakes the generator waiting for news */
       let wake = null
       let settled = false
+      /** @type {unknown} */
       let failure
       const poke = () => {
         const w = wake
         wake = null
         w?.()
       }
+      /** @param {import("./crossing.js").Crossed} json */
       const onEvent = (json) =>
         new Promise((ack) => {
           const ev = fromCore(json)
@@ -150,7 +277,8 @@ class Client {
       try {
         for (;;) {
           if (queue.length) {
-            const { ev, ack } = queue.shift()
+            // The queue is not empty here.
+            const { ev, ack } = /** @type {(typeof queue)[number]} */ (queue.shift())
             yield ev
             ack("null")
             continue
@@ -162,7 +290,8 @@ class Client {
           await new Promise((resolve) => (wake = resolve))
         }
       } finally {
-        if (!settled) token.cancel()
+        // `abortWiring` asked with `always` gives a token.
+        if (!settled) /** @type {import("../binding").CancelToken} */ (token).cancel()
         for (const { ack } of queue.splice(0)) ack("null")
         release()
       }
@@ -172,35 +301,59 @@ class Client {
 
 /** A multi-turn conversation: each send continues the transcript in `messages`. */
 class Conversation {
+  /** @type {Client} */
   #client
+  /** @type {unknown} */
   #toolkit
+  /** @type {AbortSignal | null | undefined} */
   #signal
 
+  /**
+   * @param {Client} client
+   * @param {unknown} toolkit
+   * @param {AbortSignal | null | undefined} signal
+   */
   constructor(client, toolkit, signal) {
+    /** @type {unknown[]} the transcript so far */
     this.messages = []
     this.#client = client
     this.#toolkit = toolkit
     this.#signal = signal
   }
 
+  /**
+   * A run that continues the transcript; its messages become the transcript.
+   * @param {unknown} prompt
+   * @returns {Promise<RunResult>}
+   */
   async send(prompt) {
     const result = await this.#client.run(prompt, { toolkit: this.#toolkit, signal: this.#signal, history: this.messages })
     this.messages = result.messages
     return result
   }
 
+  /** Start over: an empty transcript. */
   reset() {
     this.messages = []
   }
 }
 
-/** A client whose model is a `generate` function in this process: no wire, no key. */
+/**
+ * A client whose model is a `generate` function in this process: no wire, no key.
+ * @param {InProcessOptions | null} [opts]
+ * @returns {Client}
+ */
 function createInProcessClient(opts) {
   const { generate, ...rest } = opts ?? {}
   // The core refuses anything but a function here.
   return new Client({ ...rest, fetch: undefined, [GENERATE]: generate ?? null })
 }
 
+/**
+ * A client over `opts` (see `Client`).
+ * @param {ClientOptions} opts
+ * @returns {Client}
+ */
 const createClient = (opts) => new Client(opts)
 
 module.exports = { fetchOption, storeOption, memoryStores, InMemoryConversationStore, Client, Conversation, createClient, createInProcessClient }

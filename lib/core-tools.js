@@ -6,8 +6,57 @@
 const { encode, encodeLenient, fromCore, answer, raw, abortWiring } = require("./crossing.js")
 
 /**
+ * The outcome of a tool call.
+ * @typedef {object} ToolResult
+ * @property {string} output
+ * @property {boolean} isError
+ * @property {Record<string, unknown>} [metadata]
+ */
+
+/**
+ * What a call hands a tool besides its arguments.
+ * @typedef {object} ToolContext
+ * @property {AbortSignal} [signal]
+ * @property {number} [timeout]
+ * @property {import("./types.js").Answer} [answer] the resolution of a suspension, when the call is a retry after one
+ */
+
+/**
+ * A Tool's `execute`.
+ * @typedef {(args?: Record<string, unknown>, ctx?: ToolContext) => Promise<ToolResult>} ToolExecute
+ */
+
+/**
+ * The uniform Tool shape (what `wrapNative` and `defineTool` make).
+ * @typedef {object} Tool
+ * @property {string} name
+ * @property {string} description
+ * @property {Record<string, unknown>} inputSchema a JSON Schema object
+ * @property {string} source
+ * @property {ToolExecute} execute
+ */
+
+/**
+ * A value a caller hands over as a Tool: its fields are read as they are, and checked where
+ * they matter (`name`, `execute`).
+ * @typedef {object} ToolLike
+ * @property {unknown} [name]
+ * @property {unknown} [description]
+ * @property {unknown} [inputSchema]
+ * @property {unknown} [source]
+ * @property {unknown} [execute]
+ */
+
+/**
+ * A JS tool's `execute` as `signalled` calls it: the arguments are the call's JSON, parsed.
+ * @typedef {(args: any, ctx: ToolContext | undefined) => unknown} SignalledExecute
+ */
+
+/**
  * A ToolResult from the core: its JSON, or for a long output `[json of the rest, output]`
  * (the output crosses as a string of its own, unescaped).
+ * @param {string | [string, string]} crossed
+ * @returns {ToolResult}
  */
 const toolResult = (crossed) => {
   if (typeof crossed === "string") return JSON.parse(crossed)
@@ -20,6 +69,8 @@ const toolResult = (crossed) => {
  * A tool the core owns, as a plain Tool object: its declaration read once, `execute`
  * crossing with the JSON of the arguments and of `{ answer, timeout }`, `ctx.signal` wired
  * to the call's cancel token.
+ * @param {import("../binding").NativeTool} handle
+ * @returns {Tool}
  */
 function wrapNative(handle) {
   const { name, description, inputSchema, source } = JSON.parse(handle.decl())
@@ -42,14 +93,25 @@ function wrapNative(handle) {
 
 // Tool objects made by wrapNative, with what they were made with: while a tool still has all
 // of it, a server built from it (buildMcpServer) runs the core's tool without a JS hop.
+/** @type {WeakMap<object, { handle: import("../binding").NativeTool, name: string, description: string, inputSchema: Record<string, unknown>, source: string, execute: ToolExecute }>} */
 const nativeTools = new WeakMap()
 
+/**
+ * Record `t` as made from `handle`, with its fields as they are now; `t` back.
+ * @param {import("../binding").NativeTool} handle
+ * @param {Tool} t
+ * @returns {Tool}
+ */
 function remember(handle, t) {
   nativeTools.set(t, { handle, name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source, execute: t.execute })
   return t
 }
 
-/** The core's handle behind `t`, when `t` is a wrapNative tool nobody has changed. */
+/**
+ * The core's handle behind `t`, when `t` is a wrapNative tool nobody has changed.
+ * @param {ToolLike} t
+ * @returns {import("../binding").NativeTool | undefined}
+ */
 function nativeHandle(t) {
   const r = t !== null && typeof t === "object" ? nativeTools.get(t) : undefined
   const same = r && r.name === t.name && r.description === t.description && r.inputSchema === t.inputSchema && r.source === t.source && r.execute === t.execute
@@ -61,8 +123,11 @@ function nativeHandle(t) {
  * A JS tool's bridged call. A call carrying `call` (a number) comes from a caller that can give
  * up (a served MCP request whose client left): ctx gets an AbortSignal of its own, aborted by a
  * later `{ abort }` message with the same number.
+ * @param {SignalledExecute} execute
+ * @returns {JsonFn}
  */
 function signalled(execute) {
+  /** @type {Map<unknown, AbortController>} */
   const signals = new Map()
   return (json, id) => {
     const msg = fromCore(json)
@@ -74,6 +139,7 @@ function signalled(execute) {
     if (msg.call === undefined) return answer(id, execute(msg.args, msg.ctx), encodeLenient)
     const controller = new AbortController()
     signals.set(msg.call, controller)
+    /** @type {Promise<unknown>} */
     let out
     try {
       out = Promise.resolve(execute(msg.args, { ...msg.ctx, signal: controller.signal }))
@@ -86,20 +152,38 @@ function signalled(execute) {
   }
 }
 
+/**
+ * A caller's Tool as the core takes it (`extraTools[i]`): its declaration as JSON, and its call.
+ * @param {ToolLike} t
+ * @param {number} i
+ * @returns {import("../binding").JsToolSpec}
+ */
 function toolSpec(t, i) {
   if (t === null || typeof t !== "object" || typeof t.name !== "string" || typeof t.execute !== "function") {
     throw new TypeError(`extraTools[${i}] is not a Tool: it needs a string \`name\` and an \`execute\` function`)
   }
-  const call = signalled((args, ctx) => t.execute(args, ctx))
+  // `execute` is a function (checked above).
+  const call = signalled((args, ctx) => /** @type {Tool} */ (t).execute(args, ctx))
   return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
 }
 
+/**
+ * The JSON of the part of a ToolContext that crosses (`answer`, `timeout`); none without one.
+ * @param {ToolContext | null | undefined} ctx
+ * @returns {string | undefined}
+ */
 const contextJson = (ctx) => (ctx == null ? undefined : encode({ answer: ctx.answer, timeout: ctx.timeout }))
 
-/** A Tool object as the core calls it: its declaration, and `execute` with a signal of its own. */
+/**
+ * A Tool object as the core calls it: its declaration, and `execute` with a signal of its own.
+ * Anything that is not an object with an `execute` function is handed back as it is.
+ * @param {ToolLike} t
+ * @returns {ToolLike}
+ */
 function toolOption(t) {
   if (t === null || typeof t !== "object" || typeof t.execute !== "function") return t
-  const execute = raw(signalled((args, ctx) => t.execute(args, ctx)))
+  // `execute` is a function (checked above).
+  const execute = raw(signalled((args, ctx) => /** @type {Tool} */ (t).execute(args, ctx)))
   return { name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source, execute }
 }
 

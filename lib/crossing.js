@@ -6,6 +6,39 @@
 
 const { native } = require("./native.js")
 
+/**
+ * A value from the core: its JSON text, or `[json, places, ...strings]` (see `fromCore`).
+ * @typedef {string | string[]} Crossed
+ */
+
+/**
+ * A function in the core's calling convention (a bridged function): `(json, replyId, inPlace)`,
+ * answering JSON text at once or `undefined` and later through `native.reply` / `native.replyError`.
+ * @typedef {JsonFn} Bridged
+ */
+
+/**
+ * The shared form of an addon object, as its `shared()` hands it out.
+ * @typedef {import("../binding").ExternalObject<unknown>} SharedForm
+ */
+
+/**
+ * An options document: its JSON, the bridged functions its `{"\u0000fn": n}` markers name and
+ * the addon objects its `{"\u0000obj": n}` markers name (the constructors' first three arguments).
+ * @typedef {[string, JsonFn[], import("../binding").ExternalObject<Shared>[]]} Crossing
+ */
+
+/**
+ * A core cancel token wired to a signal (none without one), and how to unhook it.
+ * @typedef {{ token: import("../binding").CancelToken | undefined, release: () => void }} Wiring
+ */
+
+/**
+ * JSON text for `value` as JSON.stringify writes it ("null" where it writes nothing), deep
+ * values included.
+ * @param {unknown} value
+ * @returns {string}
+ */
 const encode = (value) => {
   let text
   try {
@@ -17,10 +50,19 @@ const encode = (value) => {
   return text === undefined ? "null" : text
 }
 
-/** JSON.stringify ran out of stack: the value nests deeper than its recursion goes. */
+/**
+ * JSON.stringify ran out of stack: the value nests deeper than its recursion goes.
+ * @param {unknown} e
+ * @returns {boolean}
+ */
 const tooDeep = (e) => e instanceof RangeError && /call stack/i.test(e.message)
 
-/** Whether `v` has the internal slot `valueOf` (of a wrapper's prototype) checks for. */
+/**
+ * Whether `v` has the internal slot `valueOf` (of a wrapper's prototype) checks for.
+ * @param {() => unknown} valueOf
+ * @param {unknown} v
+ * @returns {boolean}
+ */
 function hasSlot(valueOf, v) {
   try {
     valueOf.call(v)
@@ -34,11 +76,26 @@ function hasSlot(valueOf, v) {
  * JSON.stringify(value) without recursion, for values too deep for it: the same text, read the
  * same way (toJSON, wrapper objects, skipped and nulled members, a TypeError for a cycle or a
  * BigInt). `lenient` is encodeLenient's replacer: a BigInt as its digits, a cycle left out.
+ * @param {unknown} value
+ * @param {boolean} lenient
+ * @returns {string | undefined} undefined where JSON.stringify gives undefined
  */
 function stringifyDeep(value, lenient) {
+  /** @type {string[]} */
   const out = []
+  /**
+   * One container being written: an array by index, an object by its own keys.
+   * @type {Array<{ v: unknown[], array: true, keys: null, n: number, i: number, first: boolean } | { v: object, array: false, keys: string[], n: number, i: number, first: boolean }>}
+   */
   const frames = []
+  /** @type {Set<unknown>} */
   const open = new Set()
+  /**
+   * The member `key` of `holder` as JSON.stringify reads it (toJSON, wrapper objects).
+   * @param {any} holder
+   * @param {string} key
+   * @returns {unknown}
+   */
   const resolve = (holder, key) => {
     let v = holder[key]
     if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
@@ -60,6 +117,11 @@ function stringifyDeep(value, lenient) {
     }
     return v
   }
+  /**
+   * The JSON of a value that is not a container; undefined where JSON leaves it out.
+   * @param {unknown} v
+   * @returns {string | undefined}
+   */
   const scalar = (v) => {
     switch (typeof v) {
       case "string":
@@ -74,11 +136,17 @@ function stringifyDeep(value, lenient) {
         return v === null ? "null" : undefined
     }
   }
+  /**
+   * Open a container: its frame, and its opening bracket.
+   * @param {object} v
+   */
   const enter = (v) => {
     if (open.has(v)) throw new TypeError("Converting circular structure to JSON")
     open.add(v)
     const array = Array.isArray(v)
-    frames.push({ v, array, keys: array ? null : Object.keys(v), n: array ? v.length : 0, i: 0, first: true })
+    frames.push(
+      /** @type {(typeof frames)[number]} */ ({ v, array, keys: array ? null : Object.keys(v), n: array ? v.length : 0, i: 0, first: true }),
+    )
     out.push(array ? "[" : "{")
   }
   const top = resolve({ "": value }, "")
@@ -105,7 +173,8 @@ function stringifyDeep(value, lenient) {
     f.first = false
     if (!f.array) out.push(JSON.stringify(key), ":")
     if (nested) enter(v)
-    else out.push(text)
+    // `text` is set here: a scalar's JSON, or "null" for an array member JSON leaves out.
+    else out.push(/** @type {string} */ (text))
   }
   return out.join("")
 }
@@ -113,6 +182,8 @@ function stringifyDeep(value, lenient) {
  * A value from the core: its JSON text, or `[json, places, ...strings]` when it carries strings
  * too long to go inside one JSON text (see `json::Pieces` in the core): each place is
  * `[index, ...path]`, and the string `strings[index]` goes back at that path.
+ * @param {Crossed} crossed
+ * @returns {any} the parsed JSON value
  */
 function fromCore(crossed) {
   if (typeof crossed === "string") return JSON.parse(crossed)
@@ -131,11 +202,24 @@ function fromCore(crossed) {
   return value
 }
 
-const isThenable = (v) => v !== null && (typeof v === "object" || typeof v === "function") && typeof v.then === "function"
+/**
+ * Whether `v` has a `then` method (a Promise or any thenable).
+ * @param {unknown} v
+ * @returns {v is PromiseLike<unknown>}
+ */
+const isThenable = (v) =>
+  v !== null && (typeof v === "object" || typeof v === "function") && typeof /** @type {{ then?: unknown }} */ (v).then === "function"
 
 // The core calls a bridged function as `(json, replyId)`. It answers at once by returning
 // JSON text; a Promise answers later through native.reply / native.replyError, so the core
 // never has to wrap a Promise per call.
+/**
+ * @template T
+ * @param {number} id the reply id the core gave the call
+ * @param {T | PromiseLike<T>} out what the function returned
+ * @param {(value: T) => string} finish the JSON text for a settled value
+ * @returns {string | undefined} the answer now, or undefined when it comes later
+ */
 function answer(id, out, finish) {
   if (!isThenable(out)) return finish(out)
   Promise.resolve(out).then(
@@ -154,15 +238,23 @@ function answer(id, out, finish) {
   return undefined
 }
 
+/** @param {unknown} text */
 const asText = (text) => String(text)
 
-/** A function answering JSON text (or a Promise of it), in the core's calling convention. */
+/**
+ * A function answering JSON text (or a Promise of it), in the core's calling convention.
+ * @param {(json: Crossed) => unknown} fn called with the value as it crossed, unparsed
+ * @returns {JsonFn}
+ */
 const lift = (fn) => (json, id) => answer(id, fn(json), asText)
 
 /**
  * Bridge a JS function to the core: a value in, its JSON out (or later, for a Promise). Told
  * the value is one it may change in place (`inPlace`), a falsy answer gives the value back as
  * the function left it.
+ * @param {(this: unknown, value: any) => unknown} fn called with the parsed JSON value
+ * @param {unknown} [self] `this` for the calls
+ * @returns {JsonFn}
  */
 const bridge = (fn, self) => (json, id, inPlace) => {
   const value = fromCore(json)
@@ -179,28 +271,42 @@ const FN = "\u0000fn"
 const OBJ = "\u0000obj"
 const RAW = Symbol("toolnexus.bridged")
 
-/** Mark a function that already speaks the core's calling convention (no `bridge` around it). */
+/**
+ * Mark a function that already speaks the core's calling convention (no `bridge` around it).
+ * @template {JsonFn} F
+ * @param {F} fn
+ * @returns {F}
+ */
 const raw = (fn) => {
-  fn[RAW] = true
+  /** @type {F & { [RAW]?: boolean }} */ (fn)[RAW] = true
   return fn
 }
 
-/** A value backed by an addon object -> that object's shared form (`shared()`). */
+/**
+ * A value backed by an addon object -> that object's shared form (`shared()`).
+ * @type {WeakMap<object, SharedForm>}
+ */
 const natives = new WeakMap()
 
 /**
  * `[json, fns, objects]` for `value`: a function is bridged with `this` bound to the object
  * holding it (or to the object `origins` says that holder stands for: an adapted copy stands
  * for the caller's own object).
+ * @param {unknown} value
+ * @param {Map<unknown, unknown>} [origins]
+ * @returns {Crossing}
  */
 function crossing(value, origins) {
+  /** @type {JsonFn[]} */
   const fns = []
+  /** @type {import("../binding").ExternalObject<Shared>[]} */
   const objects = []
   const json = JSON.stringify(value, function mark(key, v) {
     if (v === null || (typeof v !== "object" && typeof v !== "function")) return v
     const shared = natives.get(v)
     if (shared !== undefined) {
-      objects.push(shared)
+      // What `shared()` hands out is the core's `External<Shared>`; the binding types it loosely.
+      objects.push(/** @type {import("../binding").ExternalObject<Shared>} */ (shared))
       return { [OBJ]: objects.length - 1 }
     }
     if (typeof v !== "function") return v
@@ -214,9 +320,14 @@ function crossing(value, origins) {
  * A callback option as the reference treats it: unset when falsy, called when set. A value
  * that is set but is not a function is accepted here and fails where the reference fails, when
  * it is called, with a TypeError that names it.
+ * @param {string} where
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {((...args: any[]) => any) | undefined}
  */
 function callable(where, name, value) {
-  if (!value || typeof value === "function") return value || undefined
+  // Falsy or a function: the function, or undefined.
+  if (!value || typeof value === "function") return /** @type {((...args: any[]) => any) | undefined} */ (value || undefined)
   return () => {
     throw new TypeError(`${where}: \`${name}\` is not a function (got ${typeof value})`)
   }
@@ -226,11 +337,14 @@ function callable(where, name, value) {
  * JSON for a value crossing into the core, with the wire's leniency: where JSON.stringify
  * would throw (a circular reference, a BigInt), the cycle is left out and the BigInt is
  * written as its digits, instead of failing the whole run.
+ * @param {unknown} value
+ * @returns {string}
  */
 function encodeLenient(value) {
   try {
     return encode(value)
   } catch {
+    /** @type {unknown[]} */
     const ancestors = []
     let text
     try {
@@ -253,9 +367,27 @@ function encodeLenient(value) {
 
 /** Wire an AbortSignal to a fresh core cancel token; `release` unhooks the listener. */
 const noRelease = () => {}
+/** @type {Wiring} */
 const NO_SIGNAL = { token: undefined, release: noRelease }
 
-/** A cancel token fired by `signal`; none at all without a signal, unless `always` asks for one. */
+/**
+ * A cancel token fired by `signal`; none at all without a signal, unless `always` asks for one.
+ * @overload
+ * @param {AbortSignal | null | undefined} signal
+ * @param {true} always
+ * @returns {{ token: import("../binding").CancelToken, release: () => void }} a token, always
+ */
+/**
+ * @overload
+ * @param {AbortSignal | null | undefined} signal
+ * @param {boolean} [always]
+ * @returns {Wiring}
+ */
+/**
+ * @param {AbortSignal | null | undefined} signal
+ * @param {boolean} [always]
+ * @returns {Wiring}
+ */
 function abortWiring(signal, always = false) {
   if (!signal && !always) return NO_SIGNAL
   const token = new native.CancelToken()
@@ -272,7 +404,13 @@ function abortWiring(signal, always = false) {
   return { token, release: () => signal.removeEventListener("abort", fire) }
 }
 
-/** Run one native call under an optional signal; an abort rejects with the signal's own reason. */
+/**
+ * Run one native call under an optional signal; an abort rejects with the signal's own reason.
+ * @template T
+ * @param {AbortSignal | null | undefined} signal
+ * @param {(token: import("../binding").CancelToken | undefined) => T | PromiseLike<T>} call
+ * @returns {Promise<T>}
+ */
 async function withSignal(signal, call) {
   const { token, release } = abortWiring(signal)
   try {
@@ -285,6 +423,12 @@ async function withSignal(signal, call) {
   }
 }
 
+/**
+ * `withSignal`, and the value the core answered with, parsed (`fromCore`).
+ * @param {AbortSignal | null | undefined} signal
+ * @param {(token: import("../binding").CancelToken | undefined) => PromiseLike<Crossed>} call
+ * @returns {Promise<any>} the parsed JSON value
+ */
 const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
 module.exports = { encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, callable, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }

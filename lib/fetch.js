@@ -4,21 +4,91 @@
 // LLM requests (`globalThis.fetch`), runs go through it.
 
 const { native } = require("./native.js")
-const { encode, lift } = require("./crossing.js")
+const { encode, fromCore, lift } = require("./crossing.js")
+
+/**
+ * The headers of a user's Response, as far as they are read here: listed with `entries()`
+ * when it has one, else asked for Retry-After with `get()`.
+ * @typedef {object} HeadersLike
+ * @property {() => Iterable<[string, string]>} [entries]
+ * @property {(name: string) => unknown} [get]
+ */
+
+/**
+ * What a user's `fetch` answers with: a WHATWG Response, or anything shaped enough like one.
+ * `ok` is read for its truth and `status` only when it is a number; the body's reader is used
+ * for a streaming request, `json()` for a plain success and `text()` otherwise.
+ * @typedef {object} ResponseLike
+ * @property {unknown} ok
+ * @property {unknown} [status]
+ * @property {HeadersLike | null} [headers]
+ * @property {{ getReader?: () => ReadableStreamDefaultReader<Uint8Array> } | null} [body]
+ * @property {() => Promise<string>} text
+ * @property {() => Promise<unknown>} json
+ */
+
+/**
+ * The second argument a user's `fetch` is called with: always a POST of JSON text, with the
+ * signal the core aborts when it gives the request up.
+ * @typedef {object} FetchInit
+ * @property {string} method
+ * @property {Record<string, string>} headers
+ * @property {string} body
+ * @property {AbortSignal} signal
+ */
+
+/**
+ * A user's `fetch` as the `fetch` option takes it (`globalThis.fetch` fits).
+ * @callback FetchLike
+ * @param {string} url
+ * @param {FetchInit} init
+ * @returns {ResponseLike | Promise<ResponseLike>}
+ */
+
+/**
+ * One message from the core to a fetch bridge (see `hosted.rs` in the core): a new request
+ * (`req`, `url`, `headers`, `body`, `stream`), the next chunk of an open stream (`pull`), a
+ * stream left unread (`cancel`), or a request given up before its answer (`abort`). The request's
+ * own fields are there on a new request only.
+ * @typedef {object} FetchMessage
+ * @property {number} [pull]
+ * @property {number} [cancel]
+ * @property {number} [abort]
+ * @property {number} req
+ * @property {string} url
+ * @property {Record<string, string>} headers
+ * @property {string} body
+ * @property {boolean} [stream]
+ */
+
+/**
+ * A streamed body being read: its reader, the decoder that keeps a character split across two
+ * chunks, and the request it answers.
+ * @typedef {object} OpenStream
+ * @property {ReadableStreamDefaultReader<Uint8Array>} reader
+ * @property {InstanceType<typeof TextDecoder>} decoder
+ * @property {number} req
+ */
 
 /**
  * The `fetch` option: call the user's fetch and read the Response here. A plain request
  * answers with the whole body; a streaming one keeps the reader and hands the core one
  * chunk per `pull`, so tokens reach the loop as they arrive.
+ * @param {FetchLike} fetchFn
+ * @returns {(json: import("./crossing.js").Crossed) => Promise<string>} the bridge, for `lift`: a
+ *   message as it crossed in, the answer's JSON out
  */
 function fetchBridge(fetchFn) {
+  /** @type {Map<number, OpenStream>} */
   const readers = new Map()
   // One AbortController per request in flight: the core aborts it when the run is aborted,
   // times out or stops reading, and the user's fetch sees that through `signal`.
+  /** @type {Map<number, AbortController>} */
   const controllers = new Map()
   let nextId = 1
   return async (json) => {
-    const msg = JSON.parse(json)
+    // One JSON text, or pieces when the request body holds a string over 1 MiB (see `fromCore`).
+    const msg = /** @type {FetchMessage} */ (fromCore(json))
     if (msg.pull !== undefined) {
       const open = readers.get(msg.pull)
       if (!open) return '{"done":true}'
@@ -71,7 +141,11 @@ function fetchBridge(fetchFn) {
   }
 }
 
-/** A Response's headers as pairs: all of them when they can be listed, else Retry-After alone. */
+/**
+ * A Response's headers as pairs: all of them when they can be listed, else Retry-After alone.
+ * @param {HeadersLike | null | undefined} headers
+ * @returns {[string, string][]}
+ */
 function headerPairs(headers) {
   if (headers == null) return []
   if (typeof headers.entries === "function") return [...headers.entries()]
@@ -93,9 +167,14 @@ function headerPairs(headers) {
 const DISPATCHER = Symbol.for("undici.globalDispatcher.1")
 const sourceOf = Function.prototype.toString
 
+/** @type {unknown} */
 let seenFetch
 let seenFetchIsNodes = false
-/** Whether `f` is Node's own `fetch` (its source loads Node's internal undici). */
+/**
+ * Whether `f` is Node's own `fetch` (its source loads Node's internal undici).
+ * @param {unknown} f whatever `globalThis.fetch` holds now
+ * @returns {boolean}
+ */
 function isNodesFetch(f) {
   if (f !== seenFetch) {
     seenFetch = f
@@ -108,19 +187,25 @@ function isNodesFetch(f) {
   return seenFetchIsNodes
 }
 
+/** @type {unknown} */
 let seenDispatcher
 let seenDispatcherIsNodes = true
-/** Whether `d` is no dispatcher, or the default Agent Node's fetch makes for itself. */
+/**
+ * Whether `d` is no dispatcher, or the default Agent Node's fetch makes for itself.
+ * @param {unknown} d whatever sits in undici's global dispatcher slot; read defensively (a
+ *   throw while reading it means it is not Node's own)
+ * @returns {boolean}
+ */
 function isNodesDispatcher(d) {
   if (d === undefined) return true
   if (d !== seenDispatcher) {
     seenDispatcher = d
     seenDispatcherIsNodes = false
     try {
-      const made = d.constructor
+      const made = /** @type {{ constructor?: unknown }} */ (d).constructor
       if (typeof made === "function" && made.name === "Agent" && sourceOf.call(made).startsWith("class extends DispatcherBase")) {
         const key = Object.getOwnPropertySymbols(d).find((k) => k.description === "options")
-        const options = key === undefined ? undefined : d[key]
+        const options = key === undefined ? undefined : /** @type {{ [k: symbol]: AgentOptions | null | undefined }} */ (d)[key]
         seenDispatcherIsNodes = options != null && options.connect === undefined && !options.interceptors
       }
     } catch {
@@ -130,7 +215,17 @@ function isNodesDispatcher(d) {
   return seenDispatcherIsNodes
 }
 
-/** Node's fetch is told to take its proxy from the environment. */
+/**
+ * The options undici's Agent keeps under its `options` symbol, as far as they are read here.
+ * @typedef {object} AgentOptions
+ * @property {unknown} [connect]
+ * @property {unknown} [interceptors]
+ */
+
+/**
+ * Node's fetch is told to take its proxy from the environment.
+ * @returns {boolean}
+ */
 function envProxy() {
   const v = process.env.NODE_USE_ENV_PROXY
   return (v !== undefined && v !== "" && v !== "0") || process.execArgv.includes("--use-env-proxy")
@@ -140,9 +235,10 @@ let globalFetchSet = false
 /**
  * Whether this run's LLM requests must go through `globalThis.fetch` (see above). The bridge
  * to it is handed to the addon the first time it is needed.
+ * @returns {boolean}
  */
 function userSeam() {
-  if (isNodesFetch(globalThis.fetch) && isNodesDispatcher(globalThis[DISPATCHER]) && !envProxy()) return false
+  if (isNodesFetch(globalThis.fetch) && isNodesDispatcher(/** @type {{ [k: symbol]: unknown }} */ (globalThis)[DISPATCHER]) && !envProxy()) return false
   if (!globalFetchSet) {
     native.setGlobalFetch(lift(fetchBridge((url, init) => globalThis.fetch(url, init))))
     globalFetchSet = true

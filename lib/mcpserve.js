@@ -5,6 +5,29 @@ const { native } = require("./native.js")
 const { encode, bridge, callable } = require("./crossing.js")
 const { nativeHandle, signalled } = require("./core-tools.js")
 
+/** @typedef {import("./core-tools.js").Tool} Tool */
+
+/**
+ * A message transport of the MCP SDK (`InMemoryTransport`, `StdioServerTransport`, ...), as far
+ * as `McpServer` uses it: what `start`, `send` and `close` return is awaited; the three handlers
+ * are chained (any the transport had before is still called first).
+ * @typedef {object} McpTransport
+ * @property {() => unknown} start
+ * @property {(message: unknown) => unknown} send
+ * @property {() => unknown} close
+ * @property {(() => void) | undefined} [onclose]
+ * @property {((error: Error) => void) | undefined} [onerror]
+ * @property {((message: unknown, extra?: unknown) => void) | undefined} [onmessage]
+ */
+
+/**
+ * The tools a served MCP profile exposes: the list itself when `cfg` has no filter, else those
+ * it names.
+ * @template {Tool} T
+ * @param {T[]} tools
+ * @param {unknown} [cfg] the MCP serving profile (`{ name?, version?, tools? }`)
+ * @returns {T[]}
+ */
 function exposedMcpTools(tools, cfg) {
   const picked = native.mcpExposed(
     tools.map((t) => String(t?.name)),
@@ -14,8 +37,13 @@ function exposedMcpTools(tools, cfg) {
   return picked == null ? tools : picked.map((i) => tools[i])
 }
 
-/** A JS tool as the served MCP server calls it: a throw or a rejection is the error result the reference makes of it. */
+/**
+ * A JS tool as the served MCP server calls it: a throw or a rejection is the error result the reference makes of it.
+ * @param {Tool} t
+ * @returns {JsonFn}
+ */
 function servedCall(t) {
+  /** @param {unknown} e */
   const failed = (e) => ({ output: e instanceof Error ? e.message : String(e), isError: true })
   return signalled((args, ctx) => {
     try {
@@ -26,6 +54,10 @@ function servedCall(t) {
   })
 }
 
+/**
+ * @param {unknown} v
+ * @returns {string}
+ */
 const textOf = (v) => (typeof v === "string" ? v : String(v))
 
 /**
@@ -35,23 +67,35 @@ const textOf = (v) => (typeof v === "string" ? v : String(v))
  * while a request is being answered, so a server on stdio ends when stdin does.
  */
 class McpServer {
+  /** @type {import("../binding").NativeMcpServer} */
   #native
+  /** @type {McpTransport | undefined} the transport connected now */
   #transport
+  /** @type {import("../binding").NativeMcpSession | undefined} its session (set and cleared with it) */
   #session
 
+  /** @param {import("../binding").NativeMcpServer} nativeServer */
   constructor(nativeServer) {
     this.#native = nativeServer
+    /** @type {(() => void) | undefined} called when the connected transport closes */
     this.onclose = undefined
+    /** @type {((error: Error) => void) | undefined} called with a transport's or a message's failure */
     this.onerror = undefined
   }
 
+  /** @returns {McpTransport | undefined} */
   get transport() {
     return this.#transport
   }
 
+  /**
+   * Serve over `transport` until it closes.
+   * @param {McpTransport} transport
+   * @returns {Promise<void>}
+   */
   async connect(transport) {
     const session = await this.#native.connect(
-      bridge(async (message) => {
+      bridge(async (/** @type {unknown} */ message) => {
         try {
           await transport.send(message)
         } catch (e) {
@@ -88,6 +132,12 @@ class McpServer {
     }
   }
 
+  /**
+   * A connection is over: its session closes; if it is still the current one, the server has
+   * none now and says so through `onclose`.
+   * @param {McpTransport} transport
+   * @param {import("../binding").NativeMcpSession} session
+   */
   #ended(transport, session) {
     session.close()
     if (this.#transport !== transport) return
@@ -96,6 +146,10 @@ class McpServer {
     this.onclose?.()
   }
 
+  /**
+   * Close the connected transport, if any.
+   * @returns {Promise<void>}
+   */
   async close() {
     const transport = this.#transport
     const session = this.#session
@@ -103,11 +157,20 @@ class McpServer {
     try {
       await transport.close()
     } finally {
-      if (this.#transport === transport) this.#ended(transport, session)
+      // `#session` is set and cleared together with `#transport`, so it is this transport's.
+      if (this.#transport === transport) this.#ended(transport, /** @type {import("../binding").NativeMcpSession} */ (session))
     }
   }
 }
 
+/**
+ * An MCP server of `tools`: a tool of the core's own that nobody has changed since `wrapNative`
+ * made it is served natively, any other through its `execute`.
+ * @param {Iterable<Tool>} tools
+ * @param {unknown} [cfg] the MCP serving profile (`{ name?, version?, tools? }`)
+ * @param {unknown} [onCall] called with each `tools/call` (a callback option: see `callable`)
+ * @returns {McpServer}
+ */
 function buildMcpServer(tools, cfg, onCall) {
   const observe = callable("buildMcpServer", "onCall", onCall)
   const server = new native.NativeMcpServer(cfg === undefined ? undefined : encode(cfg), observe && bridge(observe))

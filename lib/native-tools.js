@@ -3,9 +3,41 @@
 
 const { native } = require("./native.js")
 
+/** @typedef {import("./core-tools.js").Tool} Tool */
+/** @typedef {import("./core-tools.js").ToolContext} ToolContext */
+
+/**
+ * What `defineTool` makes a Tool of. `run` is read at each call, so a missing one fails then.
+ * @typedef {object} DefineToolOptions
+ * @property {string} name
+ * @property {string} description
+ * @property {Record<string, unknown>} [inputSchema]
+ * @property {string} [source]
+ * @property {(this: DefineToolOptions, args: Record<string, unknown>, ctx?: ToolContext) => unknown} run
+ *   a string result is the output, a ToolResult-shaped one passes through, anything else is JSON-encoded
+ */
+
+/**
+ * A decorator context, as far as `tool` reads it (absent when `tool(...)` wraps a plain function).
+ * @typedef {object} ToolDecoratorContext
+ * @property {string | symbol} [name]
+ * @property {(initializer: (this: object) => void) => void} [addInitializer]
+ */
+
+/**
+ * A function `tool` has marked: the Tool made of it, under `MARK`.
+ * @typedef {Function & { __tool?: Tool }} MarkedFunction
+ */
+
 // One schema object shared by every tool that declares none, as in the reference.
+/** @type {Record<string, unknown>} */
 const EMPTY_SCHEMA = JSON.parse(native.emptySchema())
 
+/**
+ * A Tool from a plain function (SPEC §6).
+ * @param {DefineToolOptions} opts
+ * @returns {Tool}
+ */
 function defineTool(opts) {
   if (opts == null) throw new TypeError(`Cannot read properties of ${opts} (reading 'name')`)
   return {
@@ -21,7 +53,8 @@ function defineTool(opts) {
           throw new TypeError(`defineTool: tool "${opts.name}" has no \`run\` function (got ${typeof run})`)
         }
         const out = await run.call(opts, args ?? {}, ctx)
-        if (out !== null && typeof out === "object" && "output" in out && "isError" in out) return out
+        // A ToolResult-shaped value passes through untouched, as the reference passes it.
+        if (out !== null && typeof out === "object" && "output" in out && "isError" in out) return /** @type {import("./core-tools.js").ToolResult} */ (out)
         return { output: typeof out === "string" ? out : (JSON.stringify(out) ?? ""), isError: false }
       } catch (e) {
         return { output: e instanceof Error ? e.message : String(e), isError: true }
@@ -32,9 +65,16 @@ function defineTool(opts) {
 
 // `tool(description, opts)` marks a function; `collectTools(obj)` gathers the marked ones,
 // from a per-instance registry (filled by a decorator's addInitializer) and own properties.
+/** @type {WeakMap<object, Tool[]>} */
 const perInstance = new WeakMap()
 const MARK = "__tool"
 
+/**
+ * A decorator (or plain wrapper) marking a function as a tool.
+ * @param {string} description
+ * @param {{ name?: string, inputSchema?: Record<string, unknown> }} [opts]
+ * @returns {(value: unknown, context?: ToolDecoratorContext) => unknown} `value` back, marked when it is a function
+ */
 function tool(description, opts) {
   return function mark(value, context) {
     if (typeof value !== "function") return value
@@ -47,15 +87,22 @@ function tool(description, opts) {
         perInstance.set(this, list)
       })
     }
-    value[MARK] = made
+    /** @type {MarkedFunction} */ (value)[MARK] = made
     return value
   }
 }
 
+/**
+ * The tools marked with `tool` on `obj`: those its decorated methods registered, then its own
+ * function properties that carry one.
+ * @param {object} obj
+ * @returns {Tool[]}
+ */
 function collectTools(obj) {
   const found = [...(perInstance.get(obj) ?? [])]
   for (const key of Object.keys(obj)) {
-    const v = obj[key]
+    // Any own property, whatever it holds.
+    const v = /** @type {Record<string, any>} */ (obj)[key]
     if (typeof v === "function" && v[MARK]) found.push(v[MARK])
   }
   return found

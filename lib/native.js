@@ -4,7 +4,8 @@
 const native = require("../loader.js")
 
 // The core's `[toolnexus] …` warnings, through whatever `console.warn` is at that moment.
-native.setWarn((text) => {
+// (It answers nothing: a warning needs no reply.)
+native.setWarn(/** @returns {undefined} */ (text) => {
   console.warn(text)
 })
 

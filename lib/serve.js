@@ -7,15 +7,95 @@ const { encode, bridge } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
 
+/** @typedef {import("../index").A2ATask} Task an A2A Task, as the core keeps it */
+
+/**
+ * A task store as the server uses one: `get` answers the Task (or undefined), `save` keeps one;
+ * either may answer with a Promise. One of ours crosses as the native store behind it; any other
+ * object is called through these methods, read when called.
+ * @typedef {object} TaskStore
+ * @property {(id: string) => unknown} get
+ * @property {(task: Task) => unknown} save
+ */
+
+/**
+ * The A2A profile (`a2a`): what the served Agent Card says, and where Tasks are kept (`store`:
+ * "memory", "file:<dir>", or a store object). The core reads the rest; any other truthy value
+ * turns the profile on with its defaults.
+ * @typedef {{ store?: unknown, [key: string]: unknown }} A2AOptions
+ */
+
+/**
+ * An `onTask` event: a served Task's run is over (`state`: completed, input-required or failed).
+ * `result` is the run's RunResult; the core
+ * leaves it out for a failed Task, `taskEvent` puts it back as undefined.
+ * @typedef {object} TaskEvent
+ * @property {string} id
+ * @property {Task} task
+ * @property {import("../index").RunResult | undefined} [result]
+ * @property {string} state
+ */
+
+/**
+ * Runs one served Task: its text, and the peer's conversation key when it gave one. The core
+ * reads the answer (a RunResult, or a Promise of one) for its `status`, `pending` and `text`.
+ * @callback RunTask
+ * @param {string} text
+ * @param {string} [contextId]
+ * @returns {unknown}
+ */
+
+/**
+ * The options every server reads (`toolkit.serve`'s and `startA2AServer`'s). Everything but the
+ * callbacks and a store object crosses to the core as JSON, which reads it.
+ * @typedef {object} ServeOptions
+ * @property {A2AOptions | null} [a2a]
+ * @property {unknown} [mcp] the MCP profile (`{ name?, version?, tools? }`); on when truthy
+ * @property {((ev: TaskEvent) => unknown) | null} [onTask]
+ * @property {((ev: unknown) => unknown) | null} [onCall] called with each served `tools/call`
+ * @property {unknown} [skills] the skills the card advertises
+ * @property {unknown} [auth]
+ * @property {unknown} [allowedOrigins]
+ * @property {unknown} [maxBodyBytes]
+ */
+
+/**
+ * `startA2AServer`'s options: the server's address, its own `runTask`, and the tools its MCP
+ * profile may expose.
+ * @typedef {ServeOptions & { addr: string, runTask: RunTask, mcpTools?: import("./core-tools.js").Tool[] | null }} StartServerOptions
+ */
+
+/**
+ * A running server.
+ * @typedef {object} ServeHandle
+ * @property {string} url
+ * @property {() => Promise<void>} stop
+ * @property {() => Promise<void>} close the same as `stop`
+ */
+
+/** @type {WeakMap<InMemoryTaskStore | FileTaskStore, import("../binding").NativeTaskStore>} */
 const taskStores = new WeakMap() // InMemoryTaskStore | FileTaskStore -> NativeTaskStore
 
+/**
+ * A Task from one of our stores, undefined when it has none by that id.
+ * @param {InMemoryTaskStore | FileTaskStore} store
+ * @param {unknown} id
+ * @returns {Promise<Task | undefined>}
+ */
 async function storeGet(store, id) {
-  const json = await taskStores.get(store).get(String(id))
+  // Each of our stores has its native store from its constructor on.
+  const json = await /** @type {import("../binding").NativeTaskStore} */ (taskStores.get(store)).get(String(id))
   return json == null ? undefined : JSON.parse(json)
 }
 
+/**
+ * Keep a Task (its JSON) in one of our stores.
+ * @param {InMemoryTaskStore | FileTaskStore} store
+ * @param {unknown} task
+ * @returns {Promise<void>}
+ */
 async function storeSave(store, task) {
-  await taskStores.get(store).save(encode(task))
+  await /** @type {import("../binding").NativeTaskStore} */ (taskStores.get(store)).save(encode(task))
 }
 
 /** Tasks for the life of the process. */
@@ -24,10 +104,18 @@ class InMemoryTaskStore {
     taskStores.set(this, new native.NativeTaskStore())
   }
 
+  /**
+   * @param {unknown} id
+   * @returns {Promise<Task | undefined>}
+   */
   get(id) {
     return storeGet(this, id)
   }
 
+  /**
+   * @param {unknown} task
+   * @returns {Promise<void>}
+   */
   save(task) {
     return storeSave(this, task)
   }
@@ -35,19 +123,34 @@ class InMemoryTaskStore {
 
 /** One `<id>.json` per Task under `dir` (created now), written atomically. */
 class FileTaskStore {
+  /** @param {unknown} dir */
   constructor(dir) {
     taskStores.set(this, native.NativeTaskStore.file(String(dir)))
   }
 
+  /**
+   * @param {unknown} id
+   * @returns {Promise<Task | undefined>}
+   */
   get(id) {
     return storeGet(this, id)
   }
 
+  /**
+   * @param {unknown} task
+   * @returns {Promise<void>}
+   */
   save(task) {
     return storeSave(this, task)
   }
 }
 
+/**
+ * A store from the `store` option: no selector or "memory" -> in memory, "file:<dir>" -> a file
+ * store, an object -> itself.
+ * @param {TaskStore | string | undefined} store
+ * @returns {TaskStore}
+ */
 function resolveStore(store) {
   if (store === undefined || typeof store === "string") {
     const dir = native.storeChoice(store)
@@ -56,14 +159,33 @@ function resolveStore(store) {
   return store
 }
 
-/** A store given as an object (not a selector), or undefined. */
+/**
+ * A store given as an object (not a selector), or undefined.
+ * @param {unknown} store
+ * @returns {object | undefined}
+ */
 const storeObject = (store) => (store !== null && (typeof store === "object" || typeof store === "function") ? store : undefined)
 
+/**
+ * The Agent Card of an A2A profile: its skills (as `cfg.skills` filters them) and endpoint `url`.
+ * @param {unknown} cfg
+ * @param {unknown} skills
+ * @param {unknown} url
+ * @returns {import("../index").AgentCard}
+ */
 const buildAgentCard = (cfg, skills, url) => JSON.parse(native.buildAgentCard(encode(cfg ?? {}), encode(skills ?? []), String(url)))
 
 /**
  * The server behind `startA2AServer` and `toolkit.serve`. A store object is handed over as
  * the native store it wraps when it is one of ours, else as its bridged `get` / `save`.
+ * @param {string} addr `host:port`
+ * @param {ServeOptions} opts
+ * @param {object} parts what the caller adds
+ * @param {RunTask} parts.runTask
+ * @param {object | undefined} parts.store a store object (one of ours, or any with `get` / `save`), or none
+ * @param {import("../binding").NativeToolkit} [parts.toolkit] a served toolkit's, for its skills, tools and config blocks
+ * @param {import("./core-tools.js").Tool[] | null} [parts.mcpTools] the tools the MCP profile may expose
+ * @returns {Promise<ServeHandle>}
  */
 async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   const { a2a, mcp, onTask, onCall } = opts
@@ -77,31 +199,43 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
     maxBodyBytes: opts.maxBodyBytes,
   }
   const proto = store && Object.getPrototypeOf(store)
-  const ours = proto === InMemoryTaskStore.prototype || proto === FileTaskStore.prototype ? taskStores.get(store) : undefined
+  // An object with one of our prototypes is looked up as one of ours (none for a mere lookalike).
+  const ours = proto === InMemoryTaskStore.prototype || proto === FileTaskStore.prototype ? taskStores.get(/** @type {InMemoryTaskStore | FileTaskStore} */ (store)) : undefined
   const spec = {
     options: encode(plain),
     runTask: bridge(({ text, contextId }) => runTask(text, contextId)),
     onTask: onTask ? bridge((ev) => onTask(taskEvent(ev))) : undefined,
     onCall: onCall ? bridge((ev) => onCall(ev)) : undefined,
-    storeGet: store && !ours ? bridge((id) => store.get(id)) : undefined,
-    storeSave: store && !ours ? bridge((task) => store.save(task)) : undefined,
+    storeGet: store && !ours ? bridge((id) => /** @type {TaskStore} */ (store).get(id)) : undefined,
+    storeSave: store && !ours ? bridge((task) => /** @type {TaskStore} */ (store).save(task)) : undefined,
     mcpTools: mcpTools && mcp ? mcpTools.map(toolSpec) : undefined,
   }
   const server = await native.startServer(spec, ours, toolkit)
   return { url: server.url, stop: () => server.stop(), close: () => server.stop() }
 }
 
-/** Stand up the HTTP server with your own `runTask` (what `toolkit.serve` is built on). */
+/**
+ * Stand up the HTTP server with your own `runTask` (what `toolkit.serve` is built on).
+ * @param {StartServerOptions} opts
+ * @returns {Promise<ServeHandle>}
+ */
 function startA2AServer(opts) {
   const store = opts.a2a ? storeObject(opts.a2a.store) : undefined
   return startServer(opts.addr, opts, { runTask: opts.runTask, store, mcpTools: opts.mcpTools })
 }
 
 
-/** An `onTask` event as the reference builds it: `{ id, task, result, state }`, `result` undefined for a failed task. */
+/**
+ * An `onTask` event as the reference builds it: `{ id, task, result, state }`, `result` undefined for a failed task.
+ * @param {TaskEvent} ev as the core sent it (`result` left out for a failed task)
+ * @returns {TaskEvent}
+ */
 function taskEvent(ev) {
   if (ev === null || typeof ev !== "object") return ev
-  if (!("result" in ev)) return { id: ev.id, task: ev.task, result: undefined, ...ev }
+  // `id`, `task` and `result` are written first for their place in the key order, and the
+  // spread then gives each key the event's own value. (The spread is seen as a TaskEvent whose
+  // `id` and `task` may be missing, a wider type, only so that TS lets the first two be written.)
+  if (!("result" in ev)) return { id: ev.id, task: ev.task, result: undefined, ...(/** @type {Omit<TaskEvent, "id" | "task"> & Partial<TaskEvent>} */ (ev)) }
   runResult(ev.result)
   return ev
 }

@@ -5,14 +5,72 @@ const { native } = require("./native.js")
 const { encode } = require("./crossing.js")
 const { wrapNative } = require("./core-tools.js")
 
+/**
+ * A skill given as data instead of a SKILL.md on disk.
+ * @typedef {object} SkillDef
+ * @property {string} name
+ * @property {string} [description]
+ * @property {string} content
+ * @property {string[]} [resources] logical resource names listed when the skill is loaded
+ * @property {string} [base] logical base; `skill://<name>/` when left out
+ */
+
+/**
+ * Where skills come from, and which are kept.
+ * @typedef {object} LoadSkillsOptions
+ * @property {string | string[]} [dirs] roots searched for SKILL.md files
+ * @property {SkillDef[]} [skills] skills given as data, after every directory's
+ * @property {Record<string, boolean>} [filter] name -> on/off
+ * @property {number} [sampleLimit] how many sibling files are listed per skill
+ */
+
+/**
+ * One skill found.
+ * @typedef {object} SkillInfo
+ * @property {string} name
+ * @property {string} [description]
+ * @property {string} location
+ * @property {string} content
+ * @property {"fs" | "logical"} [origin]
+ * @property {string[]} [resources] data skills only
+ * @property {string} [base] data skills only
+ */
+
+/**
+ * A candidate that did not become a skill, and why.
+ * @typedef {{ location: string, reason: string }} SkillSkip
+ */
+
+/**
+ * What `listSkills` answers: every skill found (unfiltered) and every rejected candidate.
+ * @typedef {{ skills: SkillInfo[], skipped: SkillSkip[] }} SkillInventory
+ */
+
+/**
+ * What `loadSkills` answers: the skills, the one `skill` tool over them, the prompt catalog.
+ * @typedef {{ skills: Record<string, SkillInfo>, tool: import("./core-tools.js").Tool, prompt(): string }} SkillSource
+ */
+
+/**
+ * The JSON of the options the core reads, from a path, a list of paths or an options object.
+ * @param {string} where the caller's name, for the error
+ * @param {string | string[] | LoadSkillsOptions} input
+ * @returns {string}
+ */
 function skillOptions(where, input) {
+  /** @type {LoadSkillsOptions} */
   const opts = typeof input === "string" || Array.isArray(input) ? { dirs: input } : input
   if (opts === null || typeof opts !== "object") throw new TypeError(`${where}: expected a path, an array of paths or an options object`)
   return encode({ dirs: opts.dirs, skills: opts.skills, filter: opts.filter, sampleLimit: opts.sampleLimit })
 }
 
-/** A SkillInfo with the reference's keys, in its order (`description` present even when unset). */
+/**
+ * A SkillInfo with the reference's keys, in its order (`description` present even when unset).
+ * @param {any} s a skill as parsed from the core's JSON
+ * @returns {SkillInfo}
+ */
 function skillInfo(s) {
+  /** @type {SkillInfo} */
   const info = { name: s.name, description: s.description, location: s.location, content: s.content, origin: s.origin }
   if (s.origin === "logical") {
     info.resources = s.resources
@@ -21,6 +79,10 @@ function skillInfo(s) {
   return info
 }
 
+/**
+ * @param {string | string[] | LoadSkillsOptions} input
+ * @returns {SkillSource}
+ */
 function loadSkills(input) {
   const source = native.skillsLoad(skillOptions("loadSkills", input))
   const skills = JSON.parse(source.skills())
@@ -34,6 +96,10 @@ function loadSkills(input) {
   }
 }
 
+/**
+ * @param {string | string[] | LoadSkillsOptions} input
+ * @returns {SkillInventory}
+ */
 function listSkills(input) {
   const inv = JSON.parse(native.skillsList(skillOptions("listSkills", input)))
   return { skills: inv.skills.map(skillInfo), skipped: inv.skipped }

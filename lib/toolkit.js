@@ -8,18 +8,61 @@ const { toolResult, wrapNative, toolSpec, contextJson } = require("./core-tools.
 const { agentList } = require("./a2a.js")
 const { storeObject, startServer } = require("./serve.js")
 
+/** @typedef {import("./core-tools.js").Tool} Tool */
+/** @typedef {import("../binding").NativeToolkit} NativeToolkit */
+
+/**
+ * `createToolkit`'s options, as far as they are read here: the rest crosses to the core as JSON
+ * (see `plain` in `create`), which reads it.
+ * @typedef {object} ToolkitOptions
+ * @property {string | { a2a?: import("./serve.js").A2AOptions | null, [key: string]: unknown } | null} [mcpConfig]
+ *   a config file's path or a config value (a store object in its `a2a` block is kept here)
+ * @property {string | string[] | null} [skillsDir]
+ * @property {Iterable<unknown> | null} [skills] skills given as data
+ * @property {(() => Iterable<unknown> | PromiseLike<Iterable<unknown>>) | null} [skillProvider]
+ *   called once, here, for more data skills
+ * @property {unknown} [skillsFilter]
+ * @property {unknown} [disableTools]
+ * @property {unknown} [disableSkills]
+ * @property {unknown} [skillSampleLimit]
+ * @property {Tool[] | null} [extraTools] the caller's own Tool objects
+ * @property {unknown} [builtins]
+ * @property {Iterable<import("./a2a.js").Agent> | null} [agents] remote A2A agents whose skills become tools
+ * @property {unknown} [waitFor] resolves input an MCP server asks for (a callback option: see `callable`)
+ * @property {AbortSignal | null} [signal] aborts the MCP load
+ */
+
+/**
+ * `toolkit.serve`'s options: the server's, and the client that runs each served Task.
+ * @typedef {import("./serve.js").ServeOptions & { client: import("./client.js").Client }} ToolkitServeOptions
+ */
+
+/** @type {WeakMap<Toolkit, NativeToolkit>} */
 const handles = new WeakMap() // Toolkit -> NativeToolkit
 const CREATE = Symbol("toolnexus.createToolkit")
 
 class Toolkit {
+  /** @type {NativeToolkit} */
   #native
+  /** @type {Tool[]} the caller's own Tool objects, by the slot the core knows each by */
   #slots = []
+  /** @type {Map<string, Tool>} */
   #byName = new Map() // name -> the caller's own Tool object
+  /** @type {import("../binding").ToolEntry[]} */
   #entries = [] // { name, slot } in assembly order; slot -1 is a tool of the core's own
+  /** @type {Set<string>} */
   #coreNames = new Set()
+  /** @type {Map<string, Tool>} */
   #wrapped = new Map() // name -> wrapNative(...) of a core tool, built on first use
+  /** @type {object | undefined} */
   #configStore // a store object in an object mcpConfig's `a2a` block (it cannot cross as JSON)
 
+  /**
+   * Only `create` makes a Toolkit (it passes `CREATE`).
+   * @param {symbol} key
+   * @param {NativeToolkit} nativeToolkit
+   * @param {Tool[]} tools the caller's own Tool objects, in slot order
+   */
   constructor(key, nativeToolkit, tools) {
     if (key !== CREATE) throw new TypeError("use createToolkit(options) to build a Toolkit")
     this.#native = nativeToolkit
@@ -28,14 +71,21 @@ class Toolkit {
     this.#adopt(nativeToolkit.entries())
   }
 
+  /**
+   * Assemble a toolkit: every source's tools, in order.
+   * @param {ToolkitOptions} [opts]
+   * @returns {Promise<Toolkit>}
+   */
   static async create(opts = {}) {
     if (opts === null || typeof opts !== "object") throw new TypeError("createToolkit: options must be an object")
     const extra = opts.extraTools ?? []
     if (!Array.isArray(extra)) throw new TypeError("createToolkit: `extraTools` must be an array of Tool objects")
     const waitFor = callable("createToolkit", "waitFor", opts.waitFor)
+    /** @type {Record<string, unknown>} the options that cross as JSON */
     const plain = { disableTools: opts.disableTools, builtins: opts.builtins, mcpConfig: opts.mcpConfig, agents: agentList(opts.agents) }
     if (opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined) {
       // The provider is resolved once, here; a failing one is reported and contributes nothing.
+      /** @type {Iterable<unknown>} */
       let providerDefs = []
       if (opts.skillProvider) {
         try {
@@ -62,6 +112,10 @@ class Toolkit {
     return tk
   }
 
+  /**
+   * Take in entries the core added: a JS tool's by its slot, a core tool's by its name.
+   * @param {import("../binding").ToolEntry[]} entries
+   */
   #adopt(entries) {
     for (const entry of entries) {
       this.#entries.push(entry)
@@ -70,6 +124,11 @@ class Toolkit {
     }
   }
 
+  /**
+   * A tool of the core's own as a Tool object (made once); undefined when the core has none by that name.
+   * @param {string} name
+   * @returns {Tool | undefined}
+   */
   #coreTool(name) {
     let wrapped = this.#wrapped.get(name)
     if (!wrapped) {
@@ -81,15 +140,31 @@ class Toolkit {
     return wrapped
   }
 
+  /**
+   * Every tool, in assembly order: the caller's own objects, and the core's as Tool objects.
+   * @returns {Tool[]}
+   */
   tools() {
-    return this.#entries.map(({ name, slot }) => (slot >= 0 ? this.#slots[slot] : this.#coreTool(name)))
+    // An entry of the core's own (slot -1) always names a tool the core has, so `#coreTool`
+    // finds one for it.
+    return /** @type {Tool[]} */ (this.#entries.map(({ name, slot }) => (slot >= 0 ? this.#slots[slot] : this.#coreTool(name))))
   }
 
+  /**
+   * A tool by name: the caller's own object, or the core's as a Tool object.
+   * @param {string} name
+   * @returns {Tool | undefined}
+   */
   get(name) {
     if (this.#byName.has(name)) return this.#byName.get(name)
     return this.#coreNames.has(name) ? this.#coreTool(name) : undefined
   }
 
+  /**
+   * Add tools now; a name already taken keeps its first tool.
+   * @param {...Tool} tools
+   * @returns {this}
+   */
   register(...tools) {
     const specs = tools.map(toolSpec)
     this.#slots.push(...tools)
@@ -97,12 +172,25 @@ class Toolkit {
     return this
   }
 
+  /**
+   * Resolve a remote agent and register its tools.
+   * @param {unknown} agentOrCardUrl an Agent descriptor, or its card's URL
+   * @param {Record<string, unknown>} [opts] with a URL: the descriptor's other fields
+   * @returns {Promise<this>}
+   */
   async addAgent(agentOrCardUrl, opts) {
     const ag = typeof agentOrCardUrl === "string" ? { card: agentOrCardUrl, ...opts } : agentOrCardUrl
     this.#adopt(await withSignal(undefined, () => this.#native.addAgent(encode(ag))))
     return this
   }
 
+  /**
+   * Run a tool by name: the caller's own through its `execute`, any other through the core.
+   * @param {string} name
+   * @param {Record<string, unknown> | null} [args]
+   * @param {import("./core-tools.js").ToolContext} [ctx]
+   * @returns {Promise<import("./core-tools.js").ToolResult>}
+   */
   async execute(name, args, ctx) {
     const t = this.#byName.get(name)
     if (t) return t.execute(args ?? {}, ctx)
@@ -114,22 +202,33 @@ class Toolkit {
     }
   }
 
+  /**
+   * The skill catalog (markdown), for a system prompt.
+   * @returns {string}
+   */
   skillsPrompt() {
     return this.#native.skillsPrompt()
   }
 
+  /**
+   * Each configured MCP server's status, by name.
+   * @returns {Record<string, import("../index").McpStatus>}
+   */
   mcpStatus() {
     return JSON.parse(this.#native.mcpStatus())
   }
 
+  /** @returns {import("./adapters.js").OpenAIToolDecl[]} */
   toOpenAI() {
     return withSchemas("openai", JSON.parse(this.#native.adapt("openai")), this.tools())
   }
 
+  /** @returns {import("./adapters.js").AnthropicToolDecl[]} */
   toAnthropic() {
     return withSchemas("anthropic", JSON.parse(this.#native.adapt("anthropic")), this.tools())
   }
 
+  /** @returns {import("./adapters.js").GeminiToolDecl[]} */
   toGemini() {
     return withSchemas("gemini", JSON.parse(this.#native.adapt("gemini")), this.tools())
   }
@@ -137,8 +236,12 @@ class Toolkit {
   /**
    * Serve this toolkit (SPEC §7B/§7C). A Task runs through `client.ask` (keyed by the A2A
    * `contextId`) or `client.run`, as the reference does; the rest is the core's.
+   * @param {string} addr `host:port`
+   * @param {ToolkitServeOptions} opts
+   * @returns {Promise<import("./serve.js").ServeHandle>}
    */
   serve(addr, opts) {
+    /** @type {import("./serve.js").RunTask} */
     const runTask = (text, contextId) =>
       contextId ? opts.client.ask(text, { toolkit: this, id: contextId }) : opts.client.run(text, { toolkit: this })
     const a2a = opts.a2a ?? undefined
@@ -146,16 +249,29 @@ class Toolkit {
     return startServer(addr, opts, { runTask, store, toolkit: this.#native })
   }
 
+  /** @returns {Promise<void>} */
   async close() {
     await this.#native.close()
   }
 }
 
+/**
+ * Build a Toolkit (see `Toolkit.create`).
+ * @param {ToolkitOptions} [opts]
+ * @returns {Promise<Toolkit>}
+ */
 const createToolkit = (opts) => Toolkit.create(opts)
 
 
+/**
+ * The native toolkit behind `ctx.toolkit`; a TypeError naming `where` when it is not a Toolkit.
+ * @param {{ toolkit?: unknown } | null | undefined} ctx
+ * @param {string} where
+ * @returns {NativeToolkit}
+ */
 function toolkitHandle(ctx, where) {
-  const handle = handles.get(ctx?.toolkit)
+  // Looked up whatever it is: anything that is not one of our Toolkits finds nothing.
+  const handle = handles.get(/** @type {Toolkit} */ (ctx?.toolkit))
   if (!handle) throw new TypeError(`${where}: \`toolkit\` must be a Toolkit from createToolkit()`)
   return handle
 }

@@ -31,7 +31,7 @@ const toolsDir = join(root, ".tools")
 const zigbuildDir = join(toolsDir, "zigbuild")
 const stampFile = join(zigbuildDir, "toolnexus-toolchain.json")
 
-const baseArgs = ["build", "--platform", "--release", "--js", "binding.js", "--dts", "binding.d.ts"]
+const baseArgs = ["build", "--platform", "--release", "--no-js", "--dts", "binding.d.ts"]
 
 function fail(message) {
   console.error(`build: ${message}`)

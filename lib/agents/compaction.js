@@ -4,6 +4,21 @@
 const { native } = require("../native.js")
 const { encode, fromCore, bridge, callable, natives } = require("../crossing.js")
 
+/** @typedef {import("../../index").agents.Message} Message */
+/** @typedef {import("../../index").agents.CompactorOptions} CompactorOptions */
+
+/**
+ * What the hook reads of a `beforeLLM` event: only its messages (a missing event is read as
+ * one without them).
+ * @typedef {{ messages?: Message[] }} CompactionEvent
+ */
+
+/**
+ * A `beforeLLM` hook over the core's compactor. The options are read as the caller gave them:
+ * each field may be missing or of another type, and the core's option rules judge it.
+ * @param {Partial<CompactorOptions> | null | undefined} opts
+ * @returns {(ev: CompactionEvent | null | undefined) => Promise<{ messages: Message[] } | undefined>}
+ */
 function compactor(opts) {
   const o = opts ?? {}
   const summarize =
@@ -15,14 +30,24 @@ function compactor(opts) {
   const countTokens = callable("compactor", "countTokens", o.countTokens)
   const plain = { maxTokens: o.maxTokens, keepTail: o.keepTail, flushToMemory: o.flushToMemory }
   const handle = new native.NativeCompactor(encode(plain), bridge(summarize, o), countTokens && bridge(countTokens))
+  /**
+   * @param {CompactionEvent | null | undefined} ev
+   * @returns {Promise<{ messages: Message[] } | undefined>} the compacted transcript, or nothing when it stays
+   */
   const hook = async (ev) => {
-    const out = fromCore(await handle.run(encode({ messages: ev?.messages })))
+    // The core answers the JSON of `{ messages }`, or `null` when nothing changes.
+    const out = /** @type {{ messages: Message[] } | null} */ (fromCore(await handle.run(encode({ messages: ev?.messages }))))
     return out === null ? undefined : out
   }
   natives.set(hook, handle.shared())
   return hook
 }
 
+/**
+ * The core's token estimate of a transcript.
+ * @param {unknown} messages the transcript (any value; it crosses as JSON)
+ * @returns {number}
+ */
 const estimateTokens = (messages) => native.estimateTokens(encode(messages))
 
 module.exports = { compactor, estimateTokens }

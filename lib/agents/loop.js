@@ -6,31 +6,77 @@ const { encode, fromCore, bridge, callable } = require("../crossing.js")
 const { runResult } = require("../types.js")
 const { createClient } = require("../client.js")
 
+/** @typedef {import("../../index").agents.Guardrail} Guardrail */
+/** @typedef {import("../../index").agents.Completion} Completion */
+/** @typedef {import("../../index").agents.LoopRunOptions} LoopRunOptions */
+/** @typedef {import("../../index").agents.Outcome} Outcome */
+/** @typedef {import("../../index").Hooks} Hooks */
+/** @typedef {import("../../index").RunResult} RunResult */
+/** @typedef {import("../../index").ClientOptions} ClientOptions */
+/** A Toolkit from createToolkit(). @typedef {import("../toolkit.js").Toolkit} Toolkit */
+/** @typedef {NonNullable<Hooks["beforeTool"]>} BeforeTool */
+/** @typedef {Parameters<BeforeTool>[0]} BeforeToolEvent */
+/** What a `beforeTool` hook may answer besides nothing. @typedef {Exclude<Awaited<ReturnType<BeforeTool>>, void>} BeforeToolAnswer */
+/**
+ * The host's side of one run: a prompt in, a RunResult out.
+ * @typedef {(prompt: string) => RunResult | Promise<RunResult>} Ask
+ */
+
 // The completion gate, the guardrails and the Loop (SPEC §7D-§7E): the rules are the core's
 // (agents::gate); here they meet the host's functions and the client.
 
-/** A guardrail as the core calls it; one that is not a function fails when it is consulted. */
+/**
+ * A guardrail as the core calls it; one that is not a function fails when it is consulted.
+ * @param {unknown} g the caller's guardrail, of whatever type it was given
+ * @param {number} i its place in the list, for the message
+ * @returns {Guardrail}
+ */
 const guardrailFn = (g, i) =>
   typeof g === "function"
-    ? g
+    ? /** @type {Guardrail} */ (g)
     : () => {
         throw new TypeError(`guardedHooks: \`guardrails[${i}]\` is not a function (got ${typeof g})`)
       }
 
+/**
+ * `guardrails` compiled into one `beforeTool` ahead of the one of `hooks`; with none, `hooks`
+ * itself. The list's items are checked when they are consulted, not here.
+ * @template {Hooks | null | undefined} H
+ * @param {readonly unknown[] | null | undefined} guardrails
+ * @param {H} hooks
+ * @returns {H | Hooks}
+ */
 function guardedHooks(guardrails, hooks) {
   if (!guardrails || guardrails.length === 0) return hooks
   const rails = [...guardrails].map((g, i) => bridge(guardrailFn(g, i)))
   const prior = callable("guardedHooks", "hooks.beforeTool", hooks?.beforeTool)
   const handle = new native.NativeGuard(rails, prior && bridge(prior))
+  /**
+   * @param {BeforeToolEvent} ev
+   * @returns {Promise<BeforeToolAnswer | undefined>}
+   */
   const beforeTool = async (ev) => {
-    const out = fromCore(await handle.run(encode(ev)))
+    // The JSON of the first refusal's (or the prior hook's) answer, `null` for none.
+    const out = /** @type {BeforeToolAnswer | null} */ (fromCore(await handle.run(encode(ev))))
     return out === null ? undefined : out
   }
   return { ...(hooks ?? {}), beforeTool }
 }
 
+/**
+ * The built-in verifier over a run's result.
+ * @param {unknown} result a RunResult (any value; it crosses as JSON)
+ * @returns {import("../../index").agents.Verdict}
+ */
 const allTodosDone = (result) => JSON.parse(native.allTodosDone(encode(result)))
 
+/**
+ * `prompt` through `ask` behind the completion gate; without a gate, one plain `ask`.
+ * @param {Ask} ask
+ * @param {string} prompt
+ * @param {Completion | null | undefined} completion its fields are checked before they cross
+ * @returns {Promise<RunResult>}
+ */
 async function runGated(ask, prompt, completion) {
   if (!completion) return ask(prompt)
   const { maxAttempts, verify } = completion
@@ -43,34 +89,56 @@ async function runGated(ask, prompt, completion) {
     typeof maxAttempts === "number" ? maxAttempts : undefined,
     typeof verify === "function" ? bridge(verify, completion) : undefined,
   )
-  return runResult(fromCore(out))
+  return /** @type {RunResult} */ (runResult(fromCore(out)))
 }
 
 /** One agent at work: `run` it, read `status` and `turns`. */
 class Loop {
+  /** @type {string} */
   #status = "idle"
+  /** @type {number} */
   #turns = 0
 
+  /**
+   * @param {import("./agent.js").Agent} agent whose spec (soul, guardrails, hooks, completion) each run reads
+   * @param {ClientOptions} options the client options of every run
+   * @param {Toolkit} toolkit the tools of every run
+   */
   constructor(agent, options, toolkit) {
+    /** @type {import("./agent.js").Agent} */
     this.agent = agent
+    /** @type {ClientOptions} */
     this.options = options
+    /** @type {Toolkit} */
     this.toolkit = toolkit
   }
 
+  /** @returns {string} `idle`, `running`, `error`, or the status of a run that did not finish */
   get status() {
     return this.#status
   }
 
+  /** @returns {number} */
   get turns() {
     return this.#turns
   }
 
+  /**
+   * @param {string} prompt
+   * @param {LoopRunOptions} [opts]
+   * @returns {Promise<Outcome>}
+   */
   async run(prompt, opts = {}) {
     const completion = this.agent.spec.completion
     const client = createClient(this.#clientOptions(opts))
     this.#status = "running"
     let attempts = 0
+    /** @type {unknown[]} */
     let history = []
+    /**
+     * @param {string} p
+     * @returns {Promise<RunResult>}
+     */
     const ask = async (p) => {
       attempts++
       const r = await client.run(p, { toolkit: this.toolkit, history })
@@ -93,7 +161,11 @@ class Loop {
     }
   }
 
-  /** The client options of one call: the agent's soul and guarded hooks, and `model` if given. */
+  /**
+   * The client options of one call: the agent's soul and guarded hooks, and `model` if given.
+   * @param {LoopRunOptions} opts
+   * @returns {ClientOptions}
+   */
   #clientOptions(opts) {
     const spec = this.agent.spec
     const base = {

@@ -7,7 +7,73 @@ const { toolOption } = require("../core-tools.js")
 const { fetchOption, storeOption, InMemoryConversationStore } = require("../client.js")
 const { userSeam } = require("../fetch.js")
 
-/** The real clock: timers unref'd, so they never hold the process open. */
+/** @typedef {import("../../binding").NativeRuntime} NativeRuntime */
+/** @typedef {import("../../binding").NativeClock} NativeClock */
+/** @typedef {import("../../binding").NativeHandleInfo} NativeHandleInfo */
+/** @typedef {import("../../binding").NativeHandleView} NativeHandleView */
+/** @typedef {import("../../binding").NativeInspection} NativeInspection */
+/** @typedef {import("../../binding").NativeHeartbeat} NativeHeartbeat */
+/** @typedef {import("../../index").agents.Clock} Clock */
+/** @typedef {import("../../index").agents.Budget} Budget */
+/** @typedef {import("../../index").agents.CloseReason} CloseReason */
+/** @typedef {import("../../index").agents.TaskResult} TaskResult */
+/** @typedef {import("../../index").agents.VerbError} VerbError */
+/** @typedef {import("../../index").Request} Request */
+
+/** A Tool object, as the JS side makes and takes them. @typedef {import("../core-tools.js").Tool} Tool */
+
+/**
+ * An agent's definition as a registry holds it (`agents.AgentDef` of index.d.ts): its tools
+ * the JS side's Tool objects, its lifecycle callbacks handed this module's Handles.
+ * @typedef {Omit<import("../../index").agents.AgentDef, "tools" | "onSpawn" | "onClose"> & {
+ *   tools?: Tool[],
+ *   onSpawn?: (h: Handle) => void | Promise<void>,
+ *   onClose?: (h: Handle, reason: CloseReason) => void | Promise<void>,
+ * }} AgentDef
+ */
+
+/**
+ * What `onBudget` is told (`agents.BudgetInfo`): the stopped turn's numbers and its Handle.
+ * @typedef {Omit<import("../../index").agents.BudgetInfo, "handle"> & { handle: Handle }} BudgetInfo
+ */
+
+/**
+ * The runtime's options (`agents.RuntimeOptions`), as they are read: every field may be
+ * missing; `registry` holds this module's definitions and `onBudget` is told of Handles.
+ * @typedef {Omit<import("../../index").agents.RuntimeOptions, "registry" | "onBudget"> & {
+ *   registry?: Record<string, AgentDef>,
+ *   onBudget?: (info: BudgetInfo) => unknown,
+ * }} RuntimeOptions
+ */
+
+/** One handle as `list` reports it. @typedef {Omit<NativeHandleView, "handle">} HandleView */
+
+/**
+ * One handle as `inspect` reports it, its pending request parsed.
+ * @typedef {Omit<NativeInspection, "pending"> & { pending?: Request }} Inspection
+ */
+
+/**
+ * A runtime's internals as its Handles (and a persona's heartbeat) reach them, under the
+ * RUNTIME key of the runtime.
+ * @typedef {object} Lookup
+ * @property {NativeRuntime} native the core's runtime
+ * @property {(i: number) => NativeHandleInfo | null} info the core's view of handle `i`
+ * @property {(i: number) => Handle} handleAt the Handle of index `i`
+ * @property {(h: unknown, everyMs: number, prompt: string, silent: string, onBeat: JsonFn) => NativeHeartbeat} heartbeat
+ *   a heartbeat for the Handle `h` of this runtime
+ */
+
+/**
+ * A runtime seen with its RUNTIME key, which its constructor defines (TypeScript does not see
+ * properties made by `Object.defineProperty`).
+ * @typedef {AgentRuntime & { readonly [RUNTIME]: Lookup }} LookupRuntime
+ */
+
+/**
+ * The real clock: timers unref'd, so they never hold the process open.
+ * @type {Clock}
+ */
 const systemClock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
@@ -17,20 +83,26 @@ const systemClock = {
   },
 }
 
-/** A clock of the caller's as the core's: `now()` read at once, its timers firing back. */
+/**
+ * A clock of the caller's as the core's: `now()` read at once, its timers firing back.
+ * @param {Clock} clock
+ * @returns {object} a stand-in that an options document names by the core's clock
+ */
 function hostClock(clock) {
+  /** @type {Map<number, unknown>} timer id -> what the caller's `setTimeout` returned */
   const cancels = new Map()
+  /** @type {NativeClock} */
   let handle
   handle = new native.NativeClock(
     lift(() => String(Number(clock.now()))),
-    bridge(([id, ms]) => {
+    bridge((/** @type {[number, number]} */ [id, ms]) => {
       cancels.set(id, clock.setTimeout(() => {
         cancels.delete(id)
         handle.fireTimer(id)
       }, ms))
       return null
     }),
-    bridge((id) => {
+    bridge((/** @type {number} */ id) => {
       const cancel = cancels.get(id)
       cancels.delete(id)
       if (typeof cancel === "function") cancel()
@@ -42,9 +114,14 @@ function hostClock(clock) {
   return standIn
 }
 
+/**
+ * @param {unknown} x
+ * @returns {x is VerbError}
+ */
 const isVerbError = (x) => typeof x === "object" && x !== null && "error" in x && typeof x.error === "string"
 
 const RUNTIME = Symbol("toolnexus.runtime")
+/** @type {WeakMap<object, { rt: AgentRuntime, index: number }>} */
 const handleSlots = new WeakMap() // Handle -> { rt, index }
 
 /**
@@ -53,12 +130,22 @@ const handleSlots = new WeakMap() // Handle -> { rt, index }
  * this object (as a plain field would), without changing the runtime.
  */
 class Handle {
+  /** @type {LookupRuntime} */
   #rt
+  /** @type {number} */
   #index
+  /** @type {{ turn: number, controller: AbortController } | null} */
   #abort = null // { turn, controller } of the in-flight turn whose abort was handed out
+  /**
+   * @param {unknown} key RUNTIME, which only this module holds
+   * @param {AgentRuntime} rt the runtime whose table this handle reads
+   * @param {number} index its place in that table
+   * @param {AgentDef} def the definition it was spawned from
+   */
   constructor(key, rt, index, def) {
     if (key !== RUNTIME) throw new TypeError("handles come from AgentRuntime.spawn()")
-    this.#rt = rt
+    // Every AgentRuntime defines its RUNTIME key in its constructor.
+    this.#rt = /** @type {LookupRuntime} */ (rt)
     this.#index = index
     handleSlots.set(this, { rt, index })
     for (const name of HANDLE_FIELDS) {
@@ -68,16 +155,22 @@ class Handle {
       }
       Object.defineProperty(this, name, {
         get: () => this.#read(name),
-        set: (value) => shadow(this, name, value),
+        set: (/** @type {unknown} */ value) => shadow(this, name, value),
         enumerable: true,
         configurable: true,
       })
     }
   }
+  /**
+   * The field `name`, read from the runtime now.
+   * @param {string} name
+   * @returns {unknown}
+   */
   #read(name) {
     const lookup = this.#rt[RUNTIME]
     if (name === "state") return lookup.native.state(this.#index)
-    const info = lookup.info(this.#index)
+    // The core answers for every index it has handed out, and a Handle has one of those.
+    const info = /** @type {NativeHandleInfo} */ (lookup.info(this.#index))
     switch (name) {
       case "id":
         return info.id
@@ -129,6 +222,8 @@ class Handle {
   /**
    * The abort seam of the turn in flight, or of the last turn (`null` before the first):
    * aborting it interrupts that turn. Aborted, by whatever means, it reads as aborted.
+   * @param {NativeHandleInfo} info
+   * @returns {AbortController | null}
    */
   #abortOf(info) {
     if (info.abortTurn == null) return null
@@ -146,34 +241,57 @@ class Handle {
   }
 }
 
-/** A field the reference lets its user write: the written value stays on the object itself. */
+/**
+ * A field the reference lets its user write: the written value stays on the object itself.
+ * @template {object} T
+ * @param {T} target
+ * @param {PropertyKey} name
+ * @param {unknown} value
+ * @returns {T}
+ */
 const shadow = (target, name, value) =>
   Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true })
 
 // The reference's Handle fields, in its order (its `waiters` and `ready` are not exposed).
+/** @type {string[]} */
 const HANDLE_FIELDS = [
   "id", "def", "parent", "depth", "children", "inbox", "state", "pool", "eff", "deadline", "usageTotal",
   "toolCallsTotal", "turnsTotal", "pendingRequest", "lastResult", "abort", "checkpoint", "drained", "wakeQueue",
   "taskKey", "runningChildren", "seq",
 ]
 
+/** The §7D runtime: the host's verbs over the core's tree of handles. */
 class AgentRuntime {
+  /** @type {NativeRuntime} */
   #native
+  /** @type {Handle[]} */
   #handles = []
+  /** @type {Record<string, AgentDef>} */
   #defs
+  /** @type {Lookup} */
   #lookup
 
+  /**
+   * @param {RuntimeOptions | null} [opts] read only when it is an object
+   */
   constructor(opts) {
     const given = opts !== null && typeof opts === "object"
     const registry = (given ? opts.registry : undefined) ?? {}
+    /** @type {Clock} */
     this.clock = (given ? opts.clock : undefined) ?? systemClock
+    /** @type {NonNullable<RuntimeOptions["store"]> | InMemoryConversationStore} */
     this.store = (given ? opts.store : undefined) ?? new InMemoryConversationStore()
     this.#defs = registry
+    /** @param {number} i */
     const handleAt = (i) => this.#handleAt(i)
     // The options cross whole; what JavaScript alone can do is adapted here: handles for the
     // lifecycle callbacks, the caller's Tool objects, a fetch's Response, a store's methods,
     // a clock's timers.
+    // An adapted copy -> the caller's object it stands for (objects both; TypeScript cannot
+    // tie `adapted` below to `given`, so the map is typed as `crossing` takes it).
+    /** @type {Map<unknown, unknown>} */
     const origins = new Map()
+    /** @type {Record<string, unknown>} */
     const adaptedRegistry = {}
     for (const name of Object.keys(registry)) {
       const d = registry[name]
@@ -184,8 +302,9 @@ class AgentRuntime {
       const entry = {
         ...d,
         tools: Array.isArray(d.tools) ? d.tools.map(toolOption) : d.tools,
-        onSpawn: typeof d.onSpawn === "function" ? raw(bridge((v) => d.onSpawn(handleAt(v.handle)))) : d.onSpawn,
-        onClose: typeof d.onClose === "function" ? raw(bridge((v) => d.onClose(handleAt(v.handle), v.reason))) : d.onClose,
+        // (The casts restate the checks before them, which TypeScript forgets inside a callback.)
+        onSpawn: typeof d.onSpawn === "function" ? raw(bridge((/** @type {{ handle: number }} */ v) => /** @type {NonNullable<AgentDef["onSpawn"]>} */ (d.onSpawn)(handleAt(v.handle)))) : d.onSpawn,
+        onClose: typeof d.onClose === "function" ? raw(bridge((/** @type {{ handle: number, reason: CloseReason }} */ v) => /** @type {NonNullable<AgentDef["onClose"]>} */ (d.onClose)(handleAt(v.handle), v.reason))) : d.onClose,
       }
       adaptedRegistry[name] = entry
       origins.set(entry, d)
@@ -198,7 +317,7 @@ class AgentRuntime {
           fetch: fetchOption(opts.fetch),
           store: storeOption(this.store),
           clock: opts.clock ? hostClock(opts.clock) : undefined,
-          onBudget: typeof onBudget === "function" ? raw(bridge((info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) }))) : onBudget,
+          onBudget: typeof onBudget === "function" ? raw(bridge((/** @type {Omit<BudgetInfo, "handle"> & { handle: number }} */ info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) }))) : onBudget,
         }
       : opts
     if (given) origins.set(adapted, opts)
@@ -207,15 +326,22 @@ class AgentRuntime {
       native: this.#native,
       info: (i) => this.#native.info(i),
       handleAt,
-      heartbeat: (h, everyMs, prompt, silent, onBeat) => this.#native.heartbeat(this.#index(h, "heartbeat"), everyMs, prompt, silent, onBeat),
+      heartbeat: (/** @type {unknown} */ h, /** @type {number} */ everyMs, /** @type {string} */ prompt, /** @type {string} */ silent, /** @type {JsonFn} */ onBeat) => this.#native.heartbeat(this.#index(h, "heartbeat"), everyMs, prompt, silent, onBeat),
     }
     Object.defineProperty(this, RUNTIME, { value: this.#lookup })
   }
 
+  /**
+   * The Handle of index `i`, made the first time it is asked for.
+   * @param {number} i
+   * @param {AgentDef} [def] its definition, when the caller knows it (a spawn with a budget)
+   * @returns {Handle}
+   */
   #handleAt(i, def) {
     let h = this.#handles[i]
     if (!h) {
-      const info = this.#native.info(i)
+      // `i` is an index the core handed out, so it answers for it.
+      const info = /** @type {NativeHandleInfo} */ (this.#native.info(i))
       const d = def ?? (i === 0 ? { name: "root", does: "runtime root", model: "none" } : this.#defs[info.def])
       h = new Handle(RUNTIME, this, i, d)
       this.#handles[i] = h
@@ -223,39 +349,63 @@ class AgentRuntime {
     return h
   }
 
+  /**
+   * The table index of `h`, which must be a Handle of this runtime.
+   * @param {unknown} h
+   * @param {string} where the verb, for the message
+   * @returns {number}
+   */
   #index(h, where) {
     const slot = h !== null && typeof h === "object" ? handleSlots.get(h) : undefined
     if (!slot || slot.rt !== this) throw new TypeError(`AgentRuntime.${where}: expected a Handle of this runtime`)
     return slot.index
   }
 
+  /** @returns {Handle} the runtime's root */
   get root() {
     return this.#handleAt(0)
   }
+  /** @returns {string[]} */
   get trace() {
     return this.#native.trace()
   }
+  /** @returns {number} */
   get concurrentTurns() {
     return this.#native.concurrentTurns()
   }
+  /** @param {number} value kept on this object, as a plain field would keep it */
   set concurrentTurns(value) {
     shadow(this, "concurrentTurns", value)
   }
+  /** @returns {number} */
   get maxObservedConcurrentTurns() {
     return this.#native.maxObservedConcurrentTurns()
   }
+  /** @param {number} value kept on this object, as a plain field would keep it */
   set maxObservedConcurrentTurns(value) {
     shadow(this, "maxObservedConcurrentTurns", value)
   }
 
+  /**
+   * @param {unknown} parent a Handle of this runtime
+   * @param {string} defName the registered definition to spawn
+   * @param {Budget | null} [budget] carved out of the parent's
+   * @returns {Handle | VerbError}
+   */
   spawn(parent, defName, budget) {
     const r = this.#native.spawn(this.#index(parent, "spawn"), String(defName), budget == null ? undefined : encode(budget))
     if (r.error !== undefined && r.error !== null) return { error: r.error }
     const base = this.#defs[defName]
     const def = budget ? { ...base, budget: { ...base.budget, ...budget } } : base
-    return this.#handleAt(r.handle, def)
+    // Without an error the core names the new handle.
+    return this.#handleAt(/** @type {number} */ (r.handle), def)
   }
 
+  /**
+   * @param {unknown} h a Handle of this runtime
+   * @param {{ from?: unknown, channel?: unknown, text?: unknown } | null} [item] each field taken by its string form
+   * @returns {{ ok: true } | { ok: false, error: string }}
+   */
   post(h, item) {
     this.#native.seam(userSeam())
     const i = item ?? {}
@@ -263,26 +413,50 @@ class AgentRuntime {
     return err == null ? { ok: true } : { ok: false, error: err }
   }
 
+  /**
+   * @param {unknown} h a Handle of this runtime
+   * @param {unknown} [prompt] taken by its string form
+   * @returns {{ ok: true } | { ok: false, error: string }}
+   */
   wake(h, prompt) {
     this.#native.seam(userSeam())
     const err = this.#native.wake(this.#index(h, "wake"), prompt === undefined ? undefined : String(prompt))
     return err == null ? { ok: true } : { ok: false, error: err }
   }
 
+  /**
+   * @param {unknown} h a Handle of this runtime
+   * @param {{ timeoutMs?: number, by?: unknown } | null} [opts] `by`: a Handle of this runtime
+   * @returns {Promise<TaskResult>}
+   */
   async wait(h, opts) {
     const by = opts?.by === undefined ? undefined : this.#index(opts.by, "wait")
     const timeout = opts?.timeoutMs ? Number(opts.timeoutMs) : undefined
     return JSON.parse(await this.#native.wait(this.#index(h, "wait"), timeout, by))
   }
 
+  /**
+   * @param {unknown} h a Handle of this runtime
+   * @returns {void}
+   */
   interrupt(h) {
     this.#native.interrupt(this.#index(h, "interrupt"))
   }
 
+  /**
+   * @param {unknown} h a Handle of this runtime
+   * @param {{ force?: unknown, reason?: unknown } | null} [opts] `force` read as a boolean, `reason` by its string form
+   * @returns {Promise<void>}
+   */
   async close(h, opts) {
     await this.#native.close(this.#index(h, "close"), !!opts?.force, opts?.reason === undefined ? undefined : String(opts.reason))
   }
 
+  /**
+   * @param {unknown} [h] a Handle of this runtime; the root when missing
+   * @param {HandleView[]} [acc] the list the views are pushed onto
+   * @returns {HandleView[]}
+   */
   list(h, acc = []) {
     for (const v of this.#native.list(h === undefined ? 0 : this.#index(h, "list"))) {
       acc.push({ id: v.id, state: v.state, tokens: v.tokens, inbox: v.inbox })
@@ -290,20 +464,34 @@ class AgentRuntime {
     return acc
   }
 
+  /**
+   * @param {unknown} h a Handle of this runtime
+   * @returns {Inspection}
+   */
   inspect(h) {
-    const v = this.#native.inspect(this.#index(h, "inspect"))
+    // `#index` has checked the handle is one of this runtime's, so the core answers for it.
+    const v = /** @type {NativeInspection} */ (this.#native.inspect(this.#index(h, "inspect")))
     return { id: v.id, state: v.state, tokens: v.tokens, inbox: v.inbox, turns: v.turns, poolTokens: v.poolTokens, pending: v.pending == null ? undefined : JSON.parse(v.pending) }
   }
 
+  /**
+   * @param {unknown} answer the Answer to the pending request (it crosses as JSON)
+   * @returns {Promise<void>}
+   */
   async resume(answer) {
     this.#native.seam(userSeam())
     await this.#native.resume(encode(answer))
   }
 
-  /** One-shot: spawn → wake → wait → close (kept parked when pending). */
+  /**
+   * One-shot: spawn → wake → wait → close (kept parked when pending).
+   * @param {unknown} name the registered definition, by its string form
+   * @param {unknown} prompt taken by its string form
+   * @returns {Promise<TaskResult>}
+   */
   async runAgent(name, prompt) {
     this.#native.seam(userSeam())
-    return fromCore(await this.#native.runAgent(String(name), String(prompt)))
+    return /** @type {TaskResult} */ (fromCore(await this.#native.runAgent(String(name), String(prompt))))
   }
 }
 
