@@ -1,114 +1,58 @@
 "use strict"
-// The package entry. Every behaviour lives in the Rust core (crates/core), reached through the
-// loader (loader.js). The modules under lib/ do, one SPEC area each, only what Node-API cannot
-// express: JSON at the boundary with JavaScript's own semantics, Promises and AbortSignals,
-// WHATWG fetch Responses, the decorator registry, and tool objects that stay the caller's own.
+// The package entry: the public exports, one by one (so that `import { x } from "toolnexus"`
+// finds each name), from the JS side bundled by the build (scripts/bundle.mjs: lib/ into
+// dist/toolnexus.js, one file to load). Every behaviour lives in the Rust core.
 
-const { native } = require("./lib/native.js")
-const { pending, authRequired, pendingOf, sanitize } = require("./lib/types.js")
-const { defineTool, tool, collectTools } = require("./lib/native-tools.js")
-const { toOpenAI, toAnthropic, toGemini } = require("./lib/adapters.js")
-const { finishReasonFor, contentText, argsObject, argsString, toolCallsOf, openAIMessagesToAnthropic, openAIToolsToAnthropic, openAIToolChoiceToAnthropic, hasSystemMessage } = require("./lib/translate.js")
-const { loadSkills, listSkills } = require("./lib/skill.js")
-const { httpTool } = require("./lib/http.js")
-const { createBuiltinTools, selectBuiltins, builtinsEnabled } = require("./lib/builtin.js")
-const { parseMcpConfig, expandEnvHeaders, elicitationToRequest, answerToElicitResult, loadMcp, listMcpTools } = require("./lib/mcp.js")
-const { exposedMcpTools, buildMcpServer } = require("./lib/mcpserve.js")
-const { agent, agentTools, parseAgentsConfig } = require("./lib/a2a.js")
-const { Toolkit, createToolkit } = require("./lib/toolkit.js")
-const { Client, createClient, Conversation, InMemoryConversationStore, createInProcessClient } = require("./lib/client.js")
-const { InMemoryTaskStore, FileTaskStore, resolveStore, buildAgentCard, startA2AServer } = require("./lib/serve.js")
+const lib = require("./dist/toolnexus.js")
 
-// ---- agents (SPEC §7D-§7F): lib/agents, compiled on first use ----
-
-/** @typedef {typeof import("./lib/agents/index.js")} AgentsModule */
-
-/** @type {Array<keyof AgentsModule>} */
-const AGENT_MEMBERS = [
-  "compactor", "estimateTokens", "composeSoul", "memoryTool", "runGated", "allTodosDone", "guardedHooks", "Loop",
-  "BOOTSTRAP_ORDER", "MAX_FILE_BYTES", "TRUNCATION_NOTICE", "HEARTBEAT_OK", "HEARTBEAT_PROMPT", "systemClock",
-  "isVerbError", "Handle", "AgentRuntime", "Agent", "agent", "harness", "fromDir", "startAgent",
-]
-
-/**
- * The `agents` namespace. Its members start as accessors; the first read or write of any of
- * them loads lib/agents and turns every member into the plain data property it is from then on.
- * Either way, each member reads as lib/agents' own.
- */
-const agents = /** @type {AgentsModule} */ ({})
-
-/** Load lib/agents and put each of its members on `agents` as a plain data property. */
-function loadAgents() {
-  const members = require("./lib/agents/index.js")
-  for (const key of Object.keys(members)) {
-    Object.defineProperty(agents, key, { value: /** @type {Record<string, unknown>} */ (members)[key], writable: true, enumerable: true, configurable: true })
-  }
-}
-
-for (const key of AGENT_MEMBERS) {
-  Object.defineProperty(agents, key, {
-    get() {
-      loadAgents()
-      return agents[key]
-    },
-    set(value) {
-      loadAgents()
-      // Whatever the caller sets (TypeScript types a write through a union of keys as `never`).
-      agents[key] = /** @type {never} */ (value)
-    },
-    enumerable: true,
-    configurable: true,
-  })
-}
-
-module.exports.pending = pending
-module.exports.authRequired = authRequired
-module.exports.pendingOf = pendingOf
-module.exports.sanitize = sanitize
-module.exports.defineTool = defineTool
-module.exports.tool = tool
-module.exports.collectTools = collectTools
-module.exports.toOpenAI = toOpenAI
-module.exports.toAnthropic = toAnthropic
-module.exports.toGemini = toGemini
-module.exports.finishReasonFor = finishReasonFor
-module.exports.contentText = contentText
-module.exports.argsObject = argsObject
-module.exports.argsString = argsString
-module.exports.toolCallsOf = toolCallsOf
-module.exports.openAIMessagesToAnthropic = openAIMessagesToAnthropic
-module.exports.openAIToolsToAnthropic = openAIToolsToAnthropic
-module.exports.openAIToolChoiceToAnthropic = openAIToolChoiceToAnthropic
-module.exports.hasSystemMessage = hasSystemMessage
-module.exports.SKILL_TOOL_DESCRIPTION = native.SKILL_TOOL_DESCRIPTION
-module.exports.SKILLS_PROMPT_PREAMBLE = native.SKILLS_PROMPT_PREAMBLE
-module.exports.loadSkills = loadSkills
-module.exports.listSkills = listSkills
-module.exports.httpTool = httpTool
-module.exports.createBuiltinTools = createBuiltinTools
-module.exports.selectBuiltins = selectBuiltins
-module.exports.builtinsEnabled = builtinsEnabled
-module.exports.parseMcpConfig = parseMcpConfig
-module.exports.expandEnvHeaders = expandEnvHeaders
-module.exports.elicitationToRequest = elicitationToRequest
-module.exports.answerToElicitResult = answerToElicitResult
-module.exports.loadMcp = loadMcp
-module.exports.listMcpTools = listMcpTools
-module.exports.exposedMcpTools = exposedMcpTools
-module.exports.buildMcpServer = buildMcpServer
-module.exports.agent = agent
-module.exports.agentTools = agentTools
-module.exports.parseAgentsConfig = parseAgentsConfig
-module.exports.Toolkit = Toolkit
-module.exports.createToolkit = createToolkit
-module.exports.Client = Client
-module.exports.createClient = createClient
-module.exports.Conversation = Conversation
-module.exports.InMemoryConversationStore = InMemoryConversationStore
-module.exports.createInProcessClient = createInProcessClient
-module.exports.InMemoryTaskStore = InMemoryTaskStore
-module.exports.FileTaskStore = FileTaskStore
-module.exports.resolveStore = resolveStore
-module.exports.buildAgentCard = buildAgentCard
-module.exports.startA2AServer = startA2AServer
-module.exports.agents = agents
+module.exports.pending = lib.pending
+module.exports.authRequired = lib.authRequired
+module.exports.pendingOf = lib.pendingOf
+module.exports.sanitize = lib.sanitize
+module.exports.defineTool = lib.defineTool
+module.exports.tool = lib.tool
+module.exports.collectTools = lib.collectTools
+module.exports.toOpenAI = lib.toOpenAI
+module.exports.toAnthropic = lib.toAnthropic
+module.exports.toGemini = lib.toGemini
+module.exports.finishReasonFor = lib.finishReasonFor
+module.exports.contentText = lib.contentText
+module.exports.argsObject = lib.argsObject
+module.exports.argsString = lib.argsString
+module.exports.toolCallsOf = lib.toolCallsOf
+module.exports.openAIMessagesToAnthropic = lib.openAIMessagesToAnthropic
+module.exports.openAIToolsToAnthropic = lib.openAIToolsToAnthropic
+module.exports.openAIToolChoiceToAnthropic = lib.openAIToolChoiceToAnthropic
+module.exports.hasSystemMessage = lib.hasSystemMessage
+module.exports.SKILL_TOOL_DESCRIPTION = lib.SKILL_TOOL_DESCRIPTION
+module.exports.SKILLS_PROMPT_PREAMBLE = lib.SKILLS_PROMPT_PREAMBLE
+module.exports.loadSkills = lib.loadSkills
+module.exports.listSkills = lib.listSkills
+module.exports.httpTool = lib.httpTool
+module.exports.createBuiltinTools = lib.createBuiltinTools
+module.exports.selectBuiltins = lib.selectBuiltins
+module.exports.builtinsEnabled = lib.builtinsEnabled
+module.exports.parseMcpConfig = lib.parseMcpConfig
+module.exports.expandEnvHeaders = lib.expandEnvHeaders
+module.exports.elicitationToRequest = lib.elicitationToRequest
+module.exports.answerToElicitResult = lib.answerToElicitResult
+module.exports.loadMcp = lib.loadMcp
+module.exports.listMcpTools = lib.listMcpTools
+module.exports.exposedMcpTools = lib.exposedMcpTools
+module.exports.buildMcpServer = lib.buildMcpServer
+module.exports.agent = lib.agent
+module.exports.agentTools = lib.agentTools
+module.exports.parseAgentsConfig = lib.parseAgentsConfig
+module.exports.Toolkit = lib.Toolkit
+module.exports.createToolkit = lib.createToolkit
+module.exports.Client = lib.Client
+module.exports.createClient = lib.createClient
+module.exports.Conversation = lib.Conversation
+module.exports.InMemoryConversationStore = lib.InMemoryConversationStore
+module.exports.createInProcessClient = lib.createInProcessClient
+module.exports.InMemoryTaskStore = lib.InMemoryTaskStore
+module.exports.FileTaskStore = lib.FileTaskStore
+module.exports.resolveStore = lib.resolveStore
+module.exports.buildAgentCard = lib.buildAgentCard
+module.exports.startA2AServer = lib.startA2AServer
+module.exports.agents = lib.agents

@@ -1,5 +1,5 @@
 // The loader (loader.js): how the addon is found, and what a user reads when it is not. Each case
-// is a temporary copy of the package (package.json, index.js, lib/, loader.js) loaded by a child process;
+// is a temporary copy of the package (package.json, index.js, dist/, loader.js) loaded by a child process;
 // the platform package is a real directory under node_modules where a case needs one.
 import test from "node:test"
 import assert from "node:assert/strict"
@@ -39,7 +39,7 @@ test.after(() => {
 function copy(setup = () => {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "toolnexus-loader-"))
   temps.push(dir)
-  for (const f of ["package.json", "index.js", "lib", "loader.js"]) cpSync(path.join(ROOT, f), path.join(dir, f), { recursive: true })
+  for (const f of ["package.json", "index.js", "dist", "loader.js"]) cpSync(path.join(ROOT, f), path.join(dir, f), { recursive: true })
   writeFileSync(
     path.join(dir, "probe.cjs"),
     `try {
@@ -311,8 +311,7 @@ test("npm pack of the root refuses without pinned optionalDependencies, and pack
   r = npmPack(rootCopy({ optionalDependencies: pinned }))
   assert.equal(r.status, 0, r.stderr)
   const files = JSON.parse(r.stdout.slice(r.stdout.indexOf("[")))[0].files.map((f) => f.path).sort()
-  const lib = readdirSync(path.join(ROOT, "lib"), { recursive: true }).filter((f) => f.endsWith(".js")).map((f) => `lib/${f}`)
-  assert.deepEqual(files, ["CHANGELOG.md", "COMPAT.md", "LICENSE", "README.md", "index.d.ts", "index.js", ...lib, "loader.js", "package.json"].sort())
+  assert.deepEqual(files, ["CHANGELOG.md", "COMPAT.md", "LICENSE", "README.md", "dist/toolnexus.js", "index.d.ts", "index.js", "loader.js", "package.json"])
 })
 
 test("npm pack of a platform package refuses without its binary", () => {

@@ -223,13 +223,15 @@ function isNodesDispatcher(d) {
  */
 
 /**
- * Node's fetch is told to take its proxy from the environment.
+ * Node's fetch is told to take its proxy from the environment. Node reads this once, at
+ * startup, so it is read once here too (at load).
  * @returns {boolean}
  */
 function envProxy() {
   const v = process.env.NODE_USE_ENV_PROXY
   return (v !== undefined && v !== "" && v !== "0") || process.execArgv.includes("--use-env-proxy")
 }
+const ENV_PROXY = envProxy()
 
 let globalFetchSet = false
 /**
@@ -238,7 +240,7 @@ let globalFetchSet = false
  * @returns {boolean}
  */
 function userSeam() {
-  if (isNodesFetch(globalThis.fetch) && isNodesDispatcher(/** @type {{ [k: symbol]: unknown }} */ (globalThis)[DISPATCHER]) && !envProxy()) return false
+  if (isNodesFetch(globalThis.fetch) && isNodesDispatcher(/** @type {{ [k: symbol]: unknown }} */ (globalThis)[DISPATCHER]) && !ENV_PROXY) return false
   if (!globalFetchSet) {
     native.setGlobalFetch(lift(fetchBridge((url, init) => globalThis.fetch(url, init))))
     globalFetchSet = true

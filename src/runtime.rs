@@ -258,10 +258,12 @@ impl NativeRuntime {
         &self,
         env: &Env,
         h: u32,
-        timeout_ms: Option<f64>,
+        timeout_ms: Option<String>,
         by: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
-        let fut = self.inner.wait(h as HandleId, timeout_ms, by.map(|b| b as HandleId));
+        // The JSON of `timeoutMs`, read as the client reads its own.
+        let timeout = timeout_ms.as_deref().and_then(toolnexus_core::options::timeout_ms).map(|ms| ms as f64);
+        let fut = self.inner.wait(h as HandleId, timeout, by.map(|b| b as HandleId));
         crate::dispatch::local_promise(env, async move { Ok(toolnexus_core::json::to_string(&fut.await.to_value())) })
     }
 

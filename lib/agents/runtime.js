@@ -431,7 +431,7 @@ class AgentRuntime {
    */
   async wait(h, opts) {
     const by = opts?.by === undefined ? undefined : this.#index(opts.by, "wait")
-    const timeout = opts?.timeoutMs ? Number(opts.timeoutMs) : undefined
+    const timeout = opts?.timeoutMs === undefined ? undefined : encode(opts.timeoutMs)
     return JSON.parse(await this.#native.wait(this.#index(h, "wait"), timeout, by))
   }
 

@@ -133,6 +133,13 @@ pub fn positive_ms<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Er
     Ok(number(d)?.filter(|n| *n > 0.0).map(|n| n.min(u64::MAX as f64) as u64))
 }
 
+/// [`positive_ms`] of a value on its own (its JSON): a timeout a verb takes (`wait`'s
+/// `timeoutMs`), read by the same rule as the client's `timeoutMs`.
+pub fn timeout_ms(text: &str) -> Option<u64> {
+    let v: Value = json::parse_str(text).ok()?;
+    positive_ms(v).ok().flatten()
+}
+
 /// A list of strings: the string items of an array (others skipped); no list for anything else.
 pub fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     Ok(match value(d)? {
@@ -221,6 +228,22 @@ pub fn string_or_null(v: Option<Value>, message: impl FnOnce() -> String) -> Res
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_timeout_on_its_own_reads_as_the_clients_timeout_ms() {
+        for (text, want) in [
+            ("150", Some(150)),
+            ("\"150\"", Some(150)),
+            ("12.9", Some(12)),
+            ("0", None),
+            ("-5", None),
+            ("\"x\"", None),
+            ("null", None),
+            ("{", None),
+        ] {
+            assert_eq!(timeout_ms(text), want, "{text}");
+        }
+    }
 
     #[derive(Deserialize, Default, Debug)]
     #[serde(rename_all = "camelCase")]
