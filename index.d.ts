@@ -372,8 +372,8 @@ export interface A2AConfig {
   provider?: A2AProvider
   /** Restrict the advertised skills to these ids/names. */
   skills?: string[]
-  /** "memory", "file:<dir>", or a custom store. */
-  store?: TaskStore | "memory" | string
+  /** "memory", "file:<dir>", a {@link StoreUrl}, or a custom store. */
+  store?: TaskStore | "memory" | StoreUrl | string
 }
 
 /** Reported when a served task reaches a terminal state. */
@@ -498,8 +498,20 @@ export declare class FileTaskStore implements TaskStore {
   save(task: A2ATask): Promise<void>
 }
 
-/** `undefined` | `"memory"` ⇒ in memory, `"file:<dir>"` ⇒ a file store, an object ⇒ itself. */
-export declare function resolveStore(store?: TaskStore | "memory" | string): TaskStore
+/**
+ * A durable engine, named by URL: `sqlite:<path>` (one file, created when missing),
+ * `postgres://…` / `postgresql://…`, `redis://…` / `rediss://…`. Every process that names the same
+ * URL shares its conversations and Tasks. A save never overwrites what another process saved
+ * since this one read it: it rejects with `code: "ESTORECONFLICT"`. An engine that cannot be
+ * reached rejects with `code: "ESTOREUNAVAILABLE"`; no message holds the URL's password.
+ */
+export type StoreUrl = `sqlite:${string}` | `postgres://${string}` | `postgresql://${string}` | `redis://${string}` | `rediss://${string}`
+
+/**
+ * `undefined` | `"memory"` ⇒ in memory, `"file:<dir>"` ⇒ a file store, a {@link StoreUrl} ⇒ that
+ * engine's Tasks, an object ⇒ itself.
+ */
+export declare function resolveStore(store?: TaskStore | "memory" | StoreUrl | string): TaskStore
 
 /** The Agent Card for an A2A profile, its skills (filtered by `cfg.skills`) and endpoint `url`. */
 export declare function buildAgentCard(cfg: A2AConfig, skills: SkillInfo[], url: string): AgentCard
@@ -736,8 +748,11 @@ export interface ClientOptions {
   retryBaseMs?: number
   /** Deadline for a whole run, in milliseconds. */
   timeoutMs?: number
-  /** Where `ask` keeps conversations; in memory when omitted. */
-  store?: ConversationStore
+  /**
+   * Where `ask` keeps conversations; in memory when omitted. A {@link StoreUrl} names a durable
+   * engine (reached on the first `ask`), shared by every process that names it.
+   */
+  store?: ConversationStore | StoreUrl
   /** Receives each metric event as it happens. */
   onMetric?: (ev: MetricEvent) => void
   /** Resolves tool suspensions; without it a run stops with status "pending". */

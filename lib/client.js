@@ -25,7 +25,7 @@ const { handles, toolkitHandle } = require("./toolkit.js")
  * A client's options, as far as they are read here; the whole object crosses to the core
  * (see `crossing`), which reads every field.
  * @typedef {object} ClientOptions
- * @property {ConversationStore | null} [store] where `ask` keeps conversations; in memory when absent
+ * @property {ConversationStore | string | null} [store] where `ask` keeps conversations (an object, or a store URL the core opens); in memory when absent
  * @property {unknown} [fetch] the transport for LLM requests: a fetch-like function (see `fetchOption`)
  * @property {unknown} [onError] decides whether a failed LLM call is retried; called when it is a function
  */
@@ -146,7 +146,9 @@ class Client {
   constructor(opts) {
     const given = opts !== null && typeof opts === "object"
     // A store without get/save fails where the reference fails: when the client uses it.
-    this.#store = (given ? opts.store : undefined) ?? new InMemoryConversationStore()
+    // A store URL is the core's to open; `conversationStore()` answers it as given, as the
+    // reference answers whatever it was given.
+    this.#store = /** @type {ConversationStore} */ ((given ? opts.store : undefined) ?? new InMemoryConversationStore())
     const generate = given ? opts[GENERATE] : undefined
     const onError = given ? opts.onError : undefined
     const adapted = given

@@ -73,12 +73,12 @@ const { toolSpec } = require("./core-tools.js")
  * @property {() => Promise<void>} close the same as `stop`
  */
 
-/** @type {WeakMap<InMemoryTaskStore | FileTaskStore, import("../binding").NativeTaskStore>} */
-const taskStores = new WeakMap() // InMemoryTaskStore | FileTaskStore -> NativeTaskStore
+/** @type {WeakMap<InMemoryTaskStore | FileTaskStore | UrlTaskStore, import("../binding").NativeTaskStore>} */
+const taskStores = new WeakMap() // each store class of ours -> its NativeTaskStore
 
 /**
  * A Task from one of our stores, undefined when it has none by that id.
- * @param {InMemoryTaskStore | FileTaskStore} store
+ * @param {InMemoryTaskStore | FileTaskStore | UrlTaskStore} store
  * @param {unknown} id
  * @returns {Promise<Task | undefined>}
  */
@@ -90,7 +90,7 @@ async function storeGet(store, id) {
 
 /**
  * Keep a Task (its JSON) in one of our stores.
- * @param {InMemoryTaskStore | FileTaskStore} store
+ * @param {InMemoryTaskStore | FileTaskStore | UrlTaskStore} store
  * @param {unknown} task
  * @returns {Promise<void>}
  */
@@ -145,16 +145,41 @@ class FileTaskStore {
   }
 }
 
+/** Tasks on a durable engine: `sqlite:<path>`, `postgres://…`, `redis://…` (reached on first use). */
+class UrlTaskStore {
+  /** @param {string} url */
+  constructor(url) {
+    taskStores.set(this, native.NativeTaskStore.url(url))
+  }
+
+  /**
+   * @param {unknown} id
+   * @returns {Promise<Task | undefined>}
+   */
+  get(id) {
+    return storeGet(this, id)
+  }
+
+  /**
+   * @param {unknown} task
+   * @returns {Promise<void>}
+   */
+  save(task) {
+    return storeSave(this, task)
+  }
+}
+
 /**
  * A store from the `store` option: no selector or "memory" -> in memory, "file:<dir>" -> a file
- * store, an object -> itself.
+ * store, a store URL -> that engine's, an object -> itself.
  * @param {TaskStore | string | undefined} store
  * @returns {TaskStore}
  */
 function resolveStore(store) {
   if (store === undefined || typeof store === "string") {
-    const dir = native.storeChoice(store)
-    return dir == null ? new InMemoryTaskStore() : new FileTaskStore(dir)
+    const named = native.storeChoice(store)
+    if (named == null) return new InMemoryTaskStore()
+    return named.url != null ? new UrlTaskStore(named.url) : new FileTaskStore(named.file)
   }
   return store
 }
@@ -200,7 +225,7 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   }
   const proto = store && Object.getPrototypeOf(store)
   // An object with one of our prototypes is looked up as one of ours (none for a mere lookalike).
-  const ours = proto === InMemoryTaskStore.prototype || proto === FileTaskStore.prototype ? taskStores.get(/** @type {InMemoryTaskStore | FileTaskStore} */ (store)) : undefined
+  const ours = proto === InMemoryTaskStore.prototype || proto === FileTaskStore.prototype || proto === UrlTaskStore.prototype ? taskStores.get(/** @type {InMemoryTaskStore | FileTaskStore | UrlTaskStore} */ (store)) : undefined
   const spec = {
     options: encode(plain),
     runTask: bridge(({ text, contextId }) => runTask(text, contextId)),

@@ -66,6 +66,12 @@ impl NativeTaskStore {
         Ok(NativeTaskStore { inner: Arc::new(store) })
     }
 
+    /// On the durable engine `url` names (reached on first use).
+    #[napi]
+    pub fn url(url: String) -> NativeTaskStore {
+        NativeTaskStore { inner: Arc::new(toolnexus_core::serve::store::DurableTaskStore::new(&url)) }
+    }
+
     /// The Task's JSON, or null.
     #[napi(ts_return_type = "Promise<string | null>")]
     pub fn get(&self, env: &Env, id: String) -> Result<crate::dispatch::JsPromise> {
@@ -87,11 +93,19 @@ impl NativeTaskStore {
 /// What `resolveStore` makes of a selector: `"memory"`, or the directory of a file store.
 /// Throws the reference's error for any other text.
 #[napi(js_name = "storeChoice")]
-pub fn store_choice_js(selector: Option<String>) -> Result<Option<String>> {
+pub fn store_choice_js(selector: Option<String>) -> Result<Option<StoreSelector>> {
     match store_choice(selector.as_deref()).map_err(core_err)? {
         StoreChoice::Memory => Ok(None),
-        StoreChoice::File(dir) => Ok(Some(dir)),
+        StoreChoice::File(dir) => Ok(Some(StoreSelector { file: Some(dir), url: None })),
+        StoreChoice::Url(url) => Ok(Some(StoreSelector { file: None, url: Some(url) })),
     }
+}
+
+/// What a store selector names besides memory: a directory or an engine's URL.
+#[napi(object)]
+pub struct StoreSelector {
+    pub file: Option<String>,
+    pub url: Option<String>,
 }
 
 /// `buildAgentCard(cfg, skills, url)`: the two values as JSON, the card as JSON.

@@ -59,6 +59,11 @@ pub enum Error {
     /// option that is not a function, called).
     #[error("{0}")]
     Type(String),
+    /// A durable store could not do what was asked (its engine unreachable, a write that lost
+    /// a race, a schema it does not know). `code` names the case; the message never holds a
+    /// password.
+    #[error("{message}")]
+    Store { code: &'static str, message: String },
 }
 
 impl Error {
@@ -102,6 +107,9 @@ impl Error {
             Error::System(s) => s.to_value(),
             Error::Http { status, .. } => {
                 serde_json::json!({ "name": "Error", "message": self.to_string(), "fields": { "status": status } })
+            }
+            Error::Store { code, message } => {
+                serde_json::json!({ "name": "Error", "message": message, "fields": { "code": code } })
             }
             _ => serde_json::json!({ "name": self.js_class(), "message": self.to_string() }),
         }

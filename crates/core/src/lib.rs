@@ -28,6 +28,7 @@ pub mod options;
 pub mod redact;
 pub mod serve;
 pub mod skills;
+pub mod store;
 pub mod syserr;
 pub mod tool;
 pub mod toolkit;

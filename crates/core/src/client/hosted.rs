@@ -184,6 +184,11 @@ impl<'de> Deserialize<'de> for StoreOption {
         if v.is_null() {
             return Ok(StoreOption(None));
         }
+        if let Value::String(url) = &v {
+            if crate::store::StoreUrl::is_store_url(url) {
+                return Ok(StoreOption(Some(Arc::new(super::store::DurableConversationStore::new(url)))));
+            }
+        }
         if crate::hostfn::is_marker(&v) {
             if let Some(native) = HostFn::from_value(&v).object::<super::store::InMemoryStore>() {
                 return Ok(StoreOption(Some(native)));

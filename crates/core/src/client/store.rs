@@ -54,6 +54,35 @@ impl ConversationStore for InMemoryStore {
     }
 }
 
+/// Conversations on a durable engine (a store URL: `sqlite:`, `postgres://`, `redis://`...),
+/// reached on first use. A conversation saved by another process since this one read it is
+/// not overwritten: the save fails with `ESTORECONFLICT`.
+pub struct DurableConversationStore(crate::store::Records);
+
+impl DurableConversationStore {
+    pub fn new(url: &str) -> DurableConversationStore {
+        DurableConversationStore(crate::store::records(url, crate::store::Kind::Conversation))
+    }
+}
+
+#[async_trait]
+impl ConversationStore for DurableConversationStore {
+    async fn get(&self, id: &str) -> Result<Option<Vec<Value>>> {
+        match self.0.get(id).await? {
+            None => Ok(None),
+            Some(Value::Array(items)) => Ok(Some(items)),
+            Some(_) => Err(crate::error::Error::Store {
+                code: "ESTORECORRUPT",
+                message: format!("store {}: conversation {id:?} is not an array of messages", self.0.label()),
+            }),
+        }
+    }
+
+    async fn save(&self, id: &str, messages: Vec<Value>) -> Result<()> {
+        self.0.save(id, &Value::Array(messages)).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,6 +84,7 @@ impl FileTaskStore {
         // As `fs.mkdirSync(dir, { recursive: true })` fails: an empty path names nothing.
         let made = if dir.as_os_str().is_empty() { Err(not_found()) } else { std::fs::create_dir_all(&dir) };
         made.map_err(|e| Error::System(SystemError::fs(&e, "mkdir", Some(&dir.to_string_lossy()))))?;
+        sweep_leftovers(&dir, LEFTOVER_AGE);
         Ok(FileTaskStore { dir })
     }
 
@@ -95,6 +96,40 @@ impl FileTaskStore {
     pub fn file(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{}.json", file_stem(id)))
     }
+}
+
+/// How old a temporary file must be before a new store over its directory removes it: a
+/// writer that died between writing and renaming left it; one still writing is younger.
+pub const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Whether `name` is one of [`FileTaskStore::save`]'s temporary names (`<stem>.json.<16 hex>.tmp`).
+fn is_leftover_name(name: &str) -> bool {
+    let Some(rest) = name.strip_suffix(".tmp") else { return false };
+    let Some((stem, hex)) = rest.rsplit_once('.') else { return false };
+    stem.ends_with(".json") && hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Remove the temporary files in `dir` older than `age` (best effort: what cannot be read or
+/// removed stays).
+pub fn sweep_leftovers(dir: &Path, age: std::time::Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(is_leftover_name) {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|e| e >= age);
+        if old && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// ENOENT, as the system reports it.
@@ -173,6 +208,8 @@ impl TaskStore for NotAStore {
 pub enum StoreChoice {
     Memory,
     File(String),
+    /// A durable engine's URL (`sqlite:`, `postgres://`, `redis://`...).
+    Url(String),
 }
 
 /// Read a `store` selector: absent or `"memory"` ⇒ in memory, `"file:<dir>"` ⇒ a file store
@@ -180,6 +217,7 @@ pub enum StoreChoice {
 pub fn store_choice(selector: Option<&str>) -> Result<StoreChoice> {
     match selector {
         None | Some("memory") => Ok(StoreChoice::Memory),
+        Some(s) if crate::store::StoreUrl::is_store_url(s) => Ok(StoreChoice::Url(s.to_string())),
         Some(s) => match s.strip_prefix("file:") {
             Some(dir) => Ok(StoreChoice::File(dir.to_string())),
             None => Err(Error::Invalid(format!("Unknown A2A store: \"{s}\" (expected \"memory\" or \"file:<dir>\")"))),
@@ -199,12 +237,56 @@ pub fn resolve_store(store: Option<&Value>) -> Result<SharedTaskStore> {
     Ok(match store_choice(selector)? {
         StoreChoice::Memory => Arc::new(InMemoryTaskStore::new()),
         StoreChoice::File(dir) => Arc::new(FileTaskStore::new(dir)?),
+        StoreChoice::Url(url) => Arc::new(DurableTaskStore::new(&url)),
     })
+}
+
+/// Tasks on a durable engine (a store URL), reached on first use; shared by every process
+/// that opens the same URL. A Task saved by another process since this one last read or wrote
+/// it is not overwritten: the save fails with `ESTORECONFLICT`.
+pub struct DurableTaskStore(crate::store::Records);
+
+impl DurableTaskStore {
+    pub fn new(url: &str) -> DurableTaskStore {
+        DurableTaskStore(crate::store::records(url, crate::store::Kind::Task))
+    }
+}
+
+#[async_trait]
+impl TaskStore for DurableTaskStore {
+    async fn get(&self, id: &str) -> Result<Option<Value>> {
+        self.0.get(id).await
+    }
+
+    async fn save(&self, task: Value) -> Result<()> {
+        let id = task_id(&task);
+        let saved = self.0.save(&id, &task).await;
+        crate::json::release(task);
+        saved
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leftover_temporary_files_are_swept_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = ["a.json", "a.json.tmp", "a.json.0123456789abcdeX.tmp", "notes.txt", "b.json.0123.tmp"];
+        for name in keep.iter().chain(["a.json.0123456789abcdef.tmp", "_41.json.fedcba9876543210.tmp"].iter()) {
+            std::fs::write(dir.path().join(name), "{").unwrap();
+        }
+        // Young leftovers stay (their writer may still be about to rename them).
+        assert_eq!(sweep_leftovers(dir.path(), LEFTOVER_AGE), 0);
+        assert_eq!(sweep_leftovers(dir.path(), std::time::Duration::ZERO), 2);
+        let mut left: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        let mut want: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        assert_eq!(left, want);
+    }
 
     #[test]
     fn file_names_keep_plain_ids_and_never_collide() {

@@ -29,6 +29,7 @@ mod metrics;
 mod persona;
 mod retry;
 mod serve;
+mod stores;
 mod stream;
 mod suspension;
 mod through;

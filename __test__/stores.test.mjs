@@ -1,0 +1,183 @@
+// Durable stores named by URL (issue 26): `sqlite:<path>` always, PostgreSQL and Redis when
+// `.ci/run` (scripts/engines.sh) started them and named them in TOOLNEXUS_TEST_POSTGRES /
+// TOOLNEXUS_TEST_REDIS. Every case crosses real processes: what one process saved, another reads.
+import test from "node:test"
+import assert from "node:assert/strict"
+import fs from "node:fs"
+import os from "node:os"
+import path from "node:path"
+import { spawn } from "node:child_process"
+import { createClient, createToolkit, resolveStore } from "../index.js"
+import { startLLM, oaText, runChild, closedPort, cleanEnv, ENTRY_URL, REPO } from "./support/llm.mjs"
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "tn-stores-"))
+
+/** The engines of this run, each a fresh place: a new SQLite file; a server's URL as given. */
+function engines() {
+  const urls = [["sqlite", `sqlite:${path.join(tmp(), "state.db")}`]]
+  for (const [name, v] of [["postgres", "TOOLNEXUS_TEST_POSTGRES"], ["redis", "TOOLNEXUS_TEST_REDIS"]]) {
+    if (process.env[v]) urls.push([name, process.env[v]])
+    else console.log(`# ${v} is not set: ${name} is not tested in this run (.ci/run starts it)`)
+  }
+  return urls
+}
+
+const unique = (name) => `${name}-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`
+
+for (const [engine, url] of engines()) {
+  test(`${engine}: ask() in one process continues the conversation another process saved`, async (t) => {
+    const llm = await startLLM((req) => oaText(`seen ${req.json.messages.length}`))
+    t.after(() => llm.close())
+    const id = unique("conv")
+    const turn = (prompt) =>
+      runChild(
+        `
+        const { createClient, createToolkit } = await import(ENTRY)
+        const client = createClient({ baseUrl: ${JSON.stringify(llm.url)}, style: "openai", model: "m", apiKey: "k", store: ${JSON.stringify(url)} })
+        const r = await client.ask(${JSON.stringify(prompt)}, { toolkit: await createToolkit({}), id: ${JSON.stringify(id)} })
+        console.log(r.text)
+      `,
+        { timeoutMs: 30_000 },
+      )
+    const first = await turn("hello")
+    assert.equal(first.code, 0, first.stderr)
+    assert.equal(first.stdout, "seen 1\n")
+    const second = await turn("again")
+    assert.equal(second.code, 0, second.stderr)
+    assert.equal(second.stdout, "seen 3\n", "the second process sent the first one's turn back")
+    assert.deepEqual(
+      llm.requests[1].json.messages.map((m) => [m.role, m.content]),
+      [["user", "hello"], ["assistant", "seen 1"], ["user", "again"]],
+    )
+    // And this process reads it too, through the same URL.
+    const here = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", store: url })
+    const third = await here.ask("third", { toolkit: await createToolkit({}), id })
+    assert.equal(third.text, "seen 5")
+  })
+
+  test(`${engine}: resolveStore(url) keeps Tasks another process reads`, async () => {
+    const id = unique("task")
+    const store = resolveStore(url)
+    assert.equal(await store.get(id), undefined)
+    await store.save({ id, contextId: "c", status: { state: "working", message: { text: "ü 🙂" } } })
+    const r = await runChild(
+      `
+      const { resolveStore } = await import(ENTRY)
+      const store = resolveStore(${JSON.stringify(url)})
+      const task = await store.get(${JSON.stringify(id)})
+      console.log(JSON.stringify(task))
+    `,
+      { timeoutMs: 30_000 },
+    )
+    assert.equal(r.code, 0, r.stderr)
+    assert.deepEqual(JSON.parse(r.stdout), { id, contextId: "c", status: { state: "working", message: { text: "ü 🙂" } } })
+  })
+
+  test(`${engine}: two served processes on one store answer GetTask for each other's Tasks`, async (t) => {
+    const a = await serveChild(url)
+    t.after(() => a.kill())
+    const b = await serveChild(url)
+    t.after(() => b.kill())
+    const sent = await rpc(a.url, "SendMessage", { message: { role: "user", parts: [{ kind: "text", text: "hi" }] } })
+    const id = sent.result.id
+    let seen
+    for (let i = 0; i < 300; i++) {
+      seen = (await rpc(b.url, "GetTask", { id })).result
+      if (seen?.status?.state === "completed") break
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    assert.equal(seen?.status?.state, "completed", JSON.stringify(seen))
+    assert.equal(seen.id, id)
+  })
+}
+
+test("a store URL whose engine is down fails the call that needs it, clearly, without its password", async (t) => {
+  const llm = await startLLM(() => oaText("never"))
+  t.after(() => llm.close())
+  const port = await closedPort()
+  for (const url of [`postgres://app:pw-s3cr3t@127.0.0.1:${port}/db?connect_timeout=2`, `redis://:pw-s3cr3t@127.0.0.1:${port}/0`]) {
+    // Accepted at construction, as the reference accepts any store there.
+    const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", store: url })
+    const e = await client.ask("hi", { toolkit: await createToolkit({}), id: "x" }).then(
+      () => assert.fail("the ask succeeded"),
+      (e) => e,
+    )
+    assert.ok(e instanceof Error)
+    assert.equal(e.code, "ESTOREUNAVAILABLE", e.message)
+    assert.ok(!e.message.includes("pw-s3cr3t"), e.message)
+    assert.ok(e.message.includes(`127.0.0.1:${port}`), e.message)
+    assert.equal(llm.requests.length, 0, "no model call without the conversation")
+    const task = await resolveStore(url).get("t").then(
+      () => assert.fail("the get succeeded"),
+      (e) => e,
+    )
+    assert.equal(task.code, "ESTOREUNAVAILABLE")
+    assert.ok(!task.message.includes("pw-s3cr3t"), task.message)
+  }
+})
+
+test("a SQLite writer killed mid-stream leaves every Task whole: the previous state or the next", async () => {
+  const url = `sqlite:${path.join(tmp(), "kill.db")}`
+  const child = spawn(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `
+      const { resolveStore } = await import(${JSON.stringify(ENTRY_URL)})
+      const store = resolveStore(${JSON.stringify(url)})
+      const big = "x".repeat(200_000)
+      for (let i = 0; ; i++) {
+        await store.save({ id: "t" + (i % 5), round: i, big })
+        if (i === 20) console.log("writing")
+      }
+    `,
+    ],
+    { cwd: REPO, env: cleanEnv(), stdio: ["ignore", "pipe", "inherit"] },
+  )
+  await new Promise((resolve) => child.stdout.once("data", resolve))
+  await new Promise((r) => setTimeout(r, 150))
+  child.kill("SIGKILL")
+  await new Promise((resolve) => child.once("close", resolve))
+  const store = resolveStore(url)
+  for (let i = 0; i < 5; i++) {
+    const task = await store.get(`t${i}`)
+    assert.equal(task.id, `t${i}`)
+    assert.equal(task.big.length, 200_000, "never half a Task")
+    assert.equal(task.round % 5, i)
+  }
+})
+
+/** A JSON-RPC call to an A2A server. */
+async function rpc(url, method, params) {
+  const res = await fetch(url + "/", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  })
+  return res.json()
+}
+
+/** An A2A server in its own process on `store`: resolves { url, kill }. */
+async function serveChild(store) {
+  const child = spawn(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `
+      const { startA2AServer } = await import(${JSON.stringify(ENTRY_URL)})
+      const srv = await startA2AServer({ addr: "127.0.0.1:0", skills: [], a2a: { name: "replica", store: ${JSON.stringify(store)} },
+        runTask: async (text) => ({ text: "echo " + text + " from " + process.pid, status: "done" }) })
+      console.log(srv.url)
+    `,
+    ],
+    { cwd: REPO, env: cleanEnv(), stdio: ["ignore", "pipe", "inherit"] },
+  )
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.once("data", (d) => resolve(String(d).trim()))
+    child.once("exit", (code) => reject(new Error(`the server exited (${code})`)))
+  })
+  return { url, kill: () => child.kill("SIGKILL") }
+}
+

@@ -1,0 +1,108 @@
+//! SQLite: one file, WAL, every write one transaction. A process that dies mid-write leaves
+//! the previous state (SQLite's journal); `synchronous = NORMAL` keeps a commit from waiting
+//! on the disk, so an operating-system crash may lose the last commits but never mixes two.
+//! Calls run on the runtime's blocking pool; the connection is shared by the process.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::engine::{newer_schema, schema, unavailable, Engine, Expect, Kind, SCHEMA_VERSION};
+use super::sql;
+use crate::error::Result;
+
+pub struct SqliteEngine {
+    label: String,
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl SqliteEngine {
+    /// Open (creating when missing) the file at `path` and its layout. Blocking.
+    pub fn open(path: PathBuf, label: String) -> Result<SqliteEngine> {
+        let mut conn = Connection::open(&path).map_err(|e| unavailable(&label, e))?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(|e| unavailable(&label, e))?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| unavailable(&label, e))?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| unavailable(&label, e))?;
+        prepare(&mut conn, &label)?;
+        Ok(SqliteEngine { label, conn: Arc::new(Mutex::new(conn)) })
+    }
+
+    async fn with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let conn = self.conn.clone();
+        let label = self.label.clone();
+        let run = move || {
+            let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            f(&conn).map_err(|e| unavailable(&label, e))
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => rt.spawn_blocking(run).await.map_err(|e| unavailable(&self.label, e))?,
+            Err(_) => run(),
+        }
+    }
+}
+
+/// Create the layout (once per file), or check the one found.
+fn prepare(conn: &mut Connection, label: &str) -> Result<()> {
+    // BEGIN IMMEDIATE: the write lock is taken before the layout is read, so two processes
+    // opening a new file never both create it.
+    let tx =
+        conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(|e| unavailable(label, e))?;
+    tx.execute(sql::CREATE_SCHEMA, []).map_err(|e| schema(label, sql::foreign("toolnexus_schema", e)))?;
+    tx.execute(&sql::for_sqlite(sql::CLAIM_SCHEMA), params![SCHEMA_VERSION])
+        .map_err(|e| schema(label, sql::foreign("toolnexus_schema", e)))?;
+    let found: i64 = tx
+        .query_row(sql::READ_SCHEMA, [], |r| r.get(0))
+        .map_err(|e| schema(label, sql::foreign("toolnexus_schema", e)))?;
+    if found > SCHEMA_VERSION {
+        return Err(newer_schema(label, found));
+    }
+    tx.execute(sql::CREATE_RECORDS, []).map_err(|e| schema(label, sql::foreign("toolnexus_records", e)))?;
+    tx.prepare(sql::PROBE_RECORDS).map_err(|e| schema(label, sql::foreign("toolnexus_records", e)))?;
+    tx.commit().map_err(|e| unavailable(label, e))
+}
+
+#[async_trait]
+impl Engine for SqliteEngine {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    async fn load(&self, kind: Kind, id: &str) -> Result<Option<(i64, String)>> {
+        let id = id.to_string();
+        self.with(move |c| {
+            c.prepare_cached(&sql::for_sqlite(sql::LOAD))?
+                .query_row(params![kind.as_str(), id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+        })
+        .await
+    }
+
+    async fn write(&self, kind: Kind, id: &str, body: String, expect: Expect) -> Result<Option<i64>> {
+        let id = id.to_string();
+        self.with(move |c| {
+            let now = sql::now_ms();
+            let k = kind.as_str();
+            match expect {
+                Expect::Any => c
+                    .prepare_cached(&sql::for_sqlite(sql::WRITE_ANY))?
+                    .query_row(params![k, id, body, now], |r| r.get(0))
+                    .optional(),
+                Expect::Absent => c
+                    .prepare_cached(&sql::for_sqlite(sql::WRITE_NEW))?
+                    .query_row(params![k, id, body, now], |r| r.get(0))
+                    .optional(),
+                Expect::Version(v) => c
+                    .prepare_cached(&sql::for_sqlite(sql::WRITE_OVER))?
+                    .query_row(params![k, id, body, now, v], |r| r.get(0))
+                    .optional(),
+            }
+        })
+        .await
+    }
+}

@@ -1,0 +1,196 @@
+//! One conformance suite for every store: memory, files, SQLite, and PostgreSQL and Redis when
+//! `.ci/run` (or the developer) started them and named them in `TOOLNEXUS_TEST_POSTGRES` /
+//! `TOOLNEXUS_TEST_REDIS`. Real engines only.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use toolnexus_core::client::store::{ConversationStore, DurableConversationStore, InMemoryStore};
+use toolnexus_core::error::Error;
+use toolnexus_core::serve::store::{resolve_store, DurableTaskStore, FileTaskStore, InMemoryTaskStore, TaskStore};
+
+/// The engines to run against: a fresh SQLite file always; PostgreSQL and Redis when named.
+/// Each URL is made unique to this call (a fresh file, schema or key prefix is not needed:
+/// ids carry a unique suffix instead).
+fn engines(dir: &std::path::Path) -> Vec<String> {
+    let mut urls = vec![format!("sqlite:{}", dir.join("s.db").display())];
+    for var in ["TOOLNEXUS_TEST_POSTGRES", "TOOLNEXUS_TEST_REDIS"] {
+        match std::env::var(var) {
+            Ok(u) if !u.is_empty() => urls.push(u),
+            _ => eprintln!("{var} is not set: that engine is not tested in this run"),
+        }
+    }
+    urls
+}
+
+/// An id no other test run has used.
+fn unique(name: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    format!("{name}-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+fn code(e: &Error) -> Option<&'static str> {
+    match e {
+        Error::Store { code, .. } => Some(code),
+        _ => None,
+    }
+}
+
+async fn task_store_round_trip(store: &dyn TaskStore, what: &str) {
+    let id = unique("t");
+    assert!(store.get(&id).await.unwrap().is_none(), "{what}: unknown id");
+    // Key order, unicode, numbers and nesting come back as saved.
+    let task = json!({"id": id, "status": {"state": "working", "z": 1, "a": 2}, "contextId": "c-ü-🙂", "artifacts": [{"parts": [{"kind": "text", "text": "x".repeat(10_000)}]}], "n": 1.5e300});
+    store.save(task.clone()).await.unwrap();
+    let back = store.get(&id).await.unwrap().unwrap();
+    assert_eq!(serde_json::to_string(&back).unwrap(), serde_json::to_string(&task).unwrap(), "{what}");
+    let mut next = task.clone();
+    next["status"]["state"] = json!("completed");
+    store.save(next.clone()).await.unwrap();
+    assert_eq!(store.get(&id).await.unwrap().unwrap(), next, "{what}: the second save replaces the first");
+}
+
+async fn conversation_round_trip(store: &dyn ConversationStore, what: &str) {
+    let id = unique("c");
+    assert!(store.get(&id).await.unwrap().is_none(), "{what}");
+    let messages = vec![
+        json!({"role": "user", "content": "hi"}),
+        json!({"role": "assistant", "content": "hello", "tool_calls": []}),
+    ];
+    store.save(&id, messages.clone()).await.unwrap();
+    assert_eq!(store.get(&id).await.unwrap().unwrap(), messages, "{what}");
+    let mut more = messages.clone();
+    more.push(json!({"role": "user", "content": "again"}));
+    store.save(&id, more.clone()).await.unwrap();
+    assert_eq!(store.get(&id).await.unwrap().unwrap(), more, "{what}");
+}
+
+#[tokio::test]
+async fn every_store_keeps_tasks_and_conversations_as_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    task_store_round_trip(&InMemoryTaskStore::new(), "memory").await;
+    task_store_round_trip(&FileTaskStore::new(dir.path().join("files")).unwrap(), "file").await;
+    conversation_round_trip(&InMemoryStore::default(), "memory").await;
+    for url in engines(dir.path()) {
+        task_store_round_trip(&DurableTaskStore::new(&url), &url).await;
+        conversation_round_trip(&DurableConversationStore::new(&url), &url).await;
+        // The selector form reaches the same engine.
+        task_store_round_trip(resolve_store(Some(&json!(url))).unwrap().as_ref(), &url).await;
+    }
+}
+
+#[tokio::test]
+async fn two_writers_of_one_record_never_lose_an_update_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in engines(dir.path()) {
+        // Two stores on one URL stand for two processes: each remembers its own versions.
+        let (a, b) = (DurableConversationStore::new(&url), DurableConversationStore::new(&url));
+        let id = unique("race");
+        a.save(&id, vec![json!({"role": "user", "content": "0"})]).await.unwrap();
+        let seen_a = a.get(&id).await.unwrap().unwrap();
+        let seen_b = b.get(&id).await.unwrap().unwrap();
+        a.save(&id, [seen_a, vec![json!({"role": "user", "content": "from a"})]].concat()).await.unwrap();
+        let e = b.save(&id, [seen_b, vec![json!({"role": "user", "content": "from b"})]].concat()).await.unwrap_err();
+        assert_eq!(code(&e), Some("ESTORECONFLICT"), "{url}: {e}");
+        assert!(e.to_string().contains("was changed by another writer"), "{e}");
+        let kept = a.get(&id).await.unwrap().unwrap();
+        assert_eq!(kept.last().unwrap()["content"], "from a", "{url}: a's write kept");
+        // After reading again, b writes over what it read.
+        let seen_b = b.get(&id).await.unwrap().unwrap();
+        b.save(&id, [seen_b, vec![json!({"role": "user", "content": "b again"})]].concat()).await.unwrap();
+        assert_eq!(a.get(&id).await.unwrap().unwrap().len(), 3, "{url}");
+
+        // Tasks: two first writes of one new id: the second learns it lost.
+        let (ta, tb) = (DurableTaskStore::new(&url), DurableTaskStore::new(&url));
+        let tid = unique("task");
+        assert!(ta.get(&tid).await.unwrap().is_none());
+        assert!(tb.get(&tid).await.unwrap().is_none());
+        ta.save(json!({"id": tid, "status": {"state": "working"}})).await.unwrap();
+        let e = tb.save(json!({"id": tid, "status": {"state": "failed"}})).await.unwrap_err();
+        assert_eq!(code(&e), Some("ESTORECONFLICT"), "{url}: {e}");
+        assert_eq!(ta.get(&tid).await.unwrap().unwrap()["status"]["state"], "working");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_concurrent_writers_share_one_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in engines(dir.path()) {
+        let store: Arc<dyn TaskStore> = Arc::new(DurableTaskStore::new(&url));
+        let prefix = unique("many");
+        let mut joins = Vec::new();
+        for i in 0..64 {
+            let store = store.clone();
+            let id = format!("{prefix}-{i}");
+            joins.push(tokio::spawn(async move {
+                for round in 0..5 {
+                    store.save(json!({"id": id, "round": round})).await?;
+                }
+                store.get(&id).await
+            }));
+        }
+        for (i, j) in joins.into_iter().enumerate() {
+            let got = j.await.unwrap().unwrap_or_else(|e| panic!("{url}: writer {i}: {e}"));
+            assert_eq!(got.unwrap()["round"], 4, "{url}: writer {i}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_engine_that_is_down_fails_clearly_without_its_password_and_the_next_call_retries() {
+    // A port nothing listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    for url in [
+        format!("postgres://app:s3cr3t-pw@127.0.0.1:{port}/db?connect_timeout=2"),
+        format!("redis://:s3cr3t-pw@127.0.0.1:{port}/0"),
+    ] {
+        let store = DurableTaskStore::new(&url);
+        let e = store.get("x").await.unwrap_err();
+        let text = e.to_string();
+        assert_eq!(code(&e), Some("ESTOREUNAVAILABLE"), "{text}");
+        assert!(!text.contains("s3cr3t-pw"), "{text}");
+        assert!(text.contains("***") && text.contains(&port.to_string()), "{text}");
+        // The shape JavaScript sees carries the code too.
+        assert_eq!(e.js_shape()["fields"]["code"], "ESTOREUNAVAILABLE");
+        // Nothing was cached: the next call tries again (and fails again, the same way).
+        assert_eq!(code(&store.get("x").await.unwrap_err()), Some("ESTOREUNAVAILABLE"));
+    }
+    // A URL that does not parse names what is wrong, still without the password.
+    let e = DurableTaskStore::new("postgres://app:s3cr3t-pw@127.0.0.1:notaport/db").get("x").await.unwrap_err();
+    assert!(!e.to_string().contains("s3cr3t-pw"), "{e}");
+}
+
+#[tokio::test]
+async fn sqlite_refuses_a_newer_schema_and_a_foreign_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let newer = dir.path().join("newer.db");
+    {
+        let store = DurableTaskStore::new(&format!("sqlite:{}", newer.display()));
+        store.save(json!({"id": "a"})).await.unwrap();
+    }
+    let conn = rusqlite::Connection::open(&newer).unwrap();
+    conn.execute("UPDATE toolnexus_schema SET version = 99", []).unwrap();
+    drop(conn);
+    // The first store is gone, and its engine with it: this one opens the file afresh.
+    let e = DurableTaskStore::new(&format!("sqlite:{}", newer.display())).get("a").await.unwrap_err();
+    assert_eq!(code(&e), Some("ESTORESCHEMA"), "{e}");
+    assert!(e.to_string().contains("version 99, newer than this toolnexus reads (1)"), "{e}");
+
+    let foreign = dir.path().join("foreign.db");
+    let conn = rusqlite::Connection::open(&foreign).unwrap();
+    conn.execute("CREATE TABLE toolnexus_records (name TEXT)", []).unwrap();
+    drop(conn);
+    let e = DurableTaskStore::new(&format!("sqlite:{}", foreign.display())).get("a").await.unwrap_err();
+    assert_eq!(code(&e), Some("ESTORESCHEMA"), "{e}");
+    assert!(e.to_string().contains("a table named toolnexus_records exists and is not toolnexus's"), "{e}");
+
+    // A file in a directory that does not exist: the engine's own words, and the path.
+    let e =
+        DurableTaskStore::new(&format!("sqlite:{}/no/such/dir/x.db", dir.path().display())).get("a").await.unwrap_err();
+    assert_eq!(code(&e), Some("ESTOREUNAVAILABLE"), "{e}");
+}
