@@ -486,7 +486,12 @@ export interface StartServerOptions extends ServeSecurityOptions {
 
 /** Tasks kept for the life of the process (the default store). */
 export declare class InMemoryTaskStore implements TaskStore {
-  constructor()
+  /**
+   * @param options.maxEntries how many Tasks to keep (default 1,000): past it the least recently
+   * used finished Task is let go; a running one (submitted, working, input-required,
+   * auth-required) never is.
+   */
+  constructor(options?: { maxEntries?: number })
   get(id: string): Promise<A2ATask | undefined>
   save(task: A2ATask): Promise<void>
 }
@@ -793,6 +798,8 @@ export interface ConversationStore {
 
 /** Process-lifetime conversation storage (the default). */
 export declare class InMemoryConversationStore implements ConversationStore {
+  /** @param options.maxEntries how many conversations to keep (default 1,000): past it the least recently used is let go. */
+  constructor(options?: { maxEntries?: number })
   get(id: string): Promise<any[] | undefined>
   save(id: string, messages: any[]): Promise<void>
 }

@@ -181,3 +181,33 @@ async function serveChild(store) {
   return { url, kill: () => child.kill("SIGKILL") }
 }
 
+
+test("in-memory stores keep maxEntries entries, the least recently used going first; running Tasks always stay", async () => {
+  const { InMemoryConversationStore, InMemoryTaskStore } = await import("../index.js")
+  const convos = new InMemoryConversationStore({ maxEntries: 2 })
+  await convos.save("a", [{ role: "user", content: "a" }])
+  await convos.save("b", [{ role: "user", content: "b" }])
+  await convos.get("a")
+  await convos.save("c", [{ role: "user", content: "c" }])
+  assert.deepEqual([!!(await convos.get("a")), !!(await convos.get("b")), !!(await convos.get("c"))], [true, false, true])
+
+  const tasks = new InMemoryTaskStore({ maxEntries: 1 })
+  await tasks.save({ id: "run", status: { state: "working" } })
+  await tasks.save({ id: "d1", status: { state: "completed" } })
+  await tasks.save({ id: "d2", status: { state: "completed" } })
+  assert.equal((await tasks.get("run")).status.state, "working")
+  assert.equal(await tasks.get("d1"), undefined)
+  assert.equal((await tasks.get("d2")).id, "d2")
+
+  // The default is bounded too, and the reference's no-argument forms still work.
+  const plain = new InMemoryTaskStore()
+  for (let i = 0; i < 1100; i++) await plain.save({ id: `t${i}`, status: { state: "completed" } })
+  assert.equal(await plain.get("t0"), undefined)
+  assert.equal((await plain.get("t1099")).id, "t1099")
+  assert.ok(new InMemoryConversationStore(5) instanceof InMemoryConversationStore, "a non-object argument is ignored, as the reference ignores it")
+
+  for (const bad of [0, -1, 1.5, "3"]) {
+    assert.throws(() => new InMemoryTaskStore({ maxEntries: bad }), { name: "TypeError", message: /^InMemoryTaskStore: maxEntries must be a positive integer \(got / })
+    assert.throws(() => new InMemoryConversationStore({ maxEntries: bad }), { name: "TypeError", message: /^InMemoryConversationStore: maxEntries/ })
+  }
+})

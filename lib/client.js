@@ -94,8 +94,9 @@ const memoryStores = new WeakMap() // InMemoryConversationStore -> NativeMemoryS
 
 /** Conversations for the life of the process, kept by the core (the default store). */
 class InMemoryConversationStore {
-  constructor() {
-    const store = new native.NativeMemoryStore()
+  /** @param {{ maxEntries?: number }} [options] how many conversations to keep (the least recently used goes first) */
+  constructor(options) {
+    const store = new native.NativeMemoryStore(options === undefined ? undefined : encode(options))
     memoryStores.set(this, store)
     natives.set(this, store.shared())
   }

@@ -100,8 +100,9 @@ async function storeSave(store, task) {
 
 /** Tasks for the life of the process. */
 class InMemoryTaskStore {
-  constructor() {
-    taskStores.set(this, new native.NativeTaskStore())
+  /** @param {{ maxEntries?: number }} [options] how many Tasks to keep (running ones always stay) */
+  constructor(options) {
+    taskStores.set(this, new native.NativeTaskStore(options === undefined ? undefined : encode(options)))
   }
 
   /**

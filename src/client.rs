@@ -149,10 +149,13 @@ pub struct NativeMemoryStore {
 
 #[napi]
 impl NativeMemoryStore {
+    /// A store by its options' JSON (`maxEntries`: the core's default when absent).
     #[napi(constructor)]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        NativeMemoryStore { inner: Arc::new(InMemoryStore::default()) }
+    pub fn new(options: Option<String>) -> Result<Self> {
+        let cap =
+            toolnexus_core::options::max_entries(options.as_deref(), "InMemoryConversationStore").map_err(core_err)?;
+        let store = cap.map_or_else(InMemoryStore::default, InMemoryStore::with_cap);
+        Ok(NativeMemoryStore { inner: Arc::new(store) })
     }
 
     /// The thread as JSON (in pieces when it holds long strings), or null.

@@ -53,10 +53,12 @@ pub struct NativeTaskStore {
 
 #[napi]
 impl NativeTaskStore {
-    /// In memory.
+    /// In memory, by its options' JSON (`maxEntries`: the core's default when absent).
     #[napi(constructor)]
-    pub fn new() -> Self {
-        NativeTaskStore { inner: Arc::new(InMemoryTaskStore::new()) }
+    pub fn new(options: Option<String>) -> Result<Self> {
+        let cap = toolnexus_core::options::max_entries(options.as_deref(), "InMemoryTaskStore").map_err(core_err)?;
+        let store = cap.map_or_else(InMemoryTaskStore::new, InMemoryTaskStore::with_cap);
+        Ok(NativeTaskStore { inner: Arc::new(store) })
     }
 
     /// One file per Task under `dir` (created now).

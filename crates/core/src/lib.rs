@@ -21,6 +21,7 @@ pub mod hostfn;
 pub mod http_tool;
 pub mod json;
 pub mod jsstr;
+pub mod lru;
 pub mod mcp;
 pub mod net;
 pub mod nodepath;

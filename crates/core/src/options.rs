@@ -140,6 +140,29 @@ pub fn timeout_ms(text: &str) -> Option<u64> {
     positive_ms(v).ok().flatten()
 }
 
+/// The `maxEntries` of a store's options (their JSON): how many entries an in-memory store
+/// keeps. `None` when not given (or the options are not an object); a value that is not a
+/// positive integer is refused with a `TypeError` naming `owner`.
+pub fn max_entries(text: Option<&str>, owner: &str) -> Result<Option<usize>> {
+    let Some(text) = text else { return Ok(None) };
+    let v: Value = json::parse_str(text).map_err(|e| Error::Type(format!("{owner}: options are not JSON ({e})")))?;
+    // Anything but an object is ignored, as the reference's constructors ignore their arguments.
+    let given = match &v {
+        Value::Object(o) => o.get("maxEntries"),
+        _ => None,
+    };
+    match given {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => {
+            Ok(n.as_u64().map(|n| n.min(usize::MAX as u64) as usize))
+        }
+        Some(other) => Err(Error::Type(format!(
+            "{owner}: maxEntries must be a positive integer (got {})",
+            json::js_stringify(other)
+        ))),
+    }
+}
+
 /// A list of strings: the string items of an array (others skipped); no list for anything else.
 pub fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     Ok(match value(d)? {
@@ -228,6 +251,21 @@ pub fn string_or_null(v: Option<Value>, message: impl FnOnce() -> String) -> Res
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn max_entries_is_a_positive_integer_or_absent() {
+        assert_eq!(max_entries(None, "S").unwrap(), None);
+        assert_eq!(max_entries(Some("null"), "S").unwrap(), None);
+        assert_eq!(max_entries(Some("{}"), "S").unwrap(), None);
+        assert_eq!(max_entries(Some(r#"{"maxEntries": 5}"#), "S").unwrap(), Some(5));
+        for bad in [r#"{"maxEntries": 0}"#, r#"{"maxEntries": -1}"#, r#"{"maxEntries": 1.5}"#, r#"{"maxEntries": "5"}"#]
+        {
+            let e = max_entries(Some(bad), "InMemoryTaskStore").unwrap_err();
+            assert_eq!(e.js_class(), "TypeError", "{bad}");
+            assert!(e.to_string().starts_with("InMemoryTaskStore: maxEntries must be a positive integer (got "), "{e}");
+        }
+        assert_eq!(max_entries(Some("7"), "S").unwrap(), None);
+    }
 
     #[test]
     fn a_timeout_on_its_own_reads_as_the_clients_timeout_ms() {

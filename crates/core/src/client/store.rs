@@ -1,12 +1,12 @@
 //! Conversation memory (SPEC §8): where `ask` keeps a thread's transcript.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::Result;
+use crate::lru::Lru;
 
 /// Two methods: read a thread's transcript, write it back.
 #[async_trait]
@@ -15,13 +15,35 @@ pub trait ConversationStore: Send + Sync {
     async fn save(&self, id: &str, messages: Vec<Value>) -> Result<()>;
 }
 
-/// The default store: transcripts in memory for the life of the process.
-#[derive(Debug, Default)]
+/// How many conversations an in-memory store keeps by default; beyond it, the least recently
+/// used one is let go.
+pub const MEMORY_CONVERSATIONS: usize = 1_000;
+
+/// The default store: transcripts in memory, at most `cap` of them (the least recently used
+/// one is let go to make room).
 pub struct InMemoryStore {
-    threads: Mutex<HashMap<String, Vec<Value>>>,
+    threads: Mutex<Lru<Vec<Value>>>,
+}
+
+impl Default for InMemoryStore {
+    fn default() -> Self {
+        InMemoryStore::with_cap(MEMORY_CONVERSATIONS)
+    }
+}
+
+impl std::fmt::Debug for InMemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        write!(f, "InMemoryStore({} of {})", threads.len(), threads.cap())
+    }
 }
 
 impl InMemoryStore {
+    /// A store of at most `cap` conversations.
+    pub fn with_cap(cap: usize) -> InMemoryStore {
+        InMemoryStore { threads: Mutex::new(Lru::new(cap)) }
+    }
+
     /// A copy of the thread, so callers never share the stored vector.
     pub fn get_now(&self, id: &str) -> Option<Vec<Value>> {
         self.threads.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
@@ -39,7 +61,10 @@ impl InMemoryStore {
     }
 
     pub fn save_now(&self, id: &str, messages: Vec<Value>) {
-        self.threads.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_string(), messages);
+        let gone =
+            self.threads.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_string(), messages, |_| false);
+        // Let go of what was replaced or evicted outside the lock.
+        drop(gone);
     }
 }
 
@@ -86,6 +111,21 @@ impl ConversationStore for DurableConversationStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_least_recently_used_conversation_goes_past_the_cap() {
+        let store = InMemoryStore::with_cap(2);
+        store.save_now("a", vec![json!(1)]);
+        store.save_now("b", vec![json!(2)]);
+        assert!(store.get_now("a").is_some());
+        store.save_now("c", vec![json!(3)]);
+        assert_eq!(
+            (store.get_now("a").is_some(), store.get_now("b").is_some(), store.get_now("c").is_some()),
+            (true, false, true)
+        );
+        assert_eq!(format!("{store:?}"), "InMemoryStore(2 of 2)");
+    }
 
     #[test]
     fn saving_a_json_value_needs_an_array() {

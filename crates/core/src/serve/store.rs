@@ -2,7 +2,6 @@
 //! host's own store. Tasks are JSON values (`{ id, contextId?, status, artifacts? }`) kept as
 //! they were saved.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -11,6 +10,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::json::js_string;
+use crate::lru::Lru;
 use crate::syserr::SystemError;
 
 /// Persistence for served Tasks: `get` by id (`None` when unknown) and `save` (by the Task's
@@ -32,24 +32,47 @@ pub fn task_id(task: &Value) -> String {
     }
 }
 
-/// Tasks for the life of the process.
-#[derive(Default)]
+/// How many Tasks an in-memory store keeps by default; beyond it, the least recently used
+/// finished one is let go (a Task still running never is).
+pub const MEMORY_TASKS: usize = 1_000;
+
+/// Tasks in memory, at most `cap` finished ones.
 pub struct InMemoryTaskStore {
-    tasks: Mutex<HashMap<String, Value>>,
+    tasks: Mutex<Lru<Value>>,
+}
+
+impl Default for InMemoryTaskStore {
+    fn default() -> Self {
+        InMemoryTaskStore::with_cap(MEMORY_TASKS)
+    }
 }
 
 impl InMemoryTaskStore {
     pub fn new() -> InMemoryTaskStore {
         InMemoryTaskStore::default()
     }
+
+    /// A store of at most `cap` Tasks (more while more are running).
+    pub fn with_cap(cap: usize) -> InMemoryTaskStore {
+        InMemoryTaskStore { tasks: Mutex::new(Lru::new(cap)) }
+    }
+}
+
+/// Whether a Task is still running (submitted, working, or parked for input or auth): such a
+/// Task is never let go to make room.
+pub fn running(task: &Value) -> bool {
+    matches!(
+        task.get("status").and_then(|s| s.get("state")).and_then(Value::as_str),
+        Some("submitted" | "working" | "input-required" | "auth-required")
+    )
 }
 
 impl Drop for InMemoryTaskStore {
     /// Tasks may nest deep (a run's result is kept as it came): they go without recursing,
     /// wherever the store is let go.
     fn drop(&mut self) {
-        let tasks = std::mem::take(self.tasks.get_mut().unwrap_or_else(PoisonError::into_inner));
-        for (_, task) in tasks {
+        let tasks = self.tasks.get_mut().unwrap_or_else(PoisonError::into_inner).drain();
+        for task in tasks {
             crate::json::release(task);
         }
     }
@@ -63,8 +86,8 @@ impl TaskStore for InMemoryTaskStore {
 
     async fn save(&self, task: Value) -> Result<()> {
         let id = task_id(&task);
-        let old = self.tasks.lock().unwrap_or_else(PoisonError::into_inner).insert(id, task);
-        if let Some(old) = old {
+        let gone = self.tasks.lock().unwrap_or_else(PoisonError::into_inner).insert(id, task, running);
+        for old in gone {
             crate::json::release(old);
         }
         Ok(())
@@ -269,6 +292,27 @@ impl TaskStore for DurableTaskStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_full_memory_store_lets_finished_tasks_go_and_keeps_running_ones() {
+        let store = InMemoryTaskStore::with_cap(2);
+        let task = |id: &str, state: &str| serde_json::json!({"id": id, "status": {"state": state}});
+        store.save(task("w1", "working")).await.unwrap();
+        store.save(task("w2", "input-required")).await.unwrap();
+        store.save(task("d1", "completed")).await.unwrap();
+        store.save(task("d2", "failed")).await.unwrap();
+        // Both running Tasks stay; of the finished ones only the newest fits.
+        assert!(store.get("w1").await.unwrap().is_some());
+        assert!(store.get("w2").await.unwrap().is_some());
+        assert!(store.get("d1").await.unwrap().is_none());
+        assert!(store.get("d2").await.unwrap().is_some());
+        // A running Task that finishes may go when room is needed.
+        store.save(task("w1", "completed")).await.unwrap();
+        store.save(task("d3", "completed")).await.unwrap();
+        assert_eq!(store.tasks.lock().unwrap().len(), 2);
+        assert!(store.get("w2").await.unwrap().is_some());
+        assert!(store.get("d3").await.unwrap().is_some());
+    }
 
     #[test]
     fn leftover_temporary_files_are_swept_and_nothing_else() {
