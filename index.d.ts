@@ -513,6 +513,38 @@ export declare class FileTaskStore implements TaskStore {
 export type StoreUrl = `sqlite:${string}` | `postgres://${string}` | `postgresql://${string}` | `redis://${string}` | `rediss://${string}`
 
 /**
+ * A durable engine's store, both a {@link ConversationStore} and a {@link TaskStore}: pass it as
+ * `createClient`'s `store`, an `AgentRuntime`'s `store` or `serve`'s `a2a.store`. Running Tasks a
+ * server saves there hold a lease (30 s, `TOOLNEXUS_TASK_LEASE_MS`), renewed while their server
+ * lives; a Task whose server died is read back `failed` once its lease runs out.
+ */
+declare abstract class EngineStore implements TaskStore {
+  /** The store's URL, its password hidden. */
+  readonly url: string
+  /** A conversation's messages by id; else the Task of that id; `undefined` for neither. */
+  get(id: string): Promise<any>
+  /** Keep a conversation (`save(id, messages)`) or a Task (`save(task)`). */
+  save(id: string, messages: unknown[]): Promise<void>
+  save(task: A2ATask): Promise<void>
+}
+
+/** State in one SQLite file (WAL, crash-safe, no server). */
+export declare class SqliteStore extends EngineStore {
+  /** @param path a file path, or a `sqlite:<path>` URL */
+  constructor(path: string)
+}
+
+/** State on PostgreSQL (a pool of 8 connections; TLS when the URL asks, as in `sslmode=require`). */
+export declare class PostgresStore extends EngineStore {
+  constructor(url: `postgres://${string}` | `postgresql://${string}` | string)
+}
+
+/** State on Redis. */
+export declare class RedisStore extends EngineStore {
+  constructor(url: `redis://${string}` | `rediss://${string}` | string)
+}
+
+/**
  * `undefined` | `"memory"` ⇒ in memory, `"file:<dir>"` ⇒ a file store, a {@link StoreUrl} ⇒ that
  * engine's Tasks, an object ⇒ itself.
  */
@@ -1159,7 +1191,18 @@ export declare namespace agents {
     llm?: { baseUrl?: string; style?: ClientStyle; apiKey?: string; model?: string }
     fetch?: typeof fetch
     clock?: Clock
-    store?: ConversationStore
+    /**
+     * The conversation store of every handle. A {@link StoreUrl} (or a {@link SqliteStore},
+     * {@link PostgresStore}, {@link RedisStore}) also keeps the runtime's own state there, written
+     * at every transition: a runtime opened later on the same store (another process, after a
+     * crash or a deploy) starts from it — suspended handles wait for `resume`, a turn that was
+     * running comes back `idle` with an `interrupted` result and its inbox items restored. The
+     * newest runtime opened on a store owns it. Opening reads the store before the constructor
+     * returns (and throws `ESTOREUNAVAILABLE` when the engine cannot be reached).
+     */
+    store?: ConversationStore | StoreUrl
+    /** On a durable store: the name this runtime's state is kept under (default `"agents"`). */
+    runtimeId?: string
     inboxCap?: number
     maxConcurrentTurns?: number
     shutdownMs?: number

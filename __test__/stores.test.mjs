@@ -8,23 +8,12 @@ import os from "node:os"
 import path from "node:path"
 import { spawn } from "node:child_process"
 import { createClient, createToolkit, resolveStore } from "../index.js"
+import { engines, unique, rpc } from "./support/engines.mjs"
 import { startLLM, oaText, runChild, closedPort, cleanEnv, ENTRY_URL, REPO } from "./support/llm.mjs"
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "tn-stores-"))
 
-/** The engines of this run, each a fresh place: a new SQLite file; a server's URL as given. */
-function engines() {
-  const urls = [["sqlite", `sqlite:${path.join(tmp(), "state.db")}`]]
-  for (const [name, v] of [["postgres", "TOOLNEXUS_TEST_POSTGRES"], ["redis", "TOOLNEXUS_TEST_REDIS"]]) {
-    if (process.env[v]) urls.push([name, process.env[v]])
-    else console.log(`# ${v} is not set: ${name} is not tested in this run (.ci/run starts it)`)
-  }
-  return urls
-}
-
-const unique = (name) => `${name}-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`
-
-for (const [engine, url] of engines()) {
+for (const [engine, url] of engines("tn-stores-")) {
   test(`${engine}: ask() in one process continues the conversation another process saved`, async (t) => {
     const llm = await startLLM((req) => oaText(`seen ${req.json.messages.length}`))
     t.after(() => llm.close())
@@ -148,16 +137,6 @@ test("a SQLite writer killed mid-stream leaves every Task whole: the previous st
   }
 })
 
-/** A JSON-RPC call to an A2A server. */
-async function rpc(url, method, params) {
-  const res = await fetch(url + "/", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  })
-  return res.json()
-}
-
 /** An A2A server in its own process on `store`: resolves { url, kill }. */
 async function serveChild(store) {
   const child = spawn(
@@ -180,7 +159,6 @@ async function serveChild(store) {
   })
   return { url, kill: () => child.kill("SIGKILL") }
 }
-
 
 test("in-memory stores keep maxEntries entries, the least recently used going first; running Tasks always stay", async () => {
   const { InMemoryConversationStore, InMemoryTaskStore } = await import("../index.js")

@@ -7,6 +7,7 @@ const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortW
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle } = require("./toolkit.js")
+const { engineUrl } = require("./stores.js")
 
 /** @typedef {import("./toolkit.js").Toolkit} Toolkit */
 /** @typedef {import("../index").RunResult} RunResult */
@@ -82,6 +83,9 @@ const fetchOption = (f) => (typeof f === "function" ? raw(lift(fetchBridge(/** @
  */
 function storeOption(store) {
   if (store === null || typeof store !== "object" || natives.has(store)) return store
+  // One of the engine stores crosses as its URL: the core opens the engine itself.
+  const url = engineUrl(store)
+  if (url !== undefined) return url
   // Taken as a ConversationStore: a missing method fails when the core calls it.
   return {
     get: raw(bridge((id) => /** @type {ConversationStore} */ (store).get(id))),

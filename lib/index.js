@@ -19,6 +19,7 @@ const { agent, agentTools, parseAgentsConfig } = require("./a2a.js")
 const { Toolkit, createToolkit } = require("./toolkit.js")
 const { Client, createClient, Conversation, InMemoryConversationStore, createInProcessClient } = require("./client.js")
 const { InMemoryTaskStore, FileTaskStore, resolveStore, buildAgentCard, startA2AServer } = require("./serve.js")
+const { SqliteStore, PostgresStore, RedisStore } = require("./stores.js")
 
 // ---- agents (SPEC §7D-§7F): lib/agents, compiled on first use ----
 
@@ -111,6 +112,9 @@ module.exports = {
   InMemoryTaskStore,
   FileTaskStore,
   resolveStore,
+  SqliteStore,
+  PostgresStore,
+  RedisStore,
   buildAgentCard,
   startA2AServer,
   agents,

@@ -73,12 +73,19 @@ const { toolSpec } = require("./core-tools.js")
  * @property {() => Promise<void>} close the same as `stop`
  */
 
-/** @type {WeakMap<InMemoryTaskStore | FileTaskStore | UrlTaskStore, import("../binding").NativeTaskStore>} */
+/**
+ * The prototypes of the store classes we ship: an object with exactly one of them runs natively
+ * (a subclass keeps its own methods, called as JavaScript).
+ * @type {Set<object>}
+ */
+const shipped = new Set()
+
+/** @type {WeakMap<object, import("../binding").NativeTaskStore>} */
 const taskStores = new WeakMap() // each store class of ours -> its NativeTaskStore
 
 /**
  * A Task from one of our stores, undefined when it has none by that id.
- * @param {InMemoryTaskStore | FileTaskStore | UrlTaskStore} store
+ * @param {object} store one of ours (in `taskStores`)
  * @param {unknown} id
  * @returns {Promise<Task | undefined>}
  */
@@ -90,7 +97,7 @@ async function storeGet(store, id) {
 
 /**
  * Keep a Task (its JSON) in one of our stores.
- * @param {InMemoryTaskStore | FileTaskStore | UrlTaskStore} store
+ * @param {object} store one of ours (in `taskStores`)
  * @param {unknown} task
  * @returns {Promise<void>}
  */
@@ -226,7 +233,7 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   }
   const proto = store && Object.getPrototypeOf(store)
   // An object with one of our prototypes is looked up as one of ours (none for a mere lookalike).
-  const ours = proto === InMemoryTaskStore.prototype || proto === FileTaskStore.prototype || proto === UrlTaskStore.prototype ? taskStores.get(/** @type {InMemoryTaskStore | FileTaskStore | UrlTaskStore} */ (store)) : undefined
+  const ours = proto && shipped.has(proto) ? taskStores.get(/** @type {object} */ (store)) : undefined
   const spec = {
     options: encode(plain),
     runTask: bridge(({ text, contextId }) => runTask(text, contextId)),
@@ -266,4 +273,6 @@ function taskEvent(ev) {
   return ev
 }
 
-module.exports = { InMemoryTaskStore, FileTaskStore, resolveStore, storeObject, buildAgentCard, startServer, startA2AServer }
+for (const c of [InMemoryTaskStore, FileTaskStore, UrlTaskStore]) shipped.add(c.prototype)
+
+module.exports = { shipped, taskStores, storeGet, storeSave, InMemoryTaskStore, FileTaskStore, resolveStore, storeObject, buildAgentCard, startServer, startA2AServer }

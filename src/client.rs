@@ -20,7 +20,7 @@ use crate::cancel::CancelToken;
 use crate::dispatch::Crossed;
 use crate::hosted::Shared;
 use crate::toolkit::NativeToolkit;
-use crate::{core_err, deep, with_json};
+use crate::{core_err, deep, parse_json, with_json};
 use toolnexus_core::json;
 
 #[cfg(unix)]
@@ -173,6 +173,42 @@ impl NativeMemoryStore {
     #[napi(ts_return_type = "ExternalObject<unknown>")]
     pub fn shared(&self) -> External<Shared> {
         External::new(Shared(self.inner.clone()))
+    }
+}
+
+/// Conversations on the durable engine a store URL names (the JS store classes' side).
+#[napi]
+pub struct NativeUrlConversations {
+    inner: Arc<toolnexus_core::client::store::DurableConversationStore>,
+}
+
+#[napi]
+impl NativeUrlConversations {
+    #[napi(constructor)]
+    pub fn new(url: String) -> Self {
+        NativeUrlConversations { inner: Arc::new(toolnexus_core::client::store::DurableConversationStore::new(&url)) }
+    }
+
+    /// The conversation's JSON, or null.
+    #[napi(ts_return_type = "Promise<string | null>")]
+    pub fn get(&self, env: &Env, id: String) -> Result<crate::dispatch::JsPromise> {
+        let inner = self.inner.clone();
+        crate::dispatch::promise(env, async move {
+            let found = toolnexus_core::client::ConversationStore::get(&*inner, &id).await.map_err(core_err)?;
+            Ok(found.map(|m| toolnexus_core::json::to_string(&Value::Array(m))))
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn save(&self, env: &Env, id: String, messages: String) -> Result<crate::dispatch::JsPromise> {
+        let inner = self.inner.clone();
+        let value = parse_json(&messages, "save")?;
+        crate::dispatch::promise(env, async move {
+            let Value::Array(items) = value else {
+                return Err(napi::Error::new(napi::Status::InvalidArg, "save: messages must be an array"));
+            };
+            toolnexus_core::client::ConversationStore::save(&*inner, &id, items).await.map_err(core_err)
+        })
     }
 }
 

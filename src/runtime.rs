@@ -220,7 +220,12 @@ impl NativeRuntime {
         let opts = crate::hosted::read(fns, objects, || RuntimeOptions::from_json(&options, host)).map_err(core_err)?;
         // Only a runtime on the built-in HTTP follows the seam.
         let follows = opts.transport.as_ref().is_some_and(|t| Arc::ptr_eq(t, &seam));
-        Ok(NativeRuntime { inner: AgentRuntime::new(opts), seam: follows.then_some(seam_flag) })
+        let inner = AgentRuntime::new(opts);
+        // On a durable store: the state a previous runtime left there, read before any verb.
+        if let Some(rt) = crate::dispatch::runtime_handle() {
+            inner.open_durable_on(&rt).map_err(core_err)?;
+        }
+        Ok(NativeRuntime { inner, seam: follows.then_some(seam_flag) })
     }
 
     /// Whether the user's seam is in place (see `SeamTransport`), as the caller found it now.
@@ -264,7 +269,12 @@ impl NativeRuntime {
         // The JSON of `timeoutMs`, read as the client reads its own.
         let timeout = timeout_ms.as_deref().and_then(toolnexus_core::options::timeout_ms).map(|ms| ms as f64);
         let fut = self.inner.wait(h as HandleId, timeout, by.map(|b| b as HandleId));
-        crate::dispatch::local_promise(env, async move { Ok(toolnexus_core::json::to_string(&fut.await.to_value())) })
+        let rt = self.inner.clone();
+        crate::dispatch::local_promise(env, async move {
+            let r = fut.await;
+            rt.saved().await;
+            Ok(toolnexus_core::json::to_string(&r.to_value()))
+        })
     }
 
     #[napi]
@@ -275,8 +285,10 @@ impl NativeRuntime {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self, env: &Env, h: u32, force: bool, reason: Option<String>) -> Result<crate::dispatch::JsPromise> {
         let fut = self.inner.close(h as HandleId, force, reason);
+        let rt = self.inner.clone();
         crate::dispatch::local_promise(env, async move {
             fut.await;
+            rt.saved().await;
             Ok(())
         })
     }
@@ -343,17 +355,22 @@ impl NativeRuntime {
     pub fn resume(&self, env: &Env, answer: String) -> Result<crate::dispatch::JsPromise> {
         let answer = parse_json(&answer, "resume")?;
         let rt = self.inner.clone();
-        crate::dispatch::local_promise(env, async move { rt.resume(answer).await.map_err(core_err) })
+        crate::dispatch::local_promise(env, async move {
+            let r = rt.resume(answer).await.map_err(core_err);
+            rt.saved().await;
+            r
+        })
     }
 
     /// One-shot run of `name` (spawn, wake, wait, close unless pending): the TaskResult as JSON.
     #[napi(js_name = "runAgent", ts_return_type = "Promise<string>")]
     pub fn run_agent(&self, env: &Env, name: String, prompt: String) -> Result<crate::dispatch::JsPromise> {
         let rt = self.inner.clone();
-        crate::dispatch::local_promise(
-            env,
-            async move { Ok(Crossed::of(rt.run_agent(&name, &prompt).await.to_value())) },
-        )
+        crate::dispatch::local_promise(env, async move {
+            let r = rt.run_agent(&name, &prompt).await;
+            rt.saved().await;
+            Ok(Crossed::of(r.to_value()))
+        })
     }
 
     #[napi]

@@ -201,3 +201,9 @@ pub fn start_server_js(
         Ok(NativeServer { inner: Arc::new(server) })
     })
 }
+
+/// A store URL with its password hidden (what the store classes show of their URL).
+#[napi(js_name = "redactStoreUrl")]
+pub fn redact_store_url(url: String) -> String {
+    toolnexus_core::store::redacted(&url)
+}

@@ -13,6 +13,10 @@ use crate::lru::Lru;
 pub trait ConversationStore: Send + Sync {
     async fn get(&self, id: &str) -> Result<Option<Vec<Value>>>;
     async fn save(&self, id: &str, messages: Vec<Value>) -> Result<()>;
+    /// The store URL of a durable store (what an agent runtime keeps its own state on).
+    fn durable_url(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// How many conversations an in-memory store keeps by default; beyond it, the least recently
@@ -82,11 +86,11 @@ impl ConversationStore for InMemoryStore {
 /// Conversations on a durable engine (a store URL: `sqlite:`, `postgres://`, `redis://`...),
 /// reached on first use. A conversation saved by another process since this one read it is
 /// not overwritten: the save fails with `ESTORECONFLICT`.
-pub struct DurableConversationStore(crate::store::Records);
+pub struct DurableConversationStore(crate::store::Records, String);
 
 impl DurableConversationStore {
     pub fn new(url: &str) -> DurableConversationStore {
-        DurableConversationStore(crate::store::records(url, crate::store::Kind::Conversation))
+        DurableConversationStore(crate::store::records(url, crate::store::Kind::Conversation), url.to_string())
     }
 }
 
@@ -105,6 +109,10 @@ impl ConversationStore for DurableConversationStore {
 
     async fn save(&self, id: &str, messages: Vec<Value>) -> Result<()> {
         self.0.save(id, &Value::Array(messages)).await
+    }
+
+    fn durable_url(&self) -> Option<&str> {
+        Some(&self.1)
     }
 }
 

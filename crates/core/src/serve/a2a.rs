@@ -153,6 +153,11 @@ fn text_message(role: &str, text: Option<Value>) -> Value {
     Value::Object(m)
 }
 
+/// An agent's message of one text part.
+pub(crate) fn agent_text(text: &str) -> Value {
+    text_message("agent", Some(Value::String(text.to_string())))
+}
+
 /// A Task: `{ id, contextId?, status: { state, message? }, artifacts? }`.
 fn task(id: &str, context: &Option<String>, state: &str, message: Option<Value>, artifacts: Option<Value>) -> Value {
     let mut status = Map::new();
@@ -246,7 +251,7 @@ impl A2AService {
     async fn send(self: Arc<Self>, text: String, context: Option<String>) -> Result<Value, Error> {
         let id = new_id();
         let submitted = task(&id, &context, "submitted", None, None);
-        self.store.save(submitted.clone()).await?;
+        self.store.save_own(submitted.clone()).await?;
         // Polled with the stack for whatever depth a run's result may have.
         tokio::spawn(DeepStack::new(crate::warn::carry(self.clone().fulfil(id, text, context))));
         Ok(submitted)
@@ -257,7 +262,7 @@ impl A2AService {
     async fn fulfil(self: Arc<Self>, id: String, text: String, context: Option<String>) {
         let mut result: Option<Value> = None;
         let outcome: Result<(Value, &str), Error> = async {
-            self.store.save(task(&id, &context, "working", None, None)).await?;
+            self.store.save_own(task(&id, &context, "working", None, None)).await?;
             let mut arg = Map::new();
             arg.insert("text".into(), text.into());
             if let Some(c) = &context {
@@ -298,7 +303,7 @@ impl A2AService {
             }
         };
         // A store that fails here must not stop the server, nor the host hearing of the Task.
-        let _ = self.store.save(final_task.clone()).await;
+        let _ = self.store.save_own(final_task.clone()).await;
         if let Some(on_task) = &self.on_task {
             let mut ev = Map::new();
             ev.insert("id".into(), id.into());

@@ -13,6 +13,7 @@
 
 pub mod a2a;
 pub mod http;
+pub mod lease;
 pub mod mcp;
 pub mod mcp_session;
 pub mod options;

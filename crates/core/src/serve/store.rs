@@ -19,6 +19,10 @@ use crate::syserr::SystemError;
 pub trait TaskStore: Send + Sync {
     async fn get(&self, id: &str) -> Result<Option<Value>>;
     async fn save(&self, task: Value) -> Result<()>;
+    /// Save a Task this server is running (a durable store leases it meanwhile).
+    async fn save_own(&self, task: Value) -> Result<()> {
+        self.save(task).await
+    }
 }
 
 pub type SharedTaskStore = Arc<dyn TaskStore>;
@@ -267,14 +271,21 @@ pub fn resolve_store(store: Option<&Value>) -> Result<SharedTaskStore> {
 /// Tasks on a durable engine (a store URL), reached on first use; shared by every process
 /// that opens the same URL. A Task saved by another process since this one last read or wrote
 /// it is not overwritten: the save fails with `ESTORECONFLICT`.
-pub struct DurableTaskStore(crate::store::Records);
+pub struct DurableTaskStore(Arc<super::lease::Leased>);
 
 impl DurableTaskStore {
     pub fn new(url: &str) -> DurableTaskStore {
-        DurableTaskStore(crate::store::records(url, crate::store::Kind::Task))
+        DurableTaskStore::with_lease_ms(url, super::lease::lease_ms())
+    }
+
+    /// A store whose leases last `ms` (the default comes from `TOOLNEXUS_TASK_LEASE_MS`).
+    pub fn with_lease_ms(url: &str, ms: u64) -> DurableTaskStore {
+        DurableTaskStore(super::lease::Leased::new(crate::store::records(url, crate::store::Kind::Task), ms))
     }
 }
 
+/// A Task a server is running holds a lease while it runs (see `lease`): one whose server
+/// stopped is read back `failed` once its lease has run out.
 #[async_trait]
 impl TaskStore for DurableTaskStore {
     async fn get(&self, id: &str) -> Result<Option<Value>> {
@@ -282,10 +293,11 @@ impl TaskStore for DurableTaskStore {
     }
 
     async fn save(&self, task: Value) -> Result<()> {
-        let id = task_id(&task);
-        let saved = self.0.save(&id, &task).await;
-        crate::json::release(task);
-        saved
+        self.0.save(task).await
+    }
+
+    async fn save_own(&self, task: Value) -> Result<()> {
+        self.0.save_own(task).await
     }
 }
 

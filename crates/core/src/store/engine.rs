@@ -12,6 +12,8 @@ pub enum Kind {
     Conversation,
     /// A served A2A Task.
     Task,
+    /// An agent runtime's whole state (its handle tree, inboxes, pools, checkpoints, trace).
+    Runtime,
 }
 
 impl Kind {
@@ -19,6 +21,7 @@ impl Kind {
         match self {
             Kind::Conversation => "conversation",
             Kind::Task => "task",
+            Kind::Runtime => "runtime",
         }
     }
 }

@@ -92,7 +92,8 @@ impl RedisEngine {
 
 /// The server's WRONGTYPE: the key holds a value of another type (someone else's key).
 fn wrong_type(e: &redis::RedisError) -> bool {
-    e.code() == Some("WRONGTYPE")
+    // A script's error carries the server's code inside its own text.
+    e.code() == Some("WRONGTYPE") || e.to_string().contains("WRONGTYPE")
 }
 
 #[async_trait]
@@ -126,14 +127,14 @@ impl Engine for RedisEngine {
             Expect::Absent => "0".to_string(),
             Expect::Version(v) => v.to_string(),
         };
-        let n: i64 = self
-            .write
-            .key(Self::key(kind, id))
-            .arg(expect)
-            .arg(body)
-            .invoke_async(&mut conn)
-            .await
-            .map_err(|e| self.fail(e))?;
+        let n: i64 =
+            self.write.key(Self::key(kind, id)).arg(expect).arg(body).invoke_async(&mut conn).await.map_err(|e| {
+                if wrong_type(&e) {
+                    schema(&self.label, format!("the key {} exists and is not toolnexus's", Self::key(kind, id)))
+                } else {
+                    self.fail(e)
+                }
+            })?;
         Ok((n > 0).then_some(n))
     }
 }

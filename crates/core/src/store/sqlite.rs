@@ -22,6 +22,12 @@ pub struct SqliteEngine {
 impl SqliteEngine {
     /// Open (creating when missing) the file at `path` and its layout. Blocking.
     pub fn open(path: PathBuf, label: String) -> Result<SqliteEngine> {
+        // An empty path is SQLite's private temporary database, and ":memory:" its in-memory
+        // one: neither outlives the process, so neither is a durable store.
+        let name = path.as_os_str();
+        if name.is_empty() || name == ":memory:" {
+            return Err(unavailable(&label, "the URL names no file: write sqlite:<path>, as in sqlite:./state.db"));
+        }
         let mut conn = Connection::open(&path).map_err(|e| unavailable(&label, e))?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(|e| unavailable(&label, e))?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| unavailable(&label, e))?;

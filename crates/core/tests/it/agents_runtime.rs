@@ -598,3 +598,172 @@ async fn a_heartbeat_beats_on_the_runtime_clock_and_keeps_silent_replies_quiet()
     assert_eq!(llm.calls.load(Ordering::SeqCst), 6, "no beat after stop");
     assert_eq!(clock.pending(), 0);
 }
+
+// ---- A runtime on a durable store (issue 26): its state outlives it. ----
+
+/// The engines a durable runtime is tried on: a fresh SQLite file always; PostgreSQL and
+/// Redis when named (each test keeps its state under a runtime id of its own).
+fn durable_urls(dir: &std::path::Path) -> Vec<String> {
+    let mut urls = vec![format!("sqlite:{}", dir.join("agents.db").display())];
+    for var in ["TOOLNEXUS_TEST_POSTGRES", "TOOLNEXUS_TEST_REDIS"] {
+        if let Ok(u) = std::env::var(var) {
+            if !u.is_empty() {
+                urls.push(u);
+            }
+        }
+    }
+    urls
+}
+
+fn fresh_id(name: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    format!("{name}-{}-{nanos}", std::process::id())
+}
+
+/// A runtime on `url`, its state under `id`, opened (the previous runtime's state read).
+async fn durable_runtime(fx: &Value, url: &str, id: &str) -> (AgentRuntime, Arc<Scripted>) {
+    let (rt, llm) = runtime_with(registry(fx), |o| {
+        o.store = Arc::new(toolnexus_core::client::store::DurableConversationStore::new(url));
+        o.runtime_id = id.to_string();
+    });
+    rt.open_durable().await.expect("open");
+    (rt, llm)
+}
+
+#[tokio::test]
+async fn a_suspended_tree_resumes_in_a_new_runtime_with_the_single_runtime_trace() {
+    let fx = fixture("subagent-durable-resume");
+    // One runtime, start to end: the trace to match.
+    let (one, _) = runtime(&fx);
+    let r = run_entry(&one, &fx).await;
+    one.resume(json!({ "id": r.pending.as_ref().expect("pending")["id"], "ok": true })).await.expect("resume");
+    let parent = one.find("root/approverParent.1").expect("parent");
+    let whole = one.wait(parent, None, None).await;
+    assert_eq!(whole.status, TaskStatus::Done);
+
+    let dir = tempfile::tempdir().expect("tmp");
+    for url in durable_urls(dir.path()) {
+        let id = fresh_id("resume");
+        let (first, _) = durable_runtime(&fx, &url, &id).await;
+        let r = run_entry(&first, &fx).await;
+        assert_eq!(r.status, TaskStatus::Pending, "{url}");
+        first.saved().await;
+        drop(first);
+
+        let (second, llm) = durable_runtime(&fx, &url, &id).await;
+        let leaf = second.find("root/approverParent.1/asker.1").expect("the suspended leaf is found");
+        assert_eq!(second.snapshot(leaf).expect("leaf").state, HandleState::Suspended, "{url}");
+        let parent = second.find("root/approverParent.1").expect("parent");
+        assert_eq!(second.inspect(parent).expect("parent").pending, r.pending, "{url}: the pending Request");
+        assert_eq!(
+            second.inspect(leaf).expect("leaf").pending.map(|p| p["id"].clone()),
+            r.pending.as_ref().map(|p| p["id"].clone()),
+            "{url}"
+        );
+        second.resume(json!({ "id": r.pending.as_ref().expect("pending")["id"], "ok": true })).await.expect("resume");
+        let done = second.wait(parent, None, None).await;
+        assert_eq!(done, whole, "{url}: the same result as one runtime");
+        assert!(second.find("root/approverParent.1/asker.2").is_none(), "{url}: reattached, not spawned again");
+        assert_eq!(second.trace(), one.trace(), "{url}: the trace of one runtime");
+        assert!(llm.calls.load(Ordering::SeqCst) >= 2, "{url}");
+        second.saved().await;
+    }
+}
+
+#[tokio::test]
+async fn a_turn_running_when_its_runtime_ended_comes_back_interrupted_with_its_inbox() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let defs = || {
+        vec![AgentDef { name: "slow".into(), does: "slow".into(), model: Some("m-slow".into()), ..Default::default() }]
+    };
+    for url in durable_urls(dir.path()) {
+        let id = fresh_id("crash");
+        let open = |url: String, id: String| async move {
+            let (rt, llm) = runtime_with(defs(), |o| {
+                o.store = Arc::new(toolnexus_core::client::store::DurableConversationStore::new(&url));
+                o.runtime_id = id;
+            });
+            rt.open_durable().await.expect("open");
+            (rt, llm)
+        };
+        let (first, llm) = open(url.clone(), id.clone()).await;
+        let h = first.spawn(ROOT, "slow", None).expect("spawn");
+        first.post(h, InboxItem { from: "root".into(), channel: "note".into(), text: "keep me".into() }).expect("post");
+        first.wake(h, Some("go".into())).expect("wake");
+        llm.slow_started.notified().await;
+        first.saved().await;
+        // The first runtime's process "ends" here: its turn never finishes.
+
+        let (second, _) = open(url.clone(), id.clone()).await;
+        let h2 = second.find("root/slow.1").expect("found");
+        let s = second.snapshot(h2).expect("snapshot");
+        assert_eq!(s.state, HandleState::Idle, "{url}");
+        let last = s.last_result.expect("a result");
+        assert_eq!(last.status, TaskStatus::Interrupted, "{url}");
+        assert_eq!(s.inbox.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(), ["keep me"], "{url}: the item is back");
+        assert!(
+            second
+                .trace()
+                .last()
+                .is_some_and(|l| l
+                    == "root/slow.1: running\u{2192}idle (interrupted: its turn was running when its process ended)"),
+            "{url}: {:?}",
+            second.trace()
+        );
+        assert_eq!(second.wait(h2, None, None).await.status, TaskStatus::Interrupted, "{url}");
+
+        // The newest runtime owns the state: the first one's later transitions are not written.
+        first.post(h, InboxItem { from: "root".into(), channel: "note".into(), text: "stale".into() }).expect("post");
+        first.saved().await;
+        let (third, _) = open(url.clone(), id.clone()).await;
+        let h3 = third.find("root/slow.1").expect("found");
+        let inbox = third.snapshot(h3).expect("snapshot").inbox;
+        assert!(inbox.iter().all(|i| i.text != "stale"), "{url}: {inbox:?}");
+        third.saved().await;
+    }
+}
+
+#[tokio::test]
+async fn a_finished_tree_is_not_reopened_and_closed_branches_are_left_behind() {
+    let fx = fixture("subagent-fanout");
+    let dir = tempfile::tempdir().expect("tmp");
+    let url = durable_urls(dir.path()).remove(0);
+    let id = fresh_id("done");
+    let (first, _) = durable_runtime(&fx, &url, &id).await;
+    let h = first.spawn(ROOT, "coordinator", None).expect("spawn");
+    first.wake(h, Some("go".into())).expect("wake");
+    assert_eq!(first.wait(h, None, None).await.status, TaskStatus::Done);
+    let kept = first.spawn(ROOT, "explore", None).expect("spawn");
+    first.close(h, false, None).await;
+    first.saved().await;
+    let (second, _) = durable_runtime(&fx, &url, &id).await;
+    assert!(second.find("root/coordinator.1").is_none(), "the closed branch is left behind");
+    let e = second.find("root/explore.2").expect("the open handle stays");
+    assert_eq!(second.snapshot(e).expect("e").state, HandleState::Idle);
+    assert_eq!(
+        second.spawn(ROOT, "explore", None).map(|h| second.snapshot(h).expect("new").id),
+        Ok("root/explore.3".to_string()),
+        "ids go on"
+    );
+    let _ = kept;
+    second.close(ROOT, false, None).await;
+    second.saved().await;
+    let (third, _) = durable_runtime(&fx, &url, &id).await;
+    assert_eq!(third.list(ROOT).len(), 0, "a closed root starts a new tree");
+    assert!(third.trace().is_empty());
+}
+
+#[tokio::test]
+async fn a_runtime_on_a_durable_store_goes_on_in_memory_while_its_engine_is_down() {
+    // A port nothing listens on: opening fails clearly, naming the URL without its password.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+    let url = format!("postgres://u:hunter2@127.0.0.1:{port}/x");
+    let fx = fixture("subagent-fanout");
+    let (rt, _) = runtime_with(registry(&fx), |o| {
+        o.store = Arc::new(toolnexus_core::client::store::DurableConversationStore::new(&url));
+    });
+    let e = rt.open_durable().await.expect_err("no engine");
+    let text = e.to_string();
+    assert!(text.contains(&format!("127.0.0.1:{port}")) && !text.contains("hunter2"), "{text}");
+    assert!(matches!(e, toolnexus_core::error::Error::Store { code: "ESTOREUNAVAILABLE", .. }), "{e:?}");
+}

@@ -194,3 +194,36 @@ async fn sqlite_refuses_a_newer_schema_and_a_foreign_table() {
         DurableTaskStore::new(&format!("sqlite:{}/no/such/dir/x.db", dir.path().display())).get("a").await.unwrap_err();
     assert_eq!(code(&e), Some("ESTOREUNAVAILABLE"), "{e}");
 }
+
+#[tokio::test]
+async fn a_running_task_whose_server_stopped_ends_failed_when_its_lease_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in engines(dir.path()) {
+        let (alive, dying) = (unique("alive"), unique("dying"));
+        let reader = DurableTaskStore::with_lease_ms(&url, 300);
+        {
+            let server = DurableTaskStore::with_lease_ms(&url, 300);
+            server.save_own(json!({"id": dying, "status": {"state": "working"}})).await.unwrap();
+            let seen = reader.get(&dying).await.unwrap().unwrap();
+            assert_eq!(seen, json!({"id": dying, "status": {"state": "working"}}), "{url}: the lease never shows");
+        } // This server is gone: nothing renews its lease.
+        let server = DurableTaskStore::with_lease_ms(&url, 300);
+        server.save_own(json!({"id": alive, "status": {"state": "working"}})).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        let gone = reader.get(&dying).await.unwrap().unwrap();
+        assert_eq!(gone["status"]["state"], "failed", "{url}: {gone}");
+        assert_eq!(gone["status"]["message"]["parts"][0]["text"], toolnexus_core::serve::lease::EXPIRED, "{url}");
+        assert!(gone.get("__toolnexusLease").is_none());
+        let kept = reader.get(&alive).await.unwrap().unwrap();
+        assert_eq!(kept["status"]["state"], "working", "{url}: a renewed lease holds");
+        server.save_own(json!({"id": alive, "status": {"state": "completed"}})).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(reader.get(&alive).await.unwrap().unwrap()["status"]["state"], "completed", "{url}");
+        // A Task parked for input holds no lease: it stays parked.
+        let parked = unique("parked");
+        server.save_own(json!({"id": parked, "status": {"state": "input-required"}})).await.unwrap();
+        drop(server);
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(reader.get(&parked).await.unwrap().unwrap()["status"]["state"], "input-required", "{url}");
+    }
+}

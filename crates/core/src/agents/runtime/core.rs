@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::clock::Clock;
 use super::tree::Tree;
@@ -23,11 +23,14 @@ pub(crate) struct Inner {
     pub(super) on_metric: Option<SharedCallback>,
     pub(super) on_budget: Option<SharedCallback>,
     pub(super) spawner: Spawner,
+    pub(super) runtime_id: String,
     pub(super) tree: Mutex<Tree>,
     pub(super) trace: Mutex<Vec<String>>,
     pub(super) gate: TurnGate,
     pub(super) concurrent_turns: AtomicUsize,
     pub(super) max_observed_turns: AtomicUsize,
+    /// Set once the runtime keeps its state on a durable store.
+    pub(super) durable: OnceLock<Arc<super::durable::Durable>>,
 }
 
 /// The runtime. Cheap to clone; every clone is the same runtime.
@@ -41,8 +44,10 @@ impl Inner {
         self.tree.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Record a transition: its trace line, and (on a durable store) the state to save.
     pub(super) fn t(&self, line: String) {
         self.trace.lock().unwrap_or_else(PoisonError::into_inner).push(line);
+        self.changed();
     }
 }
 
@@ -68,11 +73,13 @@ impl AgentRuntime {
             on_metric: opts.on_metric,
             on_budget: opts.on_budget,
             spawner: opts.spawner,
+            runtime_id: opts.runtime_id,
             tree: Mutex::new(Tree::new(Arc::new(root), now)),
             trace: Mutex::new(Vec::new()),
             gate: TurnGate::new(opts.max_concurrent_turns),
             concurrent_turns: AtomicUsize::new(0),
             max_observed_turns: AtomicUsize::new(0),
+            durable: OnceLock::new(),
         };
         AgentRuntime { inner: Arc::new(inner) }
     }

@@ -5,7 +5,7 @@
 //!
 //! Parts: `clock` (the injectable time source), `tree` (the handle table and its rules),
 //! `verbs` (the host verbs), `turn` (one turn: the client run, the turn gate, the budget
-//! ledger), `task` (the model's delegation tool).
+//! ledger), `task` (the model's delegation tool), `durable` (the state kept on a durable store).
 //!
 //! Every handle lives in one table behind one lock, never held across an await; the verbs
 //! that the reference makes synchronous are synchronous here too. Turns run on the host's
@@ -13,6 +13,7 @@
 
 mod clock;
 mod core;
+mod durable;
 mod heartbeat;
 mod options;
 mod task;

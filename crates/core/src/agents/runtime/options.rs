@@ -140,6 +140,9 @@ struct RuntimeJson {
     on_metric: HostFn,
     #[serde(default)]
     on_budget: HostFn,
+    /// Not the reference's: the name of this runtime's state on a durable store.
+    #[serde(default)]
+    runtime_id: Value,
 }
 
 impl RuntimeOptions {
@@ -168,6 +171,11 @@ impl RuntimeOptions {
         opts.on_metric = o.on_metric.named(OWNER, "onMetric");
         opts.on_budget = o.on_budget.named(OWNER, "onBudget");
         opts.spawner = host.spawner;
+        if let Value::String(id) = o.runtime_id {
+            if !id.is_empty() {
+                opts.runtime_id = id;
+            }
+        }
         Ok(opts)
     }
 }

@@ -287,6 +287,11 @@ impl Default for Carve {
 }
 
 impl Node {
+    /// A node read back from a durable store: its fields are set by the reader.
+    pub fn restored(id: String, def: Arc<AgentDef>, parent: Option<HandleId>) -> Node {
+        Node::new(id, def, parent, 0, &Carve::default(), 0.0)
+    }
+
     /// A new turn starts: it gets an abort of its own.
     pub fn arm(&mut self) {
         self.abort = Some(Abort::new());

@@ -247,6 +247,7 @@ impl Inner {
             let n = &t.nodes[h];
             (n.def.clone(), n.id.clone(), (n.max_turns - n.turns_total).max(1.0), n.abort.clone().unwrap_or_default())
         };
+        let id = self.conversation_id(&id);
         let pre_turn = self.store.get(&id).await?;
         let toolkit = self.toolkit_for(h, &def);
         let client = Client::with_store(self.client_options(h, &def, turns_left, answer.clone()), self.store.clone())?;
@@ -341,7 +342,7 @@ impl Inner {
             if let Some(pending) = r.pending.clone() {
                 let id = self.tree().nodes[h].id.clone();
                 // Rewind: the halted turn is replayed from its checkpoint on resume.
-                let _ = self.store.save(&id, pre_turn.unwrap_or_default()).await;
+                let _ = self.store.save(&self.conversation_id(&id), pre_turn.unwrap_or_default()).await;
                 let stamped = stamp_path(pending, &id);
                 let kind = stamped.get("kind").map(js_string).unwrap_or_else(|| "undefined".into());
                 let mut t = self.tree();

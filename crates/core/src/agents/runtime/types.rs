@@ -97,6 +97,8 @@ pub struct RuntimeOptions {
     /// Asked when a budget stops a running turn: answers "stop", "extend" or "suspend".
     pub on_budget: Option<SharedCallback>,
     pub spawner: Spawner,
+    /// On a durable store: the name its state is kept under (one runtime per name).
+    pub runtime_id: String,
 }
 
 impl RuntimeOptions {
@@ -116,6 +118,7 @@ impl RuntimeOptions {
             hooks: Hooks::default(),
             on_metric: None,
             on_budget: None,
+            runtime_id: DEFAULT_RUNTIME_ID.into(),
             spawner: Arc::new(move |f| {
                 if let Some(rt) = &spawn_rt {
                     rt.spawn(f);
@@ -124,6 +127,9 @@ impl RuntimeOptions {
         }
     }
 }
+
+/// The name a runtime's state is kept under on a durable store when none is given.
+pub const DEFAULT_RUNTIME_ID: &str = "agents";
 
 /// An unsolicited inbox item.
 #[derive(Debug, Clone, PartialEq)]

@@ -109,6 +109,8 @@ impl AgentRuntime {
             n.ticks = 1;
         }
         n.inbox.push(item);
+        drop(t);
+        inner.changed();
         Ok(())
     }
 

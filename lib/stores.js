@@ -1,0 +1,100 @@
+"use strict"
+// The durable stores (issue 26), one class per engine: SqliteStore, PostgresStore, RedisStore.
+// Each is both a ConversationStore (createClient's, an AgentRuntime's) and a TaskStore (serve's
+// a2a.store): passed as an option it crosses as its URL, and the core opens the engine; called
+// directly, its methods reach the same records.
+
+const { native } = require("./native.js")
+const { encode, fromCore } = require("./crossing.js")
+const { shipped, taskStores, storeGet, storeSave } = require("./serve.js")
+
+/** @type {WeakMap<object, { url: string, conversations: import("../binding").NativeUrlConversations }>} */
+const engines = new WeakMap()
+
+/**
+ * The store URL behind one of these stores, undefined for anything else.
+ * @param {unknown} store
+ * @returns {string | undefined}
+ */
+function engineUrl(store) {
+  return store !== null && typeof store === "object" ? engines.get(store)?.url : undefined
+}
+
+/**
+ * What the stores share: the URL's engine, reached on first use.
+ */
+class EngineStore {
+  /**
+   * @param {string} url
+   * @param {string} owner the class, for errors
+   * @param {string[]} schemes the URL forms it takes
+   */
+  constructor(url, owner, schemes) {
+    if (typeof url !== "string" || !schemes.some((s) => url.toLowerCase().startsWith(s))) {
+      throw new TypeError(`${owner}: expected a URL starting with ${schemes.join(" or ")}, got ${typeof url === "string" ? JSON.stringify(native.redactStoreUrl(url)) : typeof url}`)
+    }
+    engines.set(this, { url, conversations: new native.NativeUrlConversations(url) })
+    taskStores.set(this, native.NativeTaskStore.url(url))
+  }
+
+  /** The URL with its password hidden. */
+  get url() {
+    return native.redactStoreUrl(/** @type {{ url: string }} */ (engines.get(this)).url)
+  }
+
+  /**
+   * A conversation's messages by id; else the Task of that id; undefined for neither.
+   * @param {unknown} id
+   * @returns {Promise<unknown>}
+   */
+  async get(id) {
+    const own = /** @type {{ conversations: import("../binding").NativeUrlConversations }} */ (engines.get(this))
+    const json = await own.conversations.get(String(id))
+    if (json != null) return fromCore(json)
+    return storeGet(this, id)
+  }
+
+  /**
+   * `save(id, messages)` keeps a conversation (as a ConversationStore); `save(task)` a Task
+   * (as a TaskStore).
+   * @param {unknown} idOrTask
+   * @param {unknown} [messages]
+   * @returns {Promise<void>}
+   */
+  async save(idOrTask, messages) {
+    if (arguments.length >= 2) {
+      const own = /** @type {{ conversations: import("../binding").NativeUrlConversations }} */ (engines.get(this))
+      await own.conversations.save(String(idOrTask), encode(messages))
+      return
+    }
+    await storeSave(this, idOrTask)
+  }
+}
+
+/** State in one SQLite file (WAL), no server: `new SqliteStore("./state.db")` or a `sqlite:` URL. */
+class SqliteStore extends EngineStore {
+  /** @param {string} path a file path, or `sqlite:<path>` */
+  constructor(path) {
+    super(typeof path === "string" && !path.startsWith("sqlite:") ? `sqlite:${path}` : path, "SqliteStore", ["sqlite:"])
+  }
+}
+
+/** State on PostgreSQL: `new PostgresStore("postgres://user:pw@host/db")`. */
+class PostgresStore extends EngineStore {
+  /** @param {string} url */
+  constructor(url) {
+    super(url, "PostgresStore", ["postgres://", "postgresql://"])
+  }
+}
+
+/** State on Redis: `new RedisStore("redis://host:6379/0")`. */
+class RedisStore extends EngineStore {
+  /** @param {string} url */
+  constructor(url) {
+    super(url, "RedisStore", ["redis://", "rediss://"])
+  }
+}
+
+for (const c of [SqliteStore, PostgresStore, RedisStore]) shipped.add(c.prototype)
+
+module.exports = { engineUrl, SqliteStore, PostgresStore, RedisStore }
