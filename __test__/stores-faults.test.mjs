@@ -292,6 +292,41 @@ test("redis: the engine killed mid-run fails the next calls clearly, and once ba
   await outage(t, { ...engine, password })
 })
 
+test("redis: an agent runtime whose engine goes away warns, goes on in memory, and saves again once it is back", async (t) => {
+  if (!which("redis-server")) return t.skip("redis-server is not on PATH (scripts/engines.sh installs it)")
+  const password = "rt-s3cr3t-pw"
+  const engine = await privateRedis(t, password)
+  const { agents } = await import("../index.js")
+  const warned = []
+  const warn = console.warn
+  console.warn = (...args) => warned.push(args.join(" "))
+  t.after(() => (console.warn = warn))
+  const options = { registry: { worker: { does: "works" } }, store: engine.url, runtimeId: unique("rt") }
+  const rt = new agents.AgentRuntime(options)
+  const h = rt.spawn(rt.root, "worker")
+  // A wait that times out at once settles once the state it saw is written (or given up on).
+  const settled = () => rt.wait(h, { timeoutMs: 1 })
+  rt.post(h, { from: "root", channel: "note", text: "before" })
+  await settled()
+  assert.deepEqual(warned, [])
+
+  await engine.stop()
+  rt.post(h, { from: "root", channel: "note", text: "during" })
+  await within(20_000, settled(), "the wait while the engine is down")
+  assert.equal(warned.length, 1, warned.join("\n"))
+  assert.match(warned[0], /could not save its state .*it goes on in memory and saves again at its next transition/)
+  assert.ok(!warned[0].includes(password), warned[0])
+  assert.deepEqual(h.inbox.map((i) => i.text), ["before", "during"], "the runtime went on in memory")
+
+  await engine.start()
+  rt.post(h, { from: "root", channel: "note", text: "after" })
+  await within(20_000, settled(), "the wait once the engine is back")
+  assert.match(warned.at(-1), /its state is saved to redis:\/\/:\*\*\*@127\.0\.0\.1:\d+\/0 again/)
+  // A runtime opened now finds everything, the transition made during the outage included.
+  const next = new agents.AgentRuntime(options)
+  assert.deepEqual(next.root.children[0].inbox.map((i) => i.text), ["before", "during", "after"])
+})
+
 test("postgres: the engine killed mid-run fails the next calls clearly, and once back nothing committed is lost", async (t) => {
   const bin = pgBin()
   if (!bin || !fs.existsSync(path.join(bin, "initdb")) || !fs.existsSync(path.join(bin, "pg_ctl")))

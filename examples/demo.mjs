@@ -5,9 +5,16 @@
 //
 // Run 1 resolves the approval in-process through `waitFor`; run 2 has no `waitFor`, so the
 // run parks durably with status "pending" and hands back the Request to deliver elsewhere.
+// Run 3 parks an agent's approval in an embedded SQLite file, and a second process (this file
+// again, with --resume) opens the same file and finishes it.
 
+import { spawn } from "node:child_process"
+import fs from "node:fs"
 import http from "node:http"
-import { createClient, createToolkit, defineTool, pending, pendingOf } from "toolnexus"
+import os from "node:os"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+import { agents, createClient, createToolkit, defineTool, pending, pendingOf } from "toolnexus"
 
 // ---- a scripted model: asks for a refund, then summarises what the tool said ----
 function scriptedModel() {
@@ -48,6 +55,26 @@ const refund = defineTool({
   },
 })
 
+// The refund agent of run 3, defined the same way in both processes.
+const refundAgent = agents.agent("refunds", { does: "Refunds orders after a human approves", uses: { tools: [refund] } })
+const runtimeOptions = (baseUrl, db) => ({
+  llm: { baseUrl, style: "openai", model: "scripted", apiKey: "not-needed" },
+  store: `sqlite:${db}`,
+})
+
+// The second process of run 3: open the SQLite file, approve, finish the run.
+if (process.argv[2] === "--resume") {
+  const [, , , baseUrl, db, requestId] = process.argv
+  const runtime = refundAgent.createRuntime(runtimeOptions(baseUrl, db))
+  const [parked] = runtime.list()
+  console.log(`  process ${process.pid}: found ${parked.id} ${parked.state} in ${path.basename(db)}`)
+  await runtime.resume({ id: requestId, ok: true, data: { by: `process ${process.pid}` } })
+  const done = await runtime.wait(runtime.root.children[0])
+  console.log(`  process ${process.pid}: status=${done.status} answer: ${done.text}`)
+  await runtime.close(runtime.root)
+  process.exit(0)
+}
+
 const server = await scriptedModel()
 const baseUrl = `http://127.0.0.1:${server.address().port}`
 const toolkit = await createToolkit({ builtins: false, extraTools: [refund] })
@@ -79,5 +106,17 @@ console.log(`run 2: status=${second.status}`)
 console.log(`  parked on: ${second.pending.kind} "${second.pending.prompt}" (id ${second.pending.id})`)
 console.log(`  toolCalls[0] carries metadata.pending? ${pendingOf(second.toolCalls[0]) !== undefined}`)
 
+// Run 3: the approval outlives the process that asked for it.
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-demo-"))
+const db = path.join(dir, "agents.db")
+const third = await refundAgent.run("Please refund order A-1042.", runtimeOptions(baseUrl, db))
+console.log(`run 3: status=${third.status}, parked in ${path.basename(db)} by process ${process.pid}: "${third.pending.prompt}"`)
+const resumer = spawn(process.execPath, [fileURLToPath(import.meta.url), "--resume", baseUrl, db, third.pending.id], {
+  stdio: "inherit",
+})
+const code = await new Promise((resolve) => resumer.once("exit", resolve))
+fs.rmSync(dir, { recursive: true, force: true })
+
 await toolkit.close()
 server.close()
+if (code !== 0) process.exit(code ?? 1)

@@ -30,7 +30,17 @@ pub(crate) struct Inner {
     pub(super) concurrent_turns: AtomicUsize,
     pub(super) max_observed_turns: AtomicUsize,
     /// Set once the runtime keeps its state on a durable store.
-    pub(super) durable: OnceLock<Arc<super::durable::Durable>>,
+    pub(super) durable: OnceLock<Arc<dyn Keeper>>,
+}
+
+/// What keeps a runtime's state on a durable store (`durable::Durable`), as the runtime sees it.
+pub(super) trait Keeper: Send + Sync {
+    /// A transition happened: the state is to be written.
+    fn mark(self: Arc<Self>);
+    /// Settles once the state as it is now is written (or given up on).
+    fn flushed(self: Arc<Self>) -> futures::future::BoxFuture<'static, ()>;
+    /// The name of the tree being kept.
+    fn tree(&self) -> &str;
 }
 
 /// The runtime. Cheap to clone; every clone is the same runtime.

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
-use super::core::{AgentRuntime, Inner};
+use super::core::{AgentRuntime, Inner, Keeper};
 use super::tree::{Node, Tree};
 use super::types::{num, AgentDef, HandleId, HandleState, InboxItem, TaskResult, TaskStatus, ROOT};
 use crate::error::{Error, Result};
@@ -145,12 +145,27 @@ impl Durable {
     }
 }
 
+impl Keeper for Durable {
+    fn mark(self: Arc<Self>) {
+        Durable::mark(&self)
+    }
+
+    fn flushed(self: Arc<Self>) -> futures::future::BoxFuture<'static, ()> {
+        use futures::FutureExt;
+        Durable::flushed(&self).boxed()
+    }
+
+    fn tree(&self) -> &str {
+        &self.tree
+    }
+}
+
 impl Inner {
     /// The id a handle's conversation is kept under: the handle id (the reference's rule),
     /// qualified by runtime and tree on a durable store, which outlives both.
     pub(super) fn conversation_id(&self, handle: &str) -> String {
         match self.durable.get() {
-            Some(d) => format!("{}/{}/{handle}", self.runtime_id, d.tree),
+            Some(d) => format!("{}/{}/{handle}", self.runtime_id, d.tree()),
             None => handle.to_string(),
         }
     }
@@ -158,7 +173,7 @@ impl Inner {
     /// Mark a transition (no-op on a runtime kept in memory).
     pub(super) fn changed(&self) {
         if let Some(d) = self.durable.get() {
-            d.mark();
+            d.clone().mark();
         }
     }
 
@@ -166,7 +181,7 @@ impl Inner {
     pub(super) fn flushed(&self) -> futures::future::BoxFuture<'static, ()> {
         use futures::FutureExt;
         match self.durable.get() {
-            Some(d) => d.flushed().boxed(),
+            Some(d) => d.clone().flushed(),
             None => futures::future::ready(()).boxed(),
         }
     }
@@ -241,7 +256,7 @@ impl AgentRuntime {
             settled: watch::channel(0).0,
             writer: Mutex::new(Writer::default()),
         });
-        let _ = self.inner.durable.set(durable.clone());
+        let _ = self.inner.durable.set(durable.clone() as Arc<dyn Keeper>);
         // Take the store over now: a runtime still writing there from before stops.
         let doc = document(&self.inner);
         match durable.records.save(&durable.id, &doc).await {
@@ -341,7 +356,7 @@ fn document(inner: &Inner) -> Value {
     let mut m = Map::new();
     m.insert("layout".into(), LAYOUT.into());
     if let Some(d) = inner.durable.get() {
-        m.insert("tree".into(), d.tree.clone().into());
+        m.insert("tree".into(), d.tree().into());
     }
     m.insert("handles".into(), Value::Array(nodes));
     m.insert("trace".into(), trace.into());
