@@ -158,6 +158,41 @@ async function wheelInstall(python, scratch) {
   }
 }
 
+/** The sha256 of a file's bytes, or null when it is missing. */
+function fileHash(file) {
+  return existsSync(file) ? createHash("sha256").update(readFileSync(file)).digest("hex") : null
+}
+
+/**
+ * One hash over every source the addon is built from (path and bytes, tracked or not), or null
+ * when git cannot list them (then the build always runs).
+ */
+function inputsHash() {
+  const listed = spawnSync(
+    "git",
+    ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "src", "crates", "Cargo.toml", "Cargo.lock", "build.rs", "package.json", "scripts/build.mjs", "rust-toolchain.toml"],
+    { cwd: root, encoding: "utf8" },
+  )
+  if (listed.status !== 0) return null
+  const hash = createHash("sha256")
+  for (const file of listed.stdout.split("\0").filter(Boolean).sort()) {
+    const full = join(root, file)
+    if (!existsSync(full)) continue
+    hash.update(file).update("\0").update(readFileSync(full)).update("\0")
+  }
+  return hash.digest("hex")
+}
+
+/** Whether the last build was of these inputs and its outputs are still the ones it wrote. */
+function upToDate(inputs) {
+  try {
+    const last = JSON.parse(readFileSync(stamp, "utf8"))
+    return last.inputs === inputs && last.addon === fileHash(addon) && last.types === fileHash(join(root, "binding.d.ts"))
+  } catch {
+    return false
+  }
+}
+
 function zigEnv() {
   const env = { ...process.env }
   // cargo-zigbuild looks for `python3 -m ziglang` first, then `zig`: PYTHONPATH makes the first
@@ -190,10 +225,21 @@ if (!(await ensureToolchain())) {
   )
   process.exit(napiBuild([...baseArgs, ...extra]))
 }
+// Unchanged inputs and the addon they built still in place: nothing to do. (napi's type-definition
+// pass makes Cargo recompile the binding crate on every build, minutes with LTO, even when nothing
+// changed; CI builds twice, for the demo and for the tests.)
+const addon = join(root, "toolnexus.linux-x64-gnu.node")
+const stamp = join(toolsDir, "build-stamp.json")
+const inputs = inputsHash()
+if (extra.length === 0 && inputs && !/^(1|true|yes)$/i.test(process.env.TOOLNEXUS_FORCE_BUILD ?? "") && upToDate(inputs)) {
+  console.error("build: the addon is up to date (its sources are unchanged since it was built); TOOLNEXUS_FORCE_BUILD=1 rebuilds")
+  process.exit(0)
+}
 // The `.2.17` suffix is cargo-zigbuild's glibc pin: Cargo builds x86_64-unknown-linux-gnu and zig links
 // against glibc 2.17's symbol versions. The output name stays toolnexus.linux-x64-gnu.node.
 const status = napiBuild([...baseArgs, "--cross-compile", "--target", `${TARGET}.${GLIBC_FLOOR}`, ...extra], zigEnv())
 if (status !== 0) process.exit(status)
+if (extra.length === 0 && inputs) writeFileSync(stamp, JSON.stringify({ inputs, addon: fileHash(addon), types: fileHash(join(root, "binding.d.ts")) }))
 
 // A cheap guard: the build fails here, not on a user's RHEL 8, if anything newer slipped in. It needs
 // objdump (binutils); without it the check is left to CI (.ci/run runs it too).
