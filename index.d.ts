@@ -518,7 +518,7 @@ export type StoreUrl = `sqlite:${string}` | `postgres://${string}` | `postgresql
  * server saves there hold a lease (30 s, `TOOLNEXUS_TASK_LEASE_MS`), renewed while their server
  * lives; a Task whose server died is read back `failed` once its lease runs out.
  */
-declare abstract class EngineStore implements TaskStore {
+export interface EngineStore extends TaskStore {
   /** The store's URL, its password hidden. */
   readonly url: string
   /** A conversation's messages by id; else the Task of that id; `undefined` for neither. */
@@ -529,20 +529,23 @@ declare abstract class EngineStore implements TaskStore {
 }
 
 /** State in one SQLite file (WAL, crash-safe, no server). */
-export declare class SqliteStore extends EngineStore {
+export declare class SqliteStore {
   /** @param path a file path, or a `sqlite:<path>` URL */
   constructor(path: string)
 }
+export interface SqliteStore extends EngineStore {}
 
 /** State on PostgreSQL (a pool of 8 connections; TLS when the URL asks, as in `sslmode=require`). */
-export declare class PostgresStore extends EngineStore {
+export declare class PostgresStore {
   constructor(url: `postgres://${string}` | `postgresql://${string}` | string)
 }
+export interface PostgresStore extends EngineStore {}
 
 /** State on Redis. */
-export declare class RedisStore extends EngineStore {
+export declare class RedisStore {
   constructor(url: `redis://${string}` | `rediss://${string}` | string)
 }
+export interface RedisStore extends EngineStore {}
 
 /**
  * `undefined` | `"memory"` ⇒ in memory, `"file:<dir>"` ⇒ a file store, a {@link StoreUrl} ⇒ that
