@@ -129,7 +129,7 @@ test("startA2AServer: submitted at once, then completed / input-required / faile
   try {
     const card = await (await fetch(srv.url + "/.well-known/agent-card.json")).json()
     assert.equal(card.url, srv.url + "/")
-    assert.deepEqual(card.skills, [{ id: "echo", name: "echo", description: "Echoes" }])
+    assert.deepEqual(card.skills, [{ id: "echo", name: "echo", description: "Echoes", tags: ["echo"] }])
 
     const sent = await rpc(srv.url, "SendMessage", message("hi", "c1"))
     assert.equal(sent.id, 7)
@@ -154,7 +154,8 @@ test("startA2AServer: submitted at once, then completed / input-required / faile
     assert.equal(events[2].result, undefined)
 
     assert.deepEqual((await rpc(srv.url, "GetTask", { id: "zz" })).error, { code: -32001, message: "Task not found: zz" })
-    assert.deepEqual((await rpc(srv.url, "tasks/get", {})).error, { code: -32601, message: "Method not found: tasks/get" })
+    assert.deepEqual((await rpc(srv.url, "tasks/cancel", {})).error, { code: -32601, message: "Method not found: tasks/cancel" })
+    assert.deepEqual((await rpc(srv.url, "tasks/get", { id: "nope" })).error, { code: -32001, message: "Task not found: nope" }, "A2A 0.3's name for GetTask is served (issue 27)")
     const bad = await (await fetch(srv.url + "/", { method: "POST", body: "{" })).json()
     assert.deepEqual(bad, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } })
   } finally {
@@ -298,58 +299,49 @@ test("serve guards: bearer auth (card stays public), a body cap with 413, a warn
 
 // ---- the official A2A SDK as the peer ------------------------------------------------------
 
-test("@a2a-js/sdk 1.3.0 as the client: reads our card, submits and fetches a Task over the shared JSON-RPC subset", async () => {
-  const llm = await startLLM([oaText("SDK DONE")])
-  const tk = await createToolkit({ builtins: false })
+test("@a2a-js/sdk 1.3.0 as the client, in process: our card's interfaces, both of its transports, SPEC's wire beside them", async () => {
+  const llm = await startLLM((req) => oaText(`SDK DONE: ${req.json.messages.at(-1).content}`))
+  const tk = await createToolkit({ builtins: false, skills: [{ name: "s1", description: "d", content: "c" }] })
   const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" })
   const events = []
   const srv = await tk.serve("127.0.0.1:0", { client, a2a: { name: "sdk-peer" }, onTask: (e) => events.push(e) })
   try {
-    // The SDK speaks A2A 1.0; our 0.3.0 card is read through its legacy-compat resolver.
-    const card = await new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).resolve(srv.url)
+    // The card lists one endpoint for both generations, and each skill has the tags the SDK wants.
+    const card = await new DefaultAgentCardResolver().resolve(srv.url)
     assert.equal(card.name, "sdk-peer")
-    assert.deepEqual(card.supportedInterfaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion]), [[srv.url + "/", "JSONRPC", "0.3.0"]])
-    const transport = await new JsonRpcTransportFactory().create(card.supportedInterfaces[0].url, card)
+    assert.deepEqual(card.supportedInterfaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion]), [
+      [srv.url + "/", "JSONRPC", "1.0"],
+      [srv.url + "/", "JSONRPC", "0.3"],
+    ])
+    assert.deepEqual(card.skills.map((s) => s.tags), [["s1"]])
 
-    // SendMessage: the method name and the text part (1.0 drops `kind`) reach the server; the
-    // SDK then refuses our answer, a bare Task (1.0 wraps it as `{ task }`).
-    await assert.rejects(
-      transport.sendMessage({ message: { messageId: "m1", contextId: "sdk-ctx", role: 1, parts: [{ content: { $case: "text", value: "from the sdk" } }] } }),
-      /missing payload/,
-    )
-    await within(5000, (async () => { while (!events.length) await new Promise((r) => setTimeout(r, 10)) })(), "the Task")
-    assert.equal(events[0].state, "completed")
-    assert.equal(llm.requests[0].json.messages.at(-1).content, "from the sdk")
+    // v1.0: the send waits for the Task (the SDK's default) and answers `{ task }` in 1.0's spelling.
+    const sdk = await new ClientFactory().createFromUrl(srv.url)
+    const sent = await sdk.sendMessage({ message: { messageId: "m1", contextId: "sdk-ctx", role: 1, parts: [{ content: { $case: "text", value: "from the sdk" } }] } })
+    assert.equal(sent.status.state, 3, "TASK_STATE_COMPLETED")
+    assert.equal(sent.contextId, "sdk-ctx")
+    assert.equal(sent.artifacts[0].parts[0].content.value, "SDK DONE: from the sdk")
+    const got = await sdk.getTask({ id: sent.id })
+    assert.equal(got.status.state, 3)
 
-    // GetTask: the SDK parses our Task; the artifact text and context come through, the state
-    // does not (1.0 spells it TASK_STATE_COMPLETED).
-    const task = await transport.getTask({ id: events[0].id })
-    assert.equal(task.id, events[0].id)
-    assert.equal(task.contextId, "sdk-ctx")
-    assert.equal(task.artifacts[0].parts[0].content.value, "SDK DONE")
-    assert.equal(task.status.state, -1, "UNRECOGNIZED in the SDK's enum")
-
-    // Its generic JSON-RPC call speaks SPEC's wire exactly.
-    const raw = await transport.callExtensionMethod("SendMessage", message("raw call"))
-    assert.equal(raw.result.status.state, "submitted")
-
-    // Its 0.3 transport uses the older method names, which SPEC §7B does not serve.
+    // v0.3 through the SDK's compatibility transport: the older method names, answered in 0.3's shapes.
     const legacy = await new ClientFactory(
       ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
         cardResolver: new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }),
         transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+        preferredTransports: ["JSONRPC"],
       }),
     ).createFromUrl(srv.url)
-    await assert.rejects(
-      legacy.sendMessage({ message: { messageId: "m2", role: 1, parts: [{ content: { $case: "text", value: "x" } }] } }),
-      /Method not found: message\/send/,
-    )
+    const old = await legacy.sendMessage({ message: { messageId: "m2", role: 1, parts: [{ content: { $case: "text", value: "x" } }] } })
+    assert.equal(old.status.state, 3)
+    assert.ok(old.contextId, "a Task always carries a contextId for the SDKs")
 
-    // A card with skills lacks the `tags` the SDK requires of each.
-    const skilled = await createToolkit({ builtins: false, skills: [{ name: "s1", description: "d", content: "c" }] })
-    const srv2 = await skilled.serve("127.0.0.1:0", { client, a2a: {} })
-    await assert.rejects(new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).resolve(srv2.url), /tags/)
-    await srv2.stop()
+    // SPEC's wire is untouched for toolnexus peers: the bare Task, answered at once.
+    const transport = await new JsonRpcTransportFactory().create(card.supportedInterfaces[0].url, card)
+    const raw = await transport.callExtensionMethod("SendMessage", message("raw call"))
+    assert.equal(raw.result.status.state, "submitted")
+    assert.equal(raw.result.kind, undefined)
+    await within(5000, (async () => { while (events.length < 3) await new Promise((r) => setTimeout(r, 10)) })(), "the Tasks")
   } finally {
     await srv.stop()
     await llm.close()

@@ -1,5 +1,6 @@
 //! The A2A inbound profile (SPEC §7B): the Agent Card, the JSON-RPC methods `SendMessage` and
-//! `GetTask`, and the background fulfilment of a Task through the host's `runTask`.
+//! `GetTask` (and their A2A v0.3 / v1.0 forms, see `dialect`), and the background fulfilment of
+//! a Task through the host's `runTask`.
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use serde_json::{Map, Value};
 use crate::callback::SharedCallback;
 use crate::error::Error;
 use crate::json::{truthy, DeepStack};
+use crate::serve::dialect::Op;
 use crate::serve::options::A2AConfig;
 use crate::serve::store::SharedTaskStore;
 use crate::skills::SkillInfo;
@@ -189,12 +191,14 @@ pub struct A2AService {
 }
 
 impl A2AService {
+    /// The served card: SPEC's, plus what the SDKs of both A2A generations read (see `dialect`).
     pub fn card(&self, url: &str) -> Value {
-        build_agent_card(&self.config, &self.skills, url)
+        super::dialect::interop_card(build_agent_card(&self.config, &self.skills, url), url)
     }
 
-    /// Answer one JSON-RPC request body.
-    pub async fn rpc(self: &Arc<Self>, body: &[u8]) -> Value {
+    /// Answer one JSON-RPC request body, in the dialect it was asked in (`version`: the
+    /// request's `A2A-Version` header).
+    pub async fn rpc(self: &Arc<Self>, body: &[u8], version: Option<&str>) -> Value {
         let before = crate::json::deepest();
         let Ok(req) = crate::json::parse_slice::<Value>(body) else {
             return rpc_error(Value::Null, PARSE_ERROR, "Parse error");
@@ -207,26 +211,36 @@ impl A2AService {
             None => Value::Null,
         };
         let params = req.get("params");
-        match req.get("method") {
-            Some(Value::String(m)) if m == "SendMessage" => {
+        let asked = match req.get("method") {
+            Some(Value::String(m)) => super::dialect::classify(m, version),
+            _ => None,
+        };
+        match asked {
+            Some((dialect, Op::Send)) => {
                 let text = message_text(params);
-                let context = params
+                let mut context = params
                     .and_then(|p| p.get("message"))
                     .and_then(|m| m.get("contextId"))
                     .and_then(Value::as_str)
                     .map(str::to_string);
+                if context.is_none() && dialect.needs_context() {
+                    context = Some(new_id());
+                }
+                let blocks = dialect.blocks(params);
                 // The save and the start of the fulfilment go on in a task of their own, so a
                 // caller that hangs up meanwhile never leaves a Task half started.
                 let this = self.clone();
                 let work =
-                    tokio::spawn(DeepStack::new(crate::warn::carry(async move { this.send(text, context).await })));
+                    tokio::spawn(DeepStack::new(crate::warn::carry(
+                        async move { this.send(text, context, blocks).await },
+                    )));
                 match work.await {
-                    Ok(Ok(task)) => rpc_result(id, task),
+                    Ok(Ok(task)) => rpc_result(id, dialect.sent(task)),
                     Ok(Err(e)) => rpc_error(id, INTERNAL_ERROR, &e.to_string()),
                     Err(e) => rpc_error(id, INTERNAL_ERROR, &format!("SendMessage stopped: {e}")),
                 }
             }
-            Some(Value::String(m)) if m == "GetTask" => {
+            Some((dialect, Op::Get)) => {
                 let task_id = match params.and_then(|p| p.get("id")) {
                     None | Some(Value::Null) => String::new(),
                     Some(v) => crate::json::js_string(v),
@@ -235,31 +249,47 @@ impl A2AService {
                 let found = self.store.get(&task_id).await;
                 crate::json::settle_depth(before).await;
                 match found {
-                    Ok(Some(task)) if !task.is_null() => rpc_result(id, task),
+                    Ok(Some(task)) if !task.is_null() => rpc_result(id, dialect.got(task)),
                     Ok(_) => rpc_error(id, TASK_NOT_FOUND, &format!("Task not found: {task_id}")),
                     Err(e) => rpc_error(id, INTERNAL_ERROR, &e.to_string()),
                 }
             }
-            method => {
-                let name = method.map_or_else(|| "undefined".to_string(), crate::json::js_string);
+            None => {
+                let name = match req.get("method") {
+                    None => "undefined".to_string(),
+                    Some(m) => crate::json::js_string(m),
+                };
                 rpc_error(id, METHOD_NOT_FOUND, &format!("Method not found: {name}"))
             }
         }
     }
 
-    /// Save a new `submitted` Task, start its fulfilment, and answer the Task.
-    async fn send(self: Arc<Self>, text: String, context: Option<String>) -> Result<Value, Error> {
+    /// Save a new `submitted` Task, start its fulfilment, and answer the Task: as submitted,
+    /// or (`blocks`) as it settles.
+    async fn send(self: Arc<Self>, text: String, context: Option<String>, blocks: bool) -> Result<Value, Error> {
         let id = new_id();
         let submitted = task(&id, &context, "submitted", None, None);
         self.store.save_own(submitted.clone()).await?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
         // Polled with the stack for whatever depth a run's result may have.
-        tokio::spawn(DeepStack::new(crate::warn::carry(self.clone().fulfil(id, text, context))));
+        tokio::spawn(DeepStack::new(crate::warn::carry(self.clone().fulfil(id, text, context, blocks.then_some(tx)))));
+        if blocks {
+            if let Ok(settled) = rx.await {
+                return Ok(settled);
+            }
+        }
         Ok(submitted)
     }
 
     /// submitted → working → completed | input-required | failed. Never fails: an error
     /// becomes a `failed` Task.
-    async fn fulfil(self: Arc<Self>, id: String, text: String, context: Option<String>) {
+    async fn fulfil(
+        self: Arc<Self>,
+        id: String,
+        text: String,
+        context: Option<String>,
+        settled: Option<tokio::sync::oneshot::Sender<Value>>,
+    ) {
         let mut result: Option<Value> = None;
         let outcome: Result<(Value, &str), Error> = async {
             self.store.save_own(task(&id, &context, "working", None, None)).await?;
@@ -304,6 +334,9 @@ impl A2AService {
         };
         // A store that fails here must not stop the server, nor the host hearing of the Task.
         let _ = self.store.save_own(final_task.clone()).await;
+        if let Some(tx) = settled {
+            let _ = tx.send(final_task.clone());
+        }
         if let Some(on_task) = &self.on_task {
             let mut ev = Map::new();
             ev.insert("id".into(), id.into());

@@ -297,7 +297,10 @@ impl State {
         }
         if req.method() == Method::POST {
             return match self.admit(req).await {
-                Ok(req) => json(&a2a.rpc(req.body()).await),
+                Ok(req) => {
+                    let version = req.headers().get("a2a-version").and_then(|v| v.to_str().ok());
+                    json(&a2a.rpc(req.body(), version).await)
+                }
                 Err(refused) => refused,
             };
         }

@@ -12,6 +12,7 @@
 //! - `start`: a server from a host's options (`startA2AServer`, `toolkit.serve`).
 
 pub mod a2a;
+pub mod dialect;
 pub mod http;
 pub mod lease;
 pub mod mcp;

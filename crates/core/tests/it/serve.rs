@@ -137,7 +137,17 @@ async fn the_card_is_served_with_the_json_rpc_endpoint_as_its_url() {
     assert_eq!(card["name"], "desk");
     assert_eq!(card["url"], format!("{}/", srv.url()));
     assert_eq!(card["protocolVersion"], "0.3.0");
-    assert_eq!(card["skills"], json!([{"id": "echo", "name": "echo", "description": "Echoes"}]));
+    assert_eq!(card["skills"], json!([{"id": "echo", "name": "echo", "description": "Echoes", "tags": ["echo"]}]));
+    // Beside SPEC's fields, what the A2A SDKs of both generations read.
+    let endpoint = format!("{}/", srv.url());
+    assert_eq!(
+        card["supportedInterfaces"],
+        json!([
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+        ])
+    );
+    assert_eq!(card["preferredTransport"], "JSONRPC");
     // Exact paths only; other GETs are 404s; the MCP path without the MCP profile too.
     for path in ["/.well-known/agent-card.json?x=1", "/", "/mcp"] {
         let res = http().get(format!("{}{path}", srv.url())).send().await.unwrap();
@@ -721,4 +731,41 @@ async fn stop_closes_a_call_that_never_finishes_after_its_grace() {
     let answer =
         tokio::time::timeout(Duration::from_secs(2), stuck).await.expect("the caller is not left hanging").unwrap();
     assert!(answer.is_err(), "the caller sees its connection closed");
+}
+
+#[tokio::test]
+async fn each_a2a_generation_is_answered_in_its_own_dialect() {
+    let (srv, _) = a2a_server().await;
+    let post = |method: &str, version: Option<&str>, params: Value| {
+        let mut req = http().post(format!("{}/", srv.url()));
+        if let Some(v) = version {
+            req = req.header("A2A-Version", v);
+        }
+        req.json(&json!({"jsonrpc": "2.0", "id": "r1", "method": method, "params": params})).send()
+    };
+    let msg = json!({"message": {"role": "user", "messageId": "m", "parts": [{"kind": "text", "text": "hi"}]}});
+    // v0.3: blocks by default, answers the settled Task with `kind` and a contextId made for it.
+    let v03: Value = post("message/send", None, msg.clone()).await.unwrap().json().await.unwrap();
+    let task = &v03["result"];
+    assert_eq!((task["kind"].as_str(), task["status"]["state"].as_str()), (Some("task"), Some("completed")), "{v03}");
+    assert!(task["contextId"].as_str().is_some_and(|c| !c.is_empty()));
+    assert_eq!(v03["id"], "r1");
+    let got: Value = post("tasks/get", None, json!({"id": task["id"]})).await.unwrap().json().await.unwrap();
+    assert_eq!(got["result"]["kind"], "task");
+    // v1.0: `{ task }`, enum spellings, no `kind`; `returnImmediately` answers at once.
+    let v1: Value = post("SendMessage", Some("1.0"), msg.clone()).await.unwrap().json().await.unwrap();
+    assert_eq!(v1["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{v1}");
+    assert!(v1["result"]["task"].get("kind").is_none());
+    let mut quick = msg.clone();
+    quick["configuration"] = json!({"returnImmediately": true});
+    let v1q: Value = post("SendMessage", Some("1.0"), quick).await.unwrap().json().await.unwrap();
+    assert_eq!(v1q["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED");
+    let id = v1["result"]["task"]["id"].clone();
+    let g1: Value = post("GetTask", Some("1.0"), json!({"id": id})).await.unwrap().json().await.unwrap();
+    assert_eq!(g1["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+    // SPEC, as before: no header, the bare Task at once, nothing added.
+    let spec: Value = post("SendMessage", None, msg).await.unwrap().json().await.unwrap();
+    assert_eq!(spec["result"]["status"], json!({"state": "submitted"}));
+    assert!(spec["result"].get("contextId").is_none() && spec["result"].get("kind").is_none());
+    srv.stop().await;
 }
