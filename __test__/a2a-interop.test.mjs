@@ -7,7 +7,7 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { spawn } from "node:child_process"
-import { startA2AServer } from "../index.js"
+import { startA2AServer, agent, agentTools } from "../index.js"
 import { REPO, cleanEnv } from "./support/llm.mjs"
 import { rpc } from "./support/engines.mjs"
 
@@ -69,6 +69,62 @@ test("each official A2A SDK client completes a task against our server", { skip 
       assert.equal(r.ok, true, JSON.stringify(r))
       assert.equal(r.state, "completed", JSON.stringify(r))
       assert.equal(r.text, "echo: hello", JSON.stringify(r))
+    })
+  }
+})
+
+/** Start a server peer: resolves { url, stop } once its card answers. */
+async function server(file, extra = []) {
+  const peer = await started(file, extra)
+  // Some print their URL before they listen (a bound socket handed to uvicorn).
+  for (let i = 0; ; i++) {
+    const ok = await fetch(`${peer.url}/.well-known/agent-card.json`).then((r) => r.ok, () => false)
+    if (ok) return peer
+    if (i === 200) {
+      peer.stop()
+      throw new Error(`${file}: its card never answered`)
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** Start a server peer: resolves { url, stop } once it printed its URL. */
+function started(file, extra) {
+  const { cmd, args, env } = command(file, ["0", ...extra])
+  const child = spawn(cmd, args, { cwd: REPO, env: { ...cleanEnv(), TOOLNEXUS_PEERS_DIR: PEERS, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  let err = ""
+  child.stderr.on("data", (d) => (err += d))
+  return new Promise((resolve, reject) => {
+    let out = ""
+    child.stdout.on("data", (d) => {
+      out += d
+      const line = out.split("\n").find((l) => l.startsWith("http"))
+      if (line) resolve({ url: line.trim().replace(/\/$/, ""), stop: () => child.kill("SIGKILL") })
+    })
+    child.once("exit", (code) => reject(new Error(`${file} exited (${code}): ${err.slice(-500)}`)))
+  })
+}
+
+const SERVERS = [
+  ["@a2a-js/sdk 1.3.0 (v1.0)", "js-v1-server.mjs", []],
+  ["@a2a-js/sdk 0.3.14 (v0.3)", "js-v03-server.mjs", []],
+  ["a2a-sdk 1.3.0 (Python, v1.0)", "py-v1-server.py", []],
+  ["a2a-sdk 0.3.26 (Python, v0.3)", "py-v03-server.py", []],
+]
+
+test("our agent() completes a task with each official A2A SDK server", { skip }, async (t) => {
+  for (const [name, file, extra] of SERVERS) {
+    await t.test(name, async () => {
+      const peer = await server(file, extra)
+      try {
+        const tools = await agentTools(agent({ card: `${peer.url}/.well-known/agent-card.json`, pollEvery: 20, timeout: 20_000 }))
+        assert.ok(tools.length > 0, "the card's skills are tools")
+        const r = await tools[0].execute({ task: "hello" })
+        assert.equal(r.isError, false, JSON.stringify(r))
+        assert.equal(r.output, "echo: hello")
+      } finally {
+        peer.stop()
+      }
     })
   }
 })

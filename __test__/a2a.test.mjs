@@ -354,30 +354,18 @@ test("@a2a-js/sdk: its card resolves to our tools, named from the card", async (
   }
 })
 
-test("@a2a-js/sdk: SendMessage reaches its executor with the task text; the v1.0 reply is not SPEC's task", async () => {
+test("@a2a-js/sdk: a v1.0 card (supportedInterfaces, no url) is spoken to in v1.0, and the task's text comes back", async () => {
   const sdk = await sdkAgent()
-  // Silence the SDK's own logging of the version refusal.
-  const origError = console.error
-  console.error = () => {}
   try {
-    // Without the version header the SDK takes the request for v0.3 and refuses it; the
-    // refusal is an error result, never a throw.
-    const [plain] = await agentTools(agent({ card: sdk.cardUrl, pollEvery: 5, timeout: 5000 }))
-    const refused = await plain.execute({ task: "hello" })
-    assert.equal(refused.isError, true)
-    assert.match(refused.output, /version '0\.3' is not supported/)
-    assert.deepEqual(sdk.received, [])
-    // With it, SPEC's SendMessage (a `kind: "text"` part, role "user") is accepted and its text
-    // reaches the executor; the reply wraps the task as `{ task }`, so no task id is read and
-    // the SDK answers the poll with its own error.
-    const [v1] = await agentTools(agent({ card: sdk.cardUrl, headers: { "A2A-Version": "1.0" }, pollEvery: 5, timeout: 5000 }))
-    const r = await v1.execute({ task: "hello there" })
+    // The card offers only a v1.0 JSON-RPC interface: agent() sends A2A-Version 1.0, v1.0's
+    // message shape, and reads the `{ task }` reply and its TASK_STATE_* spellings.
+    const [tool] = await agentTools(agent({ card: sdk.cardUrl, pollEvery: 5, timeout: 5000 }))
+    const r = await tool.execute({ task: "hello there" })
     assert.deepEqual(sdk.received, ["hello there"])
-    assert.equal(r.isError, true)
-    assert.equal(r.output, "Task ID is required")
-    assert.equal(r.metadata.taskId, "")
+    assert.equal(r.isError, false, r.output)
+    assert.equal(r.output, "echo: hello there")
+    assert.equal(r.metadata.state, "completed")
   } finally {
-    console.error = origError
     sdk.close()
   }
 })

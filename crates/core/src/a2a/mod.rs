@@ -7,9 +7,11 @@
 //! in any message.
 //!
 //! Parts, bottom to top: `agent` (descriptors and the config block), `wire` (HTTP and
-//! JSON-RPC under a deadline and a cancel token), `tool` (card resolution and the skill tool).
+//! JSON-RPC under a deadline and a cancel token), `speak` (which A2A wire a card offers: SPEC's,
+//! v0.3 or v1.0, and their answers read as SPEC's), `tool` (card resolution and the skill tool).
 
 mod agent;
+mod speak;
 mod tool;
 mod wire;
 

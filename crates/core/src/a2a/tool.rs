@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::agent::Agent;
+use super::speak::Wire;
 use super::wire::{self, checked_headers, fired, json_rpc, Fail, Reply};
 use crate::error::{Error, Result};
 use crate::fetch::Request;
@@ -83,10 +84,8 @@ pub async fn agent_tools(agent: &Agent) -> Result<Vec<SharedTool>> {
         return Err(read_of_null(&card, "name"));
     }
     let agent_name = field(&card, "name").cloned().unwrap_or_else(|| "agent".into());
-    let endpoint = match field(&card, "url") {
-        Some(u) => js_string(u),
-        None => url::Url::parse(&agent.card).map(|u| u.origin().ascii_serialization()).unwrap_or_default(),
-    };
+    let origin = url::Url::parse(&agent.card).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+    let route = Arc::new(Routing::new(super::speak::route(&card, field(&card, "url").map(js_string), origin)));
     let skills = match field(&card, "skills") {
         None => return Ok(Vec::new()),
         Some(Value::Array(s)) => s,
@@ -110,7 +109,7 @@ pub async fn agent_tools(agent: &Agent) -> Result<Vec<SharedTool>> {
                 description,
                 schema: schema.clone(),
                 agent_name: agent_name.clone(),
-                endpoint: endpoint.clone(),
+                route: route.clone(),
                 agent: agent.clone(),
             }) as SharedTool)
         })
@@ -124,15 +123,64 @@ pub struct A2aTool {
     schema: Value,
     /// The card's `name` (or "agent"), as `metadata.agent`.
     agent_name: Value,
-    /// Where the JSON-RPC calls go.
-    endpoint: String,
+    /// Where the JSON-RPC calls go, and in which wire (shared by the agent's skills).
+    route: Arc<Routing>,
     agent: Agent,
 }
 
+/// A route and whether its fallback has been taken (once an endpoint refused SPEC's wire).
+pub struct Routing {
+    route: super::speak::Route,
+    fell_back: std::sync::atomic::AtomicBool,
+}
+
+impl Routing {
+    fn new(route: super::speak::Route) -> Routing {
+        Routing { route, fell_back: std::sync::atomic::AtomicBool::new(false) }
+    }
+
+    fn current(&self) -> (String, Wire) {
+        match &self.route.fallback {
+            Some(fb) if self.fell_back.load(std::sync::atomic::Ordering::Relaxed) => fb.clone(),
+            _ => self.route.first.clone(),
+        }
+    }
+
+    /// After a refusal of SPEC's wire: the fallback, from now on (`None` when there is none).
+    fn fall_back(&self, wire: Wire, code: Option<i64>) -> Option<(String, Wire)> {
+        if wire != Wire::Spec || !super::speak::refused(code) {
+            return None;
+        }
+        let fb = self.route.fallback.clone()?;
+        self.fell_back.store(true, std::sync::atomic::Ordering::Relaxed);
+        Some(fb)
+    }
+}
+
+/// One JSON-RPC call in `wire` (its header added to the agent's).
+async fn call(
+    endpoint: &str,
+    wire: Wire,
+    method: &str,
+    params: Value,
+    headers: &[(String, String)],
+    until: Option<Instant>,
+    token: Option<&CancellationToken>,
+) -> std::result::Result<Reply, Fail> {
+    match wire.header() {
+        None => json_rpc(endpoint, method, params, headers, until, token).await,
+        Some(h) => {
+            let mut all = headers.to_vec();
+            all.push(h);
+            json_rpc(endpoint, method, params, &all, until, token).await
+        }
+    }
+}
+
 impl A2aTool {
-    /// The JSON-RPC endpoint this tool calls.
+    /// The JSON-RPC endpoint this tool calls (its first choice).
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        &self.route.route.first.0
     }
 }
 
@@ -264,27 +312,39 @@ impl Tool for A2aTool {
             None => String::new(),
             Some(t) => js_string(t),
         };
-        let mut message = Map::with_capacity(3);
-        message.insert("role".into(), "user".into());
-        message.insert("messageId".into(), wire::uuid().into());
-        let mut part = Map::with_capacity(2);
-        part.insert("kind".into(), "text".into());
-        part.insert("text".into(), text.into());
-        message.insert("parts".into(), Value::Array(vec![Value::Object(part)]));
-        let mut configuration = Map::with_capacity(1);
-        configuration.insert("blocking".into(), false.into());
-        let mut params = Map::with_capacity(2);
-        params.insert("message".into(), Value::Object(message));
-        params.insert("configuration".into(), Value::Object(configuration));
-
-        let mut task =
-            match json_rpc(&self.endpoint, "SendMessage", Value::Object(params), &headers, until, token).await {
-                Ok(Reply::Result(r)) => r.unwrap_or(Value::Null),
-                Ok(Reply::NotJson) => {
-                    return Ok(p.error("A2A SendMessage: the agent's reply is not JSON".into()));
-                }
-                Err(f) => return Ok(p.failed(f, token)),
-            };
+        let (mut endpoint, mut wire) = self.route.current();
+        let mut sent = call(
+            &endpoint,
+            wire,
+            wire.send_method(),
+            wire.send_params(text.clone(), wire::uuid()),
+            &headers,
+            until,
+            token,
+        )
+        .await;
+        if let Err(Fail::Rpc(code, _)) = &sent {
+            if let Some((e, w)) = self.route.fall_back(wire, *code) {
+                (endpoint, wire) = (e, w);
+                sent = call(
+                    &endpoint,
+                    wire,
+                    wire.send_method(),
+                    wire.send_params(text, wire::uuid()),
+                    &headers,
+                    until,
+                    token,
+                )
+                .await;
+            }
+        }
+        let mut task = match sent {
+            Ok(Reply::Result(r)) => wire.task_of(r.unwrap_or(Value::Null)),
+            Ok(Reply::NotJson) => {
+                return Ok(p.error("A2A SendMessage: the agent's reply is not JSON".into()));
+            }
+            Err(f) => return Ok(p.failed(f, token)),
+        };
         p.task_id = field(&task, "id").cloned().unwrap_or_else(|| "".into());
         if let Some(s) = field(&task, "status").and_then(|s| field(s, "state")) {
             p.state = s.clone();
@@ -308,11 +368,11 @@ impl Tool for A2aTool {
             }
             let mut id = Map::with_capacity(1);
             id.insert("id".into(), p.task_id.clone());
-            match json_rpc(&self.endpoint, "GetTask", Value::Object(id), &headers, until, token).await {
+            match call(&endpoint, wire, wire.get_method(), Value::Object(id), &headers, until, token).await {
                 Ok(reply) => {
                     p.polls += 1;
                     task = match reply {
-                        Reply::Result(r) => r.unwrap_or(Value::Null),
+                        Reply::Result(r) => wire.got(r.unwrap_or(Value::Null)),
                         Reply::NotJson => Value::Null,
                     };
                     if let Some(s) = field(&task, "status").and_then(|s| field(s, "state")) {

@@ -23,6 +23,8 @@ pub(crate) enum Fail {
     Fetch(FetchError),
     /// Any other failure, as its message.
     Message(String),
+    /// A JSON-RPC error reply: its code (when it has a number) and its message.
+    Rpc(Option<i64>, String),
 }
 
 impl Fail {
@@ -32,7 +34,7 @@ impl Fail {
         match self {
             Fail::Canceled | Fail::TimedOut => crate::cancel::ABORTED.into(),
             Fail::Fetch(e) => e.message.clone(),
-            Fail::Message(m) => m.clone(),
+            Fail::Message(m) | Fail::Rpc(_, m) => m.clone(),
         }
     }
 }
@@ -228,7 +230,7 @@ pub(crate) async fn json_rpc(
     }
     let Ok(payload) = crate::json::parse_str::<Value>(&text) else { return Ok(Reply::NotJson) };
     if let Some(e) = payload.get("error").filter(|e| truthy(e)) {
-        return Err(Fail::Message(rpc_error(e)));
+        return Err(Fail::Rpc(e.get("code").and_then(Value::as_i64), rpc_error(e)));
     }
     Ok(Reply::Result(payload.get("result").cloned()))
 }
