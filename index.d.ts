@@ -265,6 +265,11 @@ export interface Agent {
   timeout?: number
   /** Delay between task polls, in milliseconds. */
   pollEvery?: number
+  /**
+   * Origins (or URLs) besides the card's own that may receive `headers`. An endpoint the card
+   * names on any other origin is called without them. (toolnexus-native; not in the TypeScript library.)
+   */
+  trustedOrigins?: string[]
 }
 
 export type A2ATaskState = "submitted" | "working" | "completed" | "failed" | "canceled" | string
@@ -334,6 +339,8 @@ export interface AgentConfig {
   headers?: Record<string, string>
   timeout?: number
   pollEvery?: number
+  /** Origins besides the card's own that may receive `headers`. */
+  trustedOrigins?: string[]
   enabled?: boolean
   disabled?: boolean
 }

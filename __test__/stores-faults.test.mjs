@@ -170,7 +170,8 @@ async function privatePostgres(t, password) {
 /** The payload of round `i`: it grows with the counter, and names it. */
 const padOf = (i) => `r${i}:` + "x".repeat(10_000 + i * 100)
 
-for (const [engine, url, v] of [["postgres", POSTGRES, "TOOLNEXUS_TEST_POSTGRES"], ["redis", REDIS, "TOOLNEXUS_TEST_REDIS"]]) {
+const killedDb = `sqlite:${path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tn-kill-")), "kill.db")}`
+for (const [engine, url, v] of [["sqlite", killedDb, ""], ["postgres", POSTGRES, "TOOLNEXUS_TEST_POSTGRES"], ["redis", REDIS, "TOOLNEXUS_TEST_REDIS"]]) {
   test(`${engine}: a writer SIGKILLed mid-stream leaves every Task whole, the previous state or the next`, { skip: !url && NOT_STARTED(v) }, async () => {
     const prefix = unique("killed")
     const child = spawn(

@@ -105,38 +105,6 @@ test("a store URL whose engine is down fails the call that needs it, clearly, wi
   }
 })
 
-test("a SQLite writer killed mid-stream leaves every Task whole: the previous state or the next", async () => {
-  const url = `sqlite:${path.join(tmp(), "kill.db")}`
-  const child = spawn(
-    process.execPath,
-    [
-      "--input-type=module",
-      "-e",
-      `
-      const { resolveStore } = await import(${JSON.stringify(ENTRY_URL)})
-      const store = resolveStore(${JSON.stringify(url)})
-      const big = "x".repeat(200_000)
-      for (let i = 0; ; i++) {
-        await store.save({ id: "t" + (i % 5), round: i, big })
-        if (i === 20) console.log("writing")
-      }
-    `,
-    ],
-    { cwd: REPO, env: cleanEnv(), stdio: ["ignore", "pipe", "inherit"] },
-  )
-  await new Promise((resolve) => child.stdout.once("data", resolve))
-  await new Promise((r) => setTimeout(r, 150))
-  child.kill("SIGKILL")
-  await new Promise((resolve) => child.once("close", resolve))
-  const store = resolveStore(url)
-  for (let i = 0; i < 5; i++) {
-    const task = await store.get(`t${i}`)
-    assert.equal(task.id, `t${i}`)
-    assert.equal(task.big.length, 200_000, "never half a Task")
-    assert.equal(task.round % 5, i)
-  }
-})
-
 /** An A2A server in its own process on `store`: resolves { url, kill }. */
 async function serveChild(store) {
   const child = spawn(

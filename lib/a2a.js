@@ -12,6 +12,7 @@ const { wrapNative } = require("./core-tools.js")
  * @property {Record<string, string>} [headers]
  * @property {number} [timeout]
  * @property {number} [pollEvery]
+ * @property {string[]} [trustedOrigins] origins besides the card's that may receive `headers`
  */
 
 /**
@@ -36,7 +37,9 @@ const { wrapNative } = require("./core-tools.js")
  * @returns {Agent}
  */
 function agent(opts) {
-  return { card: opts.card, headers: opts.headers, timeout: opts.timeout, pollEvery: opts.pollEvery }
+  const made = { card: opts.card, headers: opts.headers, timeout: opts.timeout, pollEvery: opts.pollEvery }
+  if (opts.trustedOrigins !== undefined) made.trustedOrigins = opts.trustedOrigins
+  return made
 }
 
 /**

@@ -301,7 +301,12 @@ impl HttpTool {
     fn finish(&self, status: u16, text: String) -> ToolResult {
         let meta = Some(status_meta(status));
         let (output, is_error) = if !(200..300).contains(&status) {
-            (format!("HTTP {status}: {text}"), true)
+            // An error page may echo the request; the tool's header values never reach the model.
+            let mut secrets = crate::redact::Secrets::new();
+            let expanded: Vec<(String, String)> =
+                self.opts.headers.iter().map(|(k, v)| (k.clone(), expand_env(v))).collect();
+            secrets.add_headers(expanded.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            (secrets.scrub(&format!("HTTP {status}: {text}")).into_owned(), true)
         } else {
             let output = match self.opts.result_mode {
                 ResultMode::StatusText => format!("{status}\n{text}"),

@@ -20,6 +20,9 @@ pub struct Agent {
     pub headers: Option<Value>,
     pub timeout: Option<Value>,
     pub poll_every: Option<Value>,
+    /// Origins besides the card's own that may receive `headers` (an endpoint the card names
+    /// on another origin gets none of them otherwise). This package's own field.
+    pub trusted_origins: Option<Value>,
 }
 
 /// A value that is set: present and not `null` (JavaScript's `??` test).
@@ -57,6 +60,7 @@ impl Agent {
             headers: given(get("headers")),
             timeout: given(get("timeout")),
             poll_every: given(get("pollEvery")),
+            trusted_origins: given(get("trustedOrigins")),
         }
     }
 
@@ -78,11 +82,31 @@ impl Agent {
         millis(self.poll_every.as_ref(), DEFAULT_POLL_EVERY_MS)
     }
 
-    /// `{ card, headers?, timeout?, pollEvery? }`: the fields that are set, in that order.
+    /// The origins (`scheme://host:port`) that may receive the headers: the card's own and
+    /// each `trustedOrigins` entry (a URL or an origin; entries that are neither are ignored).
+    pub fn header_origins(&self) -> Vec<String> {
+        let origin = |u: &str| url::Url::parse(u).ok().map(|u| u.origin().ascii_serialization());
+        let mut out: Vec<String> = origin(&self.card).into_iter().collect();
+        if let Some(Value::Array(items)) = &self.trusted_origins {
+            out.extend(items.iter().filter_map(Value::as_str).filter_map(origin));
+        } else if let Some(Value::String(one)) = &self.trusted_origins {
+            out.extend(origin(one));
+        }
+        out.retain(|o| o != "null");
+        out
+    }
+
+    /// `{ card, headers?, timeout?, pollEvery?, trustedOrigins? }`: the fields that are set,
+    /// in that order.
     pub fn to_value(&self) -> Value {
         let mut m = Map::with_capacity(4);
         m.insert("card".into(), Value::String(self.card.clone()));
-        for (k, v) in [("headers", &self.headers), ("timeout", &self.timeout), ("pollEvery", &self.poll_every)] {
+        for (k, v) in [
+            ("headers", &self.headers),
+            ("timeout", &self.timeout),
+            ("pollEvery", &self.poll_every),
+            ("trustedOrigins", &self.trusted_origins),
+        ] {
             if let Some(v) = v {
                 m.insert(k.into(), v.clone());
             }
@@ -119,6 +143,7 @@ pub fn parse_agents_config(block: Option<&Value>) -> Vec<Agent> {
                 headers: given(cfg.get("headers")),
                 timeout: given(cfg.get("timeout")),
                 poll_every: given(cfg.get("pollEvery")),
+                trusted_origins: given(cfg.get("trustedOrigins")),
             })
         })
         .collect()
@@ -171,5 +196,16 @@ mod tests {
         assert_eq!(Agent::from_value(&json!({"card": 9})).card, "9");
         assert_eq!(Agent::list_from_value(Some(&json!({"card": "u"}))), []);
         assert_eq!(Agent::list_from_value(Some(&json!([{"card": "u"}]))), [Agent::new("u")]);
+    }
+
+    #[test]
+    fn headers_may_go_to_the_cards_origin_and_the_trusted_ones() {
+        let a = Agent::from_value(&json!({"card": "https://a.example/.well-known/agent-card.json",
+            "trustedOrigins": ["https://b.example:8443/x", "not a url", 5, "http://c.example"]}));
+        assert_eq!(a.header_origins(), ["https://a.example", "https://b.example:8443", "http://c.example"]);
+        assert_eq!(Agent::new("nope").header_origins(), Vec::<String>::new());
+        let one = Agent::from_value(&json!({"card": "http://h:1/c", "trustedOrigins": "http://k"}));
+        assert_eq!(one.header_origins(), ["http://h:1", "http://k"]);
+        assert_eq!(one.to_value()["trustedOrigins"], "http://k");
     }
 }

@@ -55,10 +55,12 @@ fn fail_to_error(f: Fail) -> Error {
 /// `HTTP <status>: <body>`, a body that is not JSON a `SyntaxError`.
 async fn fetch_card(agent: &Agent, headers: Vec<(String, String)>) -> Result<Value> {
     let until = wire::deadline(Instant::now(), agent.timeout_ms());
+    let mut secrets = crate::redact::Secrets::new();
+    secrets.add_headers(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let req = Request { method: http::Method::GET, url: agent.card.clone(), headers, body: None };
     let (status, text) = wire::send(req, until, None).await.map_err(fail_to_error)?;
     if !(200..300).contains(&status) {
-        return Err(Error::Invalid(format!("HTTP {status}: {text}")));
+        return Err(Error::Invalid(secrets.scrub(&format!("HTTP {status}: {text}")).into_owned()));
     }
     crate::json::parse_str::<Value>(&text)
         .map_err(|e| Error::NotJson(format!("the agent card at {} is not valid JSON ({e})", agent.card)))
@@ -85,7 +87,10 @@ pub async fn agent_tools(agent: &Agent) -> Result<Vec<SharedTool>> {
     }
     let agent_name = field(&card, "name").cloned().unwrap_or_else(|| "agent".into());
     let origin = url::Url::parse(&agent.card).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
-    let route = Arc::new(Routing::new(super::speak::route(&card, field(&card, "url").map(js_string), origin)));
+    let route = Arc::new(Routing::new(
+        super::speak::route(&card, field(&card, "url").map(js_string), origin),
+        agent.header_origins(),
+    ));
     let skills = match field(&card, "skills") {
         None => return Ok(Vec::new()),
         Some(Value::Array(s)) => s,
@@ -132,11 +137,41 @@ pub struct A2aTool {
 pub struct Routing {
     route: super::speak::Route,
     fell_back: std::sync::atomic::AtomicBool,
+    /// The origins the agent's headers may go to.
+    header_origins: Vec<String>,
+    /// Whether the warning about headers held back has been given.
+    warned: std::sync::atomic::AtomicBool,
 }
 
 impl Routing {
-    fn new(route: super::speak::Route) -> Routing {
-        Routing { route, fell_back: std::sync::atomic::AtomicBool::new(false) }
+    fn new(route: super::speak::Route, header_origins: Vec<String>) -> Routing {
+        Routing {
+            route,
+            fell_back: std::sync::atomic::AtomicBool::new(false),
+            header_origins,
+            warned: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The headers an endpoint gets: all of them on the card's origin or a trusted one, none
+    /// elsewhere (a card can name any host as its endpoint; an `Authorization` meant for the
+    /// card's host must not follow it there). Held back once, a warning says so.
+    fn headers_for<'a>(&self, endpoint: &str, card: &str, headers: &'a [(String, String)]) -> &'a [(String, String)] {
+        if headers.is_empty() {
+            return headers;
+        }
+        let origin = url::Url::parse(endpoint).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+        if self.header_origins.contains(&origin) {
+            return headers;
+        }
+        if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            let shown = crate::redact::redact_urls(card);
+            crate::warn::warn(&format!(
+                "[toolnexus] A2A agent {shown}: its card names an endpoint on another origin ({origin}); \
+                 the agent's headers are not sent there (list that origin in trustedOrigins to send them)"
+            ));
+        }
+        &[]
     }
 
     fn current(&self) -> (String, Wire) {
@@ -318,7 +353,7 @@ impl Tool for A2aTool {
             wire,
             wire.send_method(),
             wire.send_params(text.clone(), wire::uuid()),
-            &headers,
+            self.route.headers_for(&endpoint, &self.agent.card, &headers),
             until,
             token,
         )
@@ -331,7 +366,7 @@ impl Tool for A2aTool {
                     wire,
                     wire.send_method(),
                     wire.send_params(text, wire::uuid()),
-                    &headers,
+                    self.route.headers_for(&endpoint, &self.agent.card, &headers),
                     until,
                     token,
                 )
@@ -368,7 +403,8 @@ impl Tool for A2aTool {
             }
             let mut id = Map::with_capacity(1);
             id.insert("id".into(), p.task_id.clone());
-            match call(&endpoint, wire, wire.get_method(), Value::Object(id), &headers, until, token).await {
+            let sent_headers = self.route.headers_for(&endpoint, &self.agent.card, &headers);
+            match call(&endpoint, wire, wire.get_method(), Value::Object(id), sent_headers, until, token).await {
                 Ok(reply) => {
                     p.polls += 1;
                     task = match reply {

@@ -225,12 +225,18 @@ pub(crate) async fn json_rpc(
         body: Some(Bytes::from(crate::json::to_string(&Value::Object(body)))),
     };
     let (status, text) = send(req, until, token).await?;
+    // What the peer says back may echo the request: its secrets are cut out of it.
+    let secrets = || {
+        let mut s = crate::redact::Secrets::new();
+        s.add_headers(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        s
+    };
     if !(200..300).contains(&status) {
-        return Err(Fail::Message(format!("HTTP {status}: {text}")));
+        return Err(Fail::Message(secrets().scrub(&format!("HTTP {status}: {text}")).into_owned()));
     }
     let Ok(payload) = crate::json::parse_str::<Value>(&text) else { return Ok(Reply::NotJson) };
     if let Some(e) = payload.get("error").filter(|e| truthy(e)) {
-        return Err(Fail::Rpc(e.get("code").and_then(Value::as_i64), rpc_error(e)));
+        return Err(Fail::Rpc(e.get("code").and_then(Value::as_i64), secrets().scrub(&rpc_error(e)).into_owned()));
     }
     Ok(Reply::Result(payload.get("result").cloned()))
 }

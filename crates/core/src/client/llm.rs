@@ -79,6 +79,23 @@ impl Client {
         h
     }
 
+    /// An error that quotes the endpoint's reply, with the request's secrets (the key, the
+    /// header values, the base URL's credentials) cut out: endpoints echo the request back.
+    fn scrubbed(&self, key: &str, e: Error) -> Error {
+        let secrets = || {
+            let mut s = crate::redact::Secrets::new();
+            s.add(key);
+            s.add_headers(self.opts.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            s.add_url(&self.opts.base_url);
+            s
+        };
+        match e {
+            Error::Http { status, body } => Error::Http { status, body: secrets().scrub(&body).into_owned() },
+            Error::NotJson(m) => Error::NotJson(secrets().scrub(&m).into_owned()),
+            other => other,
+        }
+    }
+
     fn request(&self, key: &str, body: &Value, translate: bool) -> HttpRequest {
         HttpRequest { url: self.endpoint(), headers: self.headers(key, translate), body: body.to_string() }
     }
@@ -118,7 +135,7 @@ impl Client {
             }
             Err(e) => {
                 self.llm_metric(false, t0, (0, 0), attempts).await?;
-                Err(e)
+                Err(self.scrubbed(key, e))
             }
         }
     }
@@ -169,7 +186,7 @@ impl Client {
             }
             Err(e) => {
                 self.llm_metric(false, t0, (0, 0), attempts).await?;
-                Err(e)
+                Err(self.scrubbed(key, e))
             }
         }
     }

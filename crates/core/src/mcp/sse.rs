@@ -159,6 +159,9 @@ impl Transport<RoleClient> for SseTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
         let req = self.client.post(self.endpoint.clone()).headers(self.headers.clone());
+        // The server's reply may echo the request: the header values are cut out of it.
+        let mut secrets = crate::redact::Secrets::new();
+        secrets.add_headers(self.headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))));
         async move {
             let body = serde_json::to_string(&item).map_err(std::io::Error::other)?;
             let resp =
@@ -166,6 +169,7 @@ impl Transport<RoleClient> for SseTransport {
             let status = resp.status();
             if !status.is_success() {
                 let text = resp.text().await.unwrap_or_default();
+                let text = secrets.scrub(&text).into_owned();
                 return Err(std::io::Error::other(format!(
                     "Error POSTing to endpoint (HTTP {}): {text}",
                     status.as_u16()

@@ -236,7 +236,7 @@ impl A2AService {
                     )));
                 match work.await {
                     Ok(Ok(task)) => rpc_result(id, dialect.sent(task)),
-                    Ok(Err(e)) => rpc_error(id, INTERNAL_ERROR, &e.to_string()),
+                    Ok(Err(e)) => rpc_error(id, INTERNAL_ERROR, &for_callers("SendMessage", &e)),
                     Err(e) => rpc_error(id, INTERNAL_ERROR, &format!("SendMessage stopped: {e}")),
                 }
             }
@@ -251,7 +251,7 @@ impl A2AService {
                 match found {
                     Ok(Some(task)) if !task.is_null() => rpc_result(id, dialect.got(task)),
                     Ok(_) => rpc_error(id, TASK_NOT_FOUND, &format!("Task not found: {task_id}")),
-                    Err(e) => rpc_error(id, INTERNAL_ERROR, &e.to_string()),
+                    Err(e) => rpc_error(id, INTERNAL_ERROR, &for_callers("GetTask", &e)),
                 }
             }
             None => {
@@ -328,7 +328,7 @@ impl A2AService {
         let (final_task, state) = match outcome {
             Ok(done) => done,
             Err(e) => {
-                let msg = text_message("agent", Some(Value::String(e.to_string())));
+                let msg = text_message("agent", Some(Value::String(for_callers("A task", &e))));
                 (task(&id, &context, "failed", Some(msg), None), "failed")
             }
         };
@@ -346,6 +346,20 @@ impl A2AService {
             }
             ev.insert("state".into(), state.into());
             let _ = on_task.call(Value::Object(ev)).await;
+        }
+    }
+}
+
+/// An error as the server's callers see it: no absolute path of the server's disk (a file
+/// store's failure names its file). When a path was cut, the whole text goes to the
+/// server's own log as a warning.
+fn for_callers(what: &str, e: &Error) -> String {
+    let full = e.to_string();
+    match crate::redact::hide_paths(&full) {
+        std::borrow::Cow::Borrowed(_) => full,
+        std::borrow::Cow::Owned(shown) => {
+            crate::warn::warn(&format!("[toolnexus] A2A: {what} failed: {full}"));
+            shown
         }
     }
 }

@@ -197,12 +197,13 @@ async fn accept(
             .serve_connection(TokioIo::new(sock), service);
         let conn = graceful.watch(conn);
         let force = force.clone();
-        tokio::spawn(crate::json::DeepStack::new(async move {
+        // Warnings raised while answering go where the server's own do (the host's console).
+        tokio::spawn(crate::json::DeepStack::new(crate::warn::carry(async move {
             tokio::select! {
                 _ = conn => {}
                 _ = force.cancelled() => {}
             }
-        }));
+        })));
     }
     // The port is released here; connections in flight get their grace.
     drop(listener);
