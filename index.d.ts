@@ -381,6 +381,11 @@ export interface A2AConfig {
   skills?: string[]
   /** "memory", "file:<dir>", a {@link StoreUrl}, or a custom store. */
   store?: TaskStore | "memory" | StoreUrl | string
+  /**
+   * Advertise streaming in the served card (`capabilities.streaming: true`), so A2A SDK clients
+   * use `message/stream` / `SendStreamingMessage`; both are served either way. (toolnexus-native)
+   */
+  streaming?: boolean
 }
 
 /** Reported when a served task reaches a terminal state. */
@@ -481,7 +486,8 @@ export interface StartServerOptions extends ServeSecurityOptions {
   /** The skills the card advertises. */
   skills: SkillInfo[]
   /** Runs one served task; `contextId` is the peer's conversation key. */
-  runTask: (text: string, contextId?: string) => Promise<RunResult>
+  /** The third argument's `signal` aborts when a caller cancels the Task (toolnexus-native). */
+  runTask: (text: string, contextId?: string, extra?: { signal: AbortSignal }) => Promise<RunResult>
   /** Any return value is ignored (a listener such as `(ev) => events.push(ev)` fits). */
   onTask?: OnTask | ((ev: OnTaskEvent) => unknown)
   /** Mounts a streamable-HTTP MCP server at `/mcp`; absent ⇒ no MCP route. */

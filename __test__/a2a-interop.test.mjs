@@ -73,6 +73,30 @@ test("each official A2A SDK client completes a task against our server", { skip 
   }
 })
 
+test("each official A2A SDK client streams a task from our server when its card says it streams", { skip }, async (t) => {
+  const srv = await startA2AServer({
+    addr: "127.0.0.1:0",
+    skills: [{ name: "echo", description: "Echoes the text" }],
+    a2a: { name: "interop", description: "echoes", streaming: true },
+    runTask: async (text) => ({ text: `echo: ${text}`, status: "done" }),
+  })
+  t.after(() => srv.stop())
+  const url = srv.url.replace(/\/$/, "")
+  const card = await (await fetch(`${url}/.well-known/agent-card.json`)).json()
+  assert.equal(card.capabilities.streaming, true)
+  for (const [name, file, extra] of CLIENTS) {
+    await t.test(name, async () => {
+      const r = await client(file, url, [...extra, "--stream"])
+      assert.equal(r.error, undefined, `${name}: ${r.error}`)
+      assert.equal(r.ok, true, JSON.stringify(r))
+      assert.equal(r.text, "echo: hello", JSON.stringify(r))
+      // The SDK read our events: the Task, then updates, one of them the artifact.
+      assert.ok(r.kinds.length >= 3, JSON.stringify(r))
+      assert.ok(r.kinds.some((k) => /artifact/i.test(k)), JSON.stringify(r))
+    })
+  }
+})
+
 /** Start a server peer: resolves { url, stop } once its card answers. */
 async function server(file, extra = []) {
   const peer = await started(file, extra)
@@ -112,6 +136,8 @@ const SERVERS = [
   ["a2a-sdk 0.3.26 (Python, v0.3)", "py-v03-server.py", []],
 ]
 
+// Each SDK server's card says it streams: our agent() streams from it (message/stream or
+// SendStreamingMessage, once SPEC's SendMessage is refused where the card also has a `url`).
 test("our agent() completes a task with each official A2A SDK server", { skip }, async (t) => {
   for (const [name, file, extra] of SERVERS) {
     await t.test(name, async () => {
@@ -122,6 +148,8 @@ test("our agent() completes a task with each official A2A SDK server", { skip },
         const r = await tools[0].execute({ task: "hello" })
         assert.equal(r.isError, false, JSON.stringify(r))
         assert.equal(r.output, "echo: hello")
+        // A send that does not stream answers at once (blocking: false) and is polled.
+        assert.equal(r.metadata.polls, 0, `streamed, not polled: ${JSON.stringify(r.metadata)}`)
       } finally {
         peer.stop()
       }

@@ -154,7 +154,8 @@ test("startA2AServer: submitted at once, then completed / input-required / faile
     assert.equal(events[2].result, undefined)
 
     assert.deepEqual((await rpc(srv.url, "GetTask", { id: "zz" })).error, { code: -32001, message: "Task not found: zz" })
-    assert.deepEqual((await rpc(srv.url, "tasks/cancel", {})).error, { code: -32601, message: "Method not found: tasks/cancel" })
+    assert.deepEqual((await rpc(srv.url, "tasks/cancel", {})).error, { code: -32001, message: "Task not found: " }, "A2A's cancel is served (issue 27)")
+    assert.deepEqual((await rpc(srv.url, "tasks/resubscribe", {})).error, { code: -32601, message: "Method not found: tasks/resubscribe" })
     assert.deepEqual((await rpc(srv.url, "tasks/get", { id: "nope" })).error, { code: -32001, message: "Task not found: nope" }, "A2A 0.3's name for GetTask is served (issue 27)")
     const bad = await (await fetch(srv.url + "/", { method: "POST", body: "{" })).json()
     assert.deepEqual(bad, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } })

@@ -42,6 +42,7 @@ const { toolSpec } = require("./core-tools.js")
  * @callback RunTask
  * @param {string} text
  * @param {string} [contextId]
+ * @param {{ signal: AbortSignal }} [extra] aborted when the Task is canceled (`tasks/cancel`, `CancelTask`)
  * @returns {unknown}
  */
 
@@ -236,7 +237,7 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   const ours = proto && shipped.has(proto) ? taskStores.get(/** @type {object} */ (store)) : undefined
   const spec = {
     options: encode(plain),
-    runTask: bridge(({ text, contextId }) => runTask(text, contextId)),
+    runTask: bridge(runWithAbort(runTask)),
     onTask: onTask ? bridge((ev) => onTask(taskEvent(ev))) : undefined,
     onCall: onCall ? bridge((ev) => onCall(ev)) : undefined,
     storeGet: store && !ours ? bridge((id) => /** @type {TaskStore} */ (store).get(id)) : undefined,
@@ -245,6 +246,37 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   }
   const server = await native.startServer(spec, ours, toolkit)
   return { url: server.url, stop: () => server.stop(), close: () => server.stop() }
+}
+
+/**
+ * `runTask` as the core calls it: `{ text, contextId, call }` runs a Task with an AbortSignal
+ * of its own (the third argument's `signal`), which a later `{ abort: call }` (the Task was
+ * canceled) aborts.
+ * @param {RunTask} runTask
+ * @returns {(msg: { text?: string, contextId?: string, call?: string, abort?: string }) => unknown}
+ */
+function runWithAbort(runTask) {
+  /** @type {Map<string, AbortController>} */
+  const running = new Map()
+  return (msg) => {
+    if (msg.abort !== undefined) {
+      running.get(msg.abort)?.abort()
+      running.delete(msg.abort)
+      return null
+    }
+    const controller = new AbortController()
+    const key = String(msg.call)
+    running.set(key, controller)
+    const done = () => running.delete(key)
+    let out
+    try {
+      out = Promise.resolve(runTask(/** @type {string} */ (msg.text), msg.contextId, { signal: controller.signal }))
+    } catch (e) {
+      out = Promise.reject(e)
+    }
+    out.then(done, done)
+    return out
+  }
 }
 
 /**

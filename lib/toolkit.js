@@ -242,8 +242,8 @@ class Toolkit {
    */
   serve(addr, opts) {
     /** @type {import("./serve.js").RunTask} */
-    const runTask = (text, contextId) =>
-      contextId ? opts.client.ask(text, { toolkit: this, id: contextId }) : opts.client.run(text, { toolkit: this })
+    const runTask = (text, contextId, { signal } = {}) =>
+      contextId ? opts.client.ask(text, { toolkit: this, id: contextId, signal }) : opts.client.run(text, { toolkit: this, signal })
     const a2a = opts.a2a ?? undefined
     const store = a2a == null ? this.#configStore : storeObject(a2a.store)
     return startServer(addr, opts, { runTask, store, toolkit: this.#native })

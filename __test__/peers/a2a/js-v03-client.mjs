@@ -1,6 +1,6 @@
 // Client on the official @a2a-js/sdk 0.3.14 (A2A protocol v0.3).
 //
-//   node js-v03-client.mjs <agent-base-url> [--text hello]
+//   node js-v03-client.mjs <agent-base-url> [--text hello] [--stream]
 //
 // Resolves the card with the SDK's own resolver (ClientFactory.createFromUrl ->
 // DefaultAgentCardResolver, GET <base>/.well-known/agent-card.json), sends one message with
@@ -20,6 +20,8 @@ const args = process.argv.slice(2);
 const base = args.find((a) => !a.startsWith("--"));
 const textArg = args.indexOf("--text");
 const sendText = textArg >= 0 ? args[textArg + 1] : "hello";
+// --stream: client.sendMessageStream instead, reading the events to the end (no tasks/get).
+const streamed = args.includes("--stream");
 const TIMEOUT_MS = Number(process.env.A2A_CLIENT_TIMEOUT_MS ?? 15000);
 const out = (o) => process.stdout.write(JSON.stringify(o) + "\n");
 
@@ -42,6 +44,18 @@ async function main() {
   const { ClientFactory } = await load("@a2a-js/sdk/dist/client/index.js");
   const client = await new ClientFactory().createFromUrl(base);
   const signal = AbortSignal.timeout(TIMEOUT_MS);
+  if (streamed) {
+    const kinds = [];
+    const texts = [];
+    let state = null;
+    const message = { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: sendText }] };
+    for await (const ev of client.sendMessageStream({ message }, { signal })) {
+      kinds.push(ev.kind);
+      if (ev.kind === "artifact-update") texts.push(partsText(ev.artifact?.parts));
+      if (ev.kind === "status-update" || ev.kind === "task") state = ev.status?.state ?? state;
+    }
+    return out({ ok: state === "completed", text: texts.join("\n") || null, state, rawState: state, kinds });
+  }
   const result = await client.sendMessage(
     { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: sendText }] } },
     { signal },

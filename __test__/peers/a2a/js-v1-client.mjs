@@ -1,6 +1,6 @@
 // Client on the official @a2a-js/sdk 1.3.0 (A2A protocol v1.0).
 //
-//   node js-v1-client.mjs <agent-base-url> [--compat] [--text hello]
+//   node js-v1-client.mjs <agent-base-url> [--compat] [--text hello] [--stream]
 //
 // Resolves the card with the SDK's own resolver (ClientFactory.createFromUrl ->
 // DefaultAgentCardResolver, GET <base>/.well-known/agent-card.json), sends one message with
@@ -21,6 +21,9 @@ const load = (p) => import(pathToFileURL(join(sdkDir, p)).href);
 const args = process.argv.slice(2);
 const base = args.find((a) => !a.startsWith("--"));
 const compat = args.includes("--compat");
+// --stream: client.sendMessageStream instead, reading the events to the end (the task's
+// artifacts and its last status come from them; no GetTask).
+const streamed = args.includes("--stream");
 const textArg = args.indexOf("--text");
 const sendText = textArg >= 0 ? args[textArg + 1] : "hello";
 const TIMEOUT_MS = Number(process.env.A2A_CLIENT_TIMEOUT_MS ?? 15000);
@@ -65,8 +68,7 @@ async function main() {
   const factory = new ClientFactory(options);
   const client = await factory.createFromUrl(base);
   const signal = AbortSignal.timeout(TIMEOUT_MS);
-  const result = await client.sendMessage(
-    {
+  const params = {
       tenant: "",
       message: {
         messageId: randomUUID(),
@@ -80,7 +82,23 @@ async function main() {
       },
       configuration: undefined,
       metadata: undefined,
-    },
+    };
+  if (streamed) {
+    const kinds = [];
+    const texts = [];
+    let state;
+    for await (const ev of client.sendMessageStream(params, { signal })) {
+      // A StreamResponse: { payload: { $case: "task" | "message" | "statusUpdate" | "artifactUpdate", value } }.
+      const { $case: kind, value } = ev.payload ?? {};
+      kinds.push(kind ?? "none");
+      if (kind === "artifactUpdate") texts.push(partsText(value.artifact?.parts));
+      if (kind === "statusUpdate" || kind === "task") state = value.status?.state ?? state;
+      if (kind === "task" && value.artifacts?.length) texts.push(taskText(value));
+    }
+    return out({ ok: state === 3, text: texts.join("\n") || null, state: state === undefined ? null : norm(state), rawState: state === undefined ? null : taskStateToJSON(state), kinds });
+  }
+  const result = await client.sendMessage(
+    params,
     { signal },
   );
   if ("messageId" in result) {

@@ -51,11 +51,14 @@ async def run(base: str, text: str, stream: bool) -> dict:
         )
         task = None
         reply = None
+        kinds = []
         async for ev in client.send_message(msg):
             if isinstance(ev, Message):
                 reply = ev
+                kinds.append('message')
             else:
                 task = ev[0]  # (Task, update-event | None)
+                kinds.append(getattr(ev[1], 'kind', None) or 'task')
         if task is None and reply is not None:
             return {'ok': True, 'text': parts_text(reply.parts), 'state': None, 'rawState': None,
                     'kind': 'message'}
@@ -80,6 +83,7 @@ async def run(base: str, text: str, stream: bool) -> dict:
             'taskId': task.id,
             'sendState': send_state,
             'gets': gets,
+            'kinds': kinds,
         }
     finally:
         await client.close()

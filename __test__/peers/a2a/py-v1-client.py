@@ -74,7 +74,9 @@ async def run(base: str, text: str, stream: bool) -> dict:
         task = None
         msg = None
         task_id = None
+        kinds = []
         async for ev in client.send_message(req):
+            kinds.append(next((f for f in ('task', 'message', 'status_update', 'artifact_update') if ev.HasField(f)), 'none'))
             if ev.HasField('task'):
                 task = ev.task
                 task_id = task.id
@@ -110,6 +112,7 @@ async def run(base: str, text: str, stream: bool) -> dict:
             'sendState': send_state,
             'gets': gets,
             'transport': transport,
+            'kinds': kinds,
         }
     finally:
         await client.close()

@@ -76,6 +76,113 @@ impl Wire {
         }
     }
 
+    /// The cancel of this wire (SPEC's has none).
+    pub fn cancel_method(self) -> Option<&'static str> {
+        match self {
+            Wire::V03 => Some("tasks/cancel"),
+            Wire::V1 => Some("CancelTask"),
+            Wire::Spec => None,
+        }
+    }
+
+    /// The streaming send of this wire (SPEC's has none).
+    pub fn stream_method(self) -> Option<&'static str> {
+        match self {
+            Wire::V03 => Some("message/stream"),
+            Wire::V1 => Some("SendStreamingMessage"),
+            Wire::Spec => None,
+        }
+    }
+
+    /// A Task (SPEC's shape) as one streamed event leaves it: a Task or a direct Message
+    /// replaces it, a status update sets its id and status, an artifact update adds (or, with
+    /// `append`, extends) an artifact.
+    pub fn fold_event(self, task: Value, event: Value) -> Value {
+        let (kind, body) = match self {
+            Wire::V1 => match event {
+                Value::Object(mut m) => {
+                    let found = ["task", "message", "statusUpdate", "artifactUpdate"]
+                        .into_iter()
+                        .find(|k| m.contains_key(*k))
+                        .unwrap_or("");
+                    (found.to_string(), m.remove(found).unwrap_or(Value::Null))
+                }
+                other => (String::new(), other),
+            },
+            _ => {
+                let kind = match event.get("kind").and_then(Value::as_str) {
+                    Some("status-update") => "statusUpdate",
+                    Some("artifact-update") => "artifactUpdate",
+                    Some("message") => "message",
+                    _ => "task",
+                };
+                (kind.to_string(), event)
+            }
+        };
+        match kind.as_str() {
+            "task" => self.got(body),
+            "message" => {
+                let mut wrapped = Map::new();
+                wrapped.insert("message".into(), body);
+                match self {
+                    Wire::V1 => self.task_of(Value::Object(wrapped)),
+                    _ => message_task(wrapped.remove("message").unwrap_or(Value::Null)),
+                }
+            }
+            "statusUpdate" => {
+                let mut t = match task {
+                    Value::Object(t) => t,
+                    _ => Map::new(),
+                };
+                if let Some(id) = body.get("taskId") {
+                    t.entry("id").or_insert_with(|| id.clone());
+                }
+                let mut holder = Map::new();
+                holder.insert("status".into(), body.get("status").cloned().unwrap_or(Value::Null));
+                let status = self.got(Value::Object(holder)).get("status").cloned().unwrap_or(Value::Null);
+                t.insert("status".into(), status);
+                Value::Object(t)
+            }
+            "artifactUpdate" => {
+                let mut t = match task {
+                    Value::Object(t) => t,
+                    _ => Map::new(),
+                };
+                if let Some(id) = body.get("taskId") {
+                    t.entry("id").or_insert_with(|| id.clone());
+                }
+                let mut holder = Map::new();
+                let artifact = body.get("artifact").cloned().unwrap_or(Value::Null);
+                holder.insert("artifacts".into(), Value::Array(vec![artifact]));
+                let artifact = match self.got(Value::Object(holder)).get_mut("artifacts").map(Value::take) {
+                    Some(Value::Array(mut a)) if !a.is_empty() => a.remove(0),
+                    _ => Value::Null,
+                };
+                let append = body.get("append") == Some(&Value::Bool(true));
+                let list = t.entry("artifacts").or_insert_with(|| Value::Array(Vec::new()));
+                if !list.is_array() {
+                    *list = Value::Array(Vec::new());
+                }
+                if let Value::Array(list) = list {
+                    let same =
+                        |a: &Value| a.get("artifactId").is_some() && a.get("artifactId") == artifact.get("artifactId");
+                    match list.iter_mut().find(|a| same(a)) {
+                        Some(old) if append => {
+                            let more = artifact.get("parts").and_then(Value::as_array).cloned().unwrap_or_default();
+                            if let Some(Value::Array(parts)) = old.get_mut("parts") {
+                                parts.extend(more);
+                            }
+                        }
+                        Some(old) => *old = artifact,
+                        None => list.push(artifact),
+                    }
+                }
+                Value::Object(t)
+            }
+            _ => task,
+        }
+    }
+
     /// The header a request in this wire carries, beside the agent's own.
     pub fn header(self) -> Option<(String, String)> {
         (self == Wire::V1).then(|| ("A2A-Version".to_string(), "1.0".to_string()))
@@ -245,5 +352,34 @@ mod tests {
         assert_eq!(Wire::Spec.task_of(json!({ "id": "t" })), json!({ "id": "t" }));
         assert_eq!(Wire::V1.send_params("x".into(), "m".into())["message"]["parts"][0], json!({ "text": "x" }));
         assert_eq!(Wire::V03.send_params("x".into(), "m".into())["message"]["kind"], "message");
+    }
+
+    #[test]
+    fn streamed_events_fold_into_one_task() {
+        let v1 = [
+            json!({"task": {"id": "t", "status": {"state": "TASK_STATE_SUBMITTED"}}}),
+            json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_WORKING"}}}),
+            json!({"artifactUpdate": {"taskId": "t", "artifact": {"artifactId": "a", "parts": [{"text": "he"}]}}}),
+            json!({"artifactUpdate": {"taskId": "t", "append": true, "artifact": {"artifactId": "a", "parts": [{"text": "llo"}]}}}),
+            json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        ];
+        let task = v1.into_iter().fold(Value::Null, |t, e| Wire::V1.fold_event(t, e));
+        assert_eq!(task["id"], "t");
+        assert_eq!(task["status"]["state"], "completed");
+        assert_eq!(
+            task["artifacts"][0]["parts"],
+            json!([{"text": "he", "kind": "text"}, {"text": "llo", "kind": "text"}])
+        );
+        let v03 = [
+            json!({"kind": "status-update", "taskId": "u", "status": {"state": "working"}, "final": false}),
+            json!({"kind": "artifact-update", "taskId": "u", "artifact": {"parts": [{"kind": "text", "text": "x"}]}}),
+            json!({"kind": "status-update", "taskId": "u", "status": {"state": "completed"}, "final": true}),
+        ];
+        let task = v03.into_iter().fold(Value::Null, |t, e| Wire::V03.fold_event(t, e));
+        assert_eq!((task["id"].as_str(), task["status"]["state"].as_str()), (Some("u"), Some("completed")));
+        assert_eq!(task["artifacts"][0]["parts"][0]["text"], "x");
+        let msg =
+            Wire::V03.fold_event(Value::Null, json!({"kind": "message", "parts": [{"kind": "text", "text": "hi"}]}));
+        assert_eq!(msg["status"]["state"], "completed");
     }
 }

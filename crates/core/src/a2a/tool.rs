@@ -87,9 +87,11 @@ pub async fn agent_tools(agent: &Agent) -> Result<Vec<SharedTool>> {
     }
     let agent_name = field(&card, "name").cloned().unwrap_or_else(|| "agent".into());
     let origin = url::Url::parse(&agent.card).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+    let streams = field(&card, "capabilities").and_then(|c| field(c, "streaming")) == Some(&Value::Bool(true));
     let route = Arc::new(Routing::new(
         super::speak::route(&card, field(&card, "url").map(js_string), origin),
         agent.header_origins(),
+        streams,
     ));
     let skills = match field(&card, "skills") {
         None => return Ok(Vec::new()),
@@ -141,15 +143,18 @@ pub struct Routing {
     header_origins: Vec<String>,
     /// Whether the warning about headers held back has been given.
     warned: std::sync::atomic::AtomicBool,
+    /// The card says the agent streams: sends in a wire that has a stream use it.
+    streams: bool,
 }
 
 impl Routing {
-    fn new(route: super::speak::Route, header_origins: Vec<String>) -> Routing {
+    fn new(route: super::speak::Route, header_origins: Vec<String>, streams: bool) -> Routing {
         Routing {
             route,
             fell_back: std::sync::atomic::AtomicBool::new(false),
             header_origins,
             warned: std::sync::atomic::AtomicBool::new(false),
+            streams,
         }
     }
 
@@ -216,6 +221,42 @@ impl A2aTool {
     /// The JSON-RPC endpoint this tool calls (its first choice).
     pub fn endpoint(&self) -> &str {
         &self.route.route.first.0
+    }
+
+    /// One send of `text` in `wire`, as a SPEC Task (`None`: a 2xx reply that is not JSON).
+    /// When the card says the agent streams and the wire has a stream, the send is streamed
+    /// and its events (read to the end of the stream) make the Task.
+    async fn send_once(
+        &self,
+        endpoint: &str,
+        wire: Wire,
+        text: &str,
+        headers: &[(String, String)],
+        until: Option<Instant>,
+        token: Option<&CancellationToken>,
+    ) -> std::result::Result<Option<Value>, Fail> {
+        let mut params = wire.send_params(text.to_string(), wire::uuid());
+        let sent = self.route.headers_for(endpoint, &self.agent.card, headers);
+        let Some(method) = wire.stream_method().filter(|_| self.route.streams) else {
+            return Ok(match call(endpoint, wire, wire.send_method(), params, sent, until, token).await? {
+                Reply::Result(r) => Some(wire.task_of(r.unwrap_or(Value::Null))),
+                Reply::NotJson => None,
+            });
+        };
+        // A stream runs to the Task's end: the "answer at once" settings are not for it.
+        if let Value::Object(p) = &mut params {
+            p.remove("configuration");
+        }
+        let mut all = sent.to_vec();
+        all.extend(wire.header());
+        let mut task = Value::Null;
+        for reply in wire::json_rpc_events(endpoint, method, params, &all, until, token).await? {
+            match reply {
+                Reply::Result(r) => task = wire.fold_event(task, r.unwrap_or(Value::Null)),
+                Reply::NotJson => return Ok(None),
+            }
+        }
+        Ok(Some(task))
     }
 }
 
@@ -329,6 +370,35 @@ impl Tool for A2aTool {
     }
 
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
+        let out = self.call_agent(args, ctx).await?;
+        self.tell_canceled(&out);
+        Ok(out)
+    }
+}
+
+impl A2aTool {
+    /// A call that ended canceled with a task the agent knows of: the agent is told, in a
+    /// wire that has a cancel (SPEC's has none), without waiting for its answer.
+    fn tell_canceled(&self, out: &ToolResult) {
+        let meta = out.metadata.as_ref();
+        let state = meta.and_then(|m| m.get("state")).and_then(Value::as_str);
+        let task_id = meta.and_then(|m| m.get("taskId")).and_then(Value::as_str).unwrap_or("");
+        let (endpoint, wire) = self.route.current();
+        let Some(method) = wire.cancel_method() else { return };
+        if state != Some("canceled") || task_id.is_empty() {
+            return;
+        }
+        let Ok(headers) = headers_of(&self.agent) else { return };
+        let headers = self.route.headers_for(&endpoint, &self.agent.card, &headers).to_vec();
+        let mut params = Map::with_capacity(1);
+        params.insert("id".into(), task_id.into());
+        let until = wire::deadline(Instant::now(), 5_000.0);
+        tokio::spawn(async move {
+            let _ = call(&endpoint, wire, method, Value::Object(params), &headers, until, None).await;
+        });
+    }
+
+    async fn call_agent(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         let start = Instant::now();
         let budget = ctx.timeout.unwrap_or_else(|| self.agent.timeout_ms());
         let until = wire::deadline(start, budget);
@@ -348,34 +418,16 @@ impl Tool for A2aTool {
             Some(t) => js_string(t),
         };
         let (mut endpoint, mut wire) = self.route.current();
-        let mut sent = call(
-            &endpoint,
-            wire,
-            wire.send_method(),
-            wire.send_params(text.clone(), wire::uuid()),
-            self.route.headers_for(&endpoint, &self.agent.card, &headers),
-            until,
-            token,
-        )
-        .await;
+        let mut sent = self.send_once(&endpoint, wire, &text, &headers, until, token).await;
         if let Err(Fail::Rpc(code, _)) = &sent {
             if let Some((e, w)) = self.route.fall_back(wire, *code) {
                 (endpoint, wire) = (e, w);
-                sent = call(
-                    &endpoint,
-                    wire,
-                    wire.send_method(),
-                    wire.send_params(text, wire::uuid()),
-                    self.route.headers_for(&endpoint, &self.agent.card, &headers),
-                    until,
-                    token,
-                )
-                .await;
+                sent = self.send_once(&endpoint, wire, &text, &headers, until, token).await;
             }
         }
         let mut task = match sent {
-            Ok(Reply::Result(r)) => wire.task_of(r.unwrap_or(Value::Null)),
-            Ok(Reply::NotJson) => {
+            Ok(Some(task)) => task,
+            Ok(None) => {
                 return Ok(p.error("A2A SendMessage: the agent's reply is not JSON".into()));
             }
             Err(f) => return Ok(p.failed(f, token)),

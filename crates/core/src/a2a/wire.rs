@@ -204,8 +204,15 @@ pub(crate) async fn json_rpc(
     until: Option<Instant>,
     token: Option<&CancellationToken>,
 ) -> Result<Reply, Fail> {
-    // `{ "Content-Type": "application/json", ...headers }`: a header of that exact name
-    // replaces the value in place.
+    let req = rpc_post(endpoint, method, params, headers)?;
+    let (status, text) = send(req, until, token).await?;
+    read_reply(status, &text, headers)
+}
+
+/// The POST of `{ jsonrpc: "2.0", id, method, params }` with `Content-Type:
+/// application/json` and the caller's headers (one of that exact name replaces the value in
+/// place).
+fn rpc_post(endpoint: &str, method: &str, params: Value, headers: &[(String, String)]) -> Result<Request, Fail> {
     let mut pairs = vec![("Content-Type".to_string(), "application/json".to_string())];
     for (k, v) in headers {
         match pairs.iter_mut().find(|(n, _)| n == k) {
@@ -218,13 +225,17 @@ pub(crate) async fn json_rpc(
     body.insert("id".into(), uuid().into());
     body.insert("method".into(), method.into());
     body.insert("params".into(), params);
-    let req = Request {
+    Ok(Request {
         method: http::Method::POST,
         url: endpoint.to_string(),
         headers: checked_headers(pairs)?,
         body: Some(Bytes::from(crate::json::to_string(&Value::Object(body)))),
-    };
-    let (status, text) = send(req, until, token).await?;
+    })
+}
+
+/// A JSON-RPC reply read: a non-2xx is `HTTP <status>: <body>`, a truthy `error` that error's
+/// message (each with the request's header values cut out), else the `result`.
+fn read_reply(status: u16, text: &str, headers: &[(String, String)]) -> Result<Reply, Fail> {
     // What the peer says back may echo the request: its secrets are cut out of it.
     let secrets = || {
         let mut s = crate::redact::Secrets::new();
@@ -234,11 +245,58 @@ pub(crate) async fn json_rpc(
     if !(200..300).contains(&status) {
         return Err(Fail::Message(secrets().scrub(&format!("HTTP {status}: {text}")).into_owned()));
     }
-    let Ok(payload) = crate::json::parse_str::<Value>(&text) else { return Ok(Reply::NotJson) };
+    let Ok(payload) = crate::json::parse_str::<Value>(text) else { return Ok(Reply::NotJson) };
     if let Some(e) = payload.get("error").filter(|e| truthy(e)) {
         return Err(Fail::Rpc(e.get("code").and_then(Value::as_i64), secrets().scrub(&rpc_error(e)).into_owned()));
     }
     Ok(Reply::Result(payload.get("result").cloned()))
+}
+
+/// A streaming JSON-RPC call (`message/stream`, `SendStreamingMessage`): the same POST asking
+/// for `text/event-stream`, read to its end within the budget; each event's `data` is one
+/// JSON-RPC reply, read as [`json_rpc`] reads one. A reply that is not an event stream is read
+/// as one plain reply.
+pub(crate) async fn json_rpc_events(
+    endpoint: &str,
+    method: &str,
+    params: Value,
+    headers: &[(String, String)],
+    until: Option<Instant>,
+    token: Option<&CancellationToken>,
+) -> Result<Vec<Reply>, Fail> {
+    let mut all = headers.to_vec();
+    all.push(("Accept".to_string(), "text/event-stream".to_string()));
+    let req = rpc_post(endpoint, method, params, &all)?;
+    let (status, text) = send(req, until, token).await?;
+    if !(200..300).contains(&status) || text.trim_start().starts_with('{') {
+        return read_reply(status, &text, headers).map(|r| vec![r]);
+    }
+    sse_data(&text).iter().map(|data| read_reply(status, data, headers)).collect()
+}
+
+/// The `data` of each event of an event stream (multi-line data joined with newlines).
+fn sse_data(text: &str) -> Vec<String> {
+    let mut events = Vec::new();
+    let mut data: Option<String> = None;
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            events.extend(data.take());
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("data:") {
+            let rest = rest.strip_prefix(' ').unwrap_or(rest);
+            match &mut data {
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(rest);
+                }
+                None => data = Some(rest.to_string()),
+            }
+        }
+    }
+    events.extend(data);
+    events
 }
 
 #[cfg(test)]
@@ -285,5 +343,12 @@ mod tests {
         assert_eq!(deadline(now, f64::NAN), Some(now));
         assert_eq!(deadline(now, 1e300), None);
         assert_eq!(deadline(now, 1500.0), Some(now + Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn event_stream_data_is_split_per_event() {
+        let text = "event: message\r\ndata: {\"a\":1}\r\n\r\n: comment\ndata: {\"b\":\ndata: 2}\n\nid: 3\ndata: last";
+        assert_eq!(sse_data(text), ["{\"a\":1}", "{\"b\":\n2}", "last"]);
+        assert!(sse_data("").is_empty());
     }
 }

@@ -184,24 +184,89 @@ pub struct A2AService {
     pub config: A2AConfig,
     pub skills: Vec<CardSkill>,
     pub store: SharedTaskStore,
-    /// Runs one Task: called with `{ text, contextId? }`, answers a `RunResult`.
+    /// Runs one Task: called with `{ text, contextId?, call }`, answers a `RunResult`; told
+    /// `{ abort: call }` (a notification) when the Task is canceled while it runs.
     pub run_task: SharedCallback,
     /// Told `{ id, task, result?, state }` once a Task reaches its final state.
     pub on_task: Option<SharedCallback>,
+    /// The Tasks this server is running, by id.
+    pub running: std::sync::Mutex<std::collections::HashMap<String, Arc<Running>>>,
 }
 
+/// A Task this server is running: how to cancel it, and its latest state for those waiting
+/// on it (a blocking send, a stream, a cancel).
+pub struct Running {
+    cancel: tokio_util::sync::CancellationToken,
+    latest: tokio::sync::watch::Sender<Value>,
+}
+
+/// What a JSON-RPC request is answered with.
+pub enum Answer {
+    /// One JSON-RPC response.
+    One(Value),
+    /// A stream of JSON-RPC responses (server-sent events), ending with the Task.
+    Events(tokio::sync::mpsc::Receiver<Value>),
+}
+
+/// Whether a Task in `state` has stopped (for good, or until its caller answers).
+fn settled(state: Option<&str>) -> bool {
+    !matches!(state, Some("submitted" | "working"))
+}
+
+fn state_of(task: &Value) -> Option<&str> {
+    task.get("status").and_then(|s| s.get("state")).and_then(Value::as_str)
+}
+
+/// The JSON-RPC error for a Task that cannot be canceled (A2A's `TaskNotCancelableError`).
+pub const TASK_NOT_CANCELABLE: i64 = -32002;
+
 impl A2AService {
+    pub fn new(
+        config: A2AConfig,
+        skills: Vec<CardSkill>,
+        store: SharedTaskStore,
+        run_task: SharedCallback,
+        on_task: Option<SharedCallback>,
+    ) -> A2AService {
+        A2AService { config, skills, store, run_task, on_task, running: Default::default() }
+    }
+
     /// The served card: SPEC's, plus what the SDKs of both A2A generations read (see `dialect`).
     pub fn card(&self, url: &str) -> Value {
-        super::dialect::interop_card(build_agent_card(&self.config, &self.skills, url), url)
+        let mut card = super::dialect::interop_card(build_agent_card(&self.config, &self.skills, url), url);
+        if self.config.streaming.as_ref().is_some_and(truthy) {
+            if let Some(Value::Object(c)) = card.get_mut("capabilities") {
+                c.insert("streaming".into(), true.into());
+            }
+        }
+        card
+    }
+
+    fn running(&self, id: &str) -> Option<Arc<Running>> {
+        self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
     }
 
     /// Answer one JSON-RPC request body, in the dialect it was asked in (`version`: the
     /// request's `A2A-Version` header).
     pub async fn rpc(self: &Arc<Self>, body: &[u8], version: Option<&str>) -> Value {
+        match self.answer(body, version).await {
+            Answer::One(v) => v,
+            // A caller that cannot take a stream gets the stream's last word.
+            Answer::Events(mut rx) => {
+                let mut last = Value::Null;
+                while let Some(v) = rx.recv().await {
+                    last = v;
+                }
+                last
+            }
+        }
+    }
+
+    /// Answer one JSON-RPC request body: one response, or (for a stream) a series of them.
+    pub async fn answer(self: &Arc<Self>, body: &[u8], version: Option<&str>) -> Answer {
         let before = crate::json::deepest();
         let Ok(req) = crate::json::parse_slice::<Value>(body) else {
-            return rpc_error(Value::Null, PARSE_ERROR, "Parse error");
+            return Answer::One(rpc_error(Value::Null, PARSE_ERROR, "Parse error"));
         };
         // A request deeper than any seen so far: the rest of this work (a clone of its id,
         // its drop) runs with the stack for it (see `json::DeepStack`, which polls this).
@@ -215,8 +280,9 @@ impl A2AService {
             Some(Value::String(m)) => super::dialect::classify(m, version),
             _ => None,
         };
+        let one = Answer::One;
         match asked {
-            Some((dialect, Op::Send)) => {
+            Some((dialect, op @ (Op::Send | Op::Stream))) => {
                 let text = message_text(params);
                 let mut context = params
                     .and_then(|p| p.get("message"))
@@ -231,75 +297,125 @@ impl A2AService {
                 // caller that hangs up meanwhile never leaves a Task half started.
                 let this = self.clone();
                 let work =
-                    tokio::spawn(DeepStack::new(crate::warn::carry(
-                        async move { this.send(text, context, blocks).await },
-                    )));
-                match work.await {
-                    Ok(Ok(task)) => rpc_result(id, dialect.sent(task)),
-                    Ok(Err(e)) => rpc_error(id, INTERNAL_ERROR, &for_callers("SendMessage", &e)),
-                    Err(e) => rpc_error(id, INTERNAL_ERROR, &format!("SendMessage stopped: {e}")),
-                }
-            }
-            Some((dialect, Op::Get)) => {
-                let task_id = match params.and_then(|p| p.get("id")) {
-                    None | Some(Value::Null) => String::new(),
-                    Some(v) => crate::json::js_string(v),
+                    tokio::spawn(DeepStack::new(crate::warn::carry(async move { this.send(text, context).await })));
+                let (submitted, latest) = match work.await {
+                    Ok(Ok(started)) => started,
+                    Ok(Err(e)) => return one(rpc_error(id, INTERNAL_ERROR, &for_callers("SendMessage", &e))),
+                    Err(e) => return one(rpc_error(id, INTERNAL_ERROR, &format!("SendMessage stopped: {e}"))),
                 };
-                let before = crate::json::deepest();
-                let found = self.store.get(&task_id).await;
-                crate::json::settle_depth(before).await;
-                match found {
-                    Ok(Some(task)) if !task.is_null() => rpc_result(id, dialect.got(task)),
-                    Ok(_) => rpc_error(id, TASK_NOT_FOUND, &format!("Task not found: {task_id}")),
-                    Err(e) => rpc_error(id, INTERNAL_ERROR, &for_callers("GetTask", &e)),
+                if op == Op::Stream {
+                    return Answer::Events(stream(id, dialect, submitted, latest));
                 }
+                if !blocks {
+                    return one(rpc_result(id, dialect.sent(submitted)));
+                }
+                one(rpc_result(id, dialect.sent(settle(latest, submitted).await)))
             }
+            Some((dialect, Op::Get)) => match self.lookup(params).await {
+                Ok((_, Some(task))) => one(rpc_result(id, dialect.got(task))),
+                Ok((task_id, None)) => one(rpc_error(id, TASK_NOT_FOUND, &format!("Task not found: {task_id}"))),
+                Err(e) => one(rpc_error(id, INTERNAL_ERROR, &for_callers("GetTask", &e))),
+            },
+            Some((dialect, Op::Cancel)) => one(self.cancel(id, dialect, params).await),
             None => {
                 let name = match req.get("method") {
                     None => "undefined".to_string(),
                     Some(m) => crate::json::js_string(m),
                 };
-                rpc_error(id, METHOD_NOT_FOUND, &format!("Method not found: {name}"))
+                one(rpc_error(id, METHOD_NOT_FOUND, &format!("Method not found: {name}")))
             }
         }
     }
 
-    /// Save a new `submitted` Task, start its fulfilment, and answer the Task: as submitted,
-    /// or (`blocks`) as it settles.
-    async fn send(self: Arc<Self>, text: String, context: Option<String>, blocks: bool) -> Result<Value, Error> {
+    /// The Task `params.id` names, from the store (`None` when there is none).
+    async fn lookup(&self, params: Option<&Value>) -> Result<(String, Option<Value>), Error> {
+        let task_id = match params.and_then(|p| p.get("id")) {
+            None | Some(Value::Null) => String::new(),
+            Some(v) => crate::json::js_string(v),
+        };
+        let before = crate::json::deepest();
+        let found = self.store.get(&task_id).await;
+        crate::json::settle_depth(before).await;
+        Ok((task_id, found?.filter(|t| !t.is_null())))
+    }
+
+    /// Cancel a Task: one running here stops (its run is told to abort) and ends `canceled`;
+    /// one that is not running anywhere but has not ended (`input-required`, or a Task whose
+    /// server went away) is saved `canceled`; one that has ended cannot be.
+    async fn cancel(&self, id: Value, dialect: super::dialect::Dialect, params: Option<&Value>) -> Value {
+        let (task_id, found) = match self.lookup(params).await {
+            Ok(found) => found,
+            Err(e) => return rpc_error(id, INTERNAL_ERROR, &for_callers("CancelTask", &e)),
+        };
+        if let Some(run) = self.running(&task_id) {
+            let latest = run.latest.subscribe();
+            run.cancel.cancel();
+            let now = latest.borrow().clone();
+            let last = settle(latest, now).await;
+            return match state_of(&last) {
+                Some("canceled") => rpc_result(id, dialect.got(last)),
+                _ => rpc_error(id, TASK_NOT_CANCELABLE, &format!("Task cannot be canceled: {task_id}")),
+            };
+        }
+        let Some(task) = found else {
+            return rpc_error(id, TASK_NOT_FOUND, &format!("Task not found: {task_id}"));
+        };
+        if matches!(state_of(&task), Some("completed" | "failed" | "canceled" | "rejected")) {
+            return rpc_error(id, TASK_NOT_CANCELABLE, &format!("Task cannot be canceled: {task_id}"));
+        }
+        let mut canceled = task;
+        if let Some(Value::Object(status)) = canceled.get_mut("status") {
+            status.insert("state".into(), "canceled".into());
+            status.remove("message");
+        }
+        match self.store.save(canceled.clone()).await {
+            Ok(()) => rpc_result(id, dialect.got(canceled)),
+            Err(e) => rpc_error(id, INTERNAL_ERROR, &for_callers("CancelTask", &e)),
+        }
+    }
+
+    /// Save a new `submitted` Task and start its fulfilment: the Task as submitted, and where
+    /// its later states will show.
+    async fn send(
+        self: Arc<Self>,
+        text: String,
+        context: Option<String>,
+    ) -> Result<(Value, tokio::sync::watch::Receiver<Value>), Error> {
         let id = new_id();
         let submitted = task(&id, &context, "submitted", None, None);
         self.store.save_own(submitted.clone()).await?;
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (latest, rx) = tokio::sync::watch::channel(submitted.clone());
+        let run = Arc::new(Running { cancel: tokio_util::sync::CancellationToken::new(), latest });
+        self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.clone(), run.clone());
         // Polled with the stack for whatever depth a run's result may have.
-        tokio::spawn(DeepStack::new(crate::warn::carry(self.clone().fulfil(id, text, context, blocks.then_some(tx)))));
-        if blocks {
-            if let Ok(settled) = rx.await {
-                return Ok(settled);
-            }
-        }
-        Ok(submitted)
+        tokio::spawn(DeepStack::new(crate::warn::carry(self.clone().fulfil(id, text, context, run))));
+        Ok((submitted, rx))
     }
 
-    /// submitted → working → completed | input-required | failed. Never fails: an error
-    /// becomes a `failed` Task.
-    async fn fulfil(
-        self: Arc<Self>,
-        id: String,
-        text: String,
-        context: Option<String>,
-        settled: Option<tokio::sync::oneshot::Sender<Value>>,
-    ) {
+    /// submitted → working → completed | input-required | failed | canceled. Never fails: an
+    /// error becomes a `failed` Task.
+    async fn fulfil(self: Arc<Self>, id: String, text: String, context: Option<String>, run: Arc<Running>) {
         let mut result: Option<Value> = None;
         let outcome: Result<(Value, &str), Error> = async {
-            self.store.save_own(task(&id, &context, "working", None, None)).await?;
+            let working = task(&id, &context, "working", None, None);
+            self.store.save_own(working.clone()).await?;
+            run.latest.send_replace(working);
             let mut arg = Map::new();
             arg.insert("text".into(), text.into());
             if let Some(c) = &context {
                 arg.insert("contextId".into(), c.clone().into());
             }
+            arg.insert("call".into(), id.clone().into());
             let before = crate::json::deepest();
-            let r = self.run_task.call(Value::Object(arg)).await?;
+            let r = tokio::select! {
+                r = self.run_task.call(Value::Object(arg)) => r?,
+                _ = run.cancel.cancelled() => {
+                    let mut abort = Map::new();
+                    abort.insert("abort".into(), id.clone().into());
+                    self.run_task.notify(Value::Object(abort));
+                    return Ok((task(&id, &context, "canceled", None, None), "canceled"));
+                }
+            };
             crate::json::settle_depth(before).await;
             if r.is_null() {
                 return Err(Error::Invalid("Cannot read properties of undefined (reading 'status')".into()));
@@ -334,9 +450,8 @@ impl A2AService {
         };
         // A store that fails here must not stop the server, nor the host hearing of the Task.
         let _ = self.store.save_own(final_task.clone()).await;
-        if let Some(tx) = settled {
-            let _ = tx.send(final_task.clone());
-        }
+        self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
+        run.latest.send_replace(final_task.clone());
         if let Some(on_task) = &self.on_task {
             let mut ev = Map::new();
             ev.insert("id".into(), id.into());
@@ -348,6 +463,67 @@ impl A2AService {
             let _ = on_task.call(Value::Object(ev)).await;
         }
     }
+}
+
+/// The Task once it has settled (or as it last was, should its fulfilment vanish).
+async fn settle(mut latest: tokio::sync::watch::Receiver<Value>, mut last: Value) -> Value {
+    loop {
+        if settled(state_of(&last)) {
+            return last;
+        }
+        if latest.changed().await.is_err() {
+            return latest.borrow().clone();
+        }
+        last = latest.borrow_and_update().clone();
+    }
+}
+
+/// A send answered as a stream: the Task as submitted, each new status, and once it has
+/// settled its artifacts and its last status. The stream ends there.
+fn stream(
+    id: Value,
+    dialect: super::dialect::Dialect,
+    submitted: Value,
+    mut latest: tokio::sync::watch::Receiver<Value>,
+) -> tokio::sync::mpsc::Receiver<Value> {
+    use super::dialect::Event;
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    tokio::spawn(async move {
+        let send = |event: Event| tx.send(rpc_result(id.clone(), dialect.event(event)));
+        if send(Event::Task(submitted.clone())).await.is_err() {
+            return;
+        }
+        let mut shown = state_of(&submitted).map(str::to_string);
+        loop {
+            let now = latest.borrow_and_update().clone();
+            let state = state_of(&now).map(str::to_string);
+            if state != shown {
+                let last = settled(state.as_deref());
+                if last {
+                    if let Some(Value::Array(artifacts)) = now.get("artifacts") {
+                        for a in artifacts {
+                            if send(Event::Artifact { task: now.clone(), artifact: a.clone() }).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+                if send(Event::Status { task: now.clone(), last }).await.is_err() || last {
+                    return;
+                }
+                shown = state;
+            }
+            if latest.changed().await.is_err() {
+                // The fulfilment is gone without a last word: what it last said ends the stream.
+                let now = latest.borrow().clone();
+                if state_of(&now).map(str::to_string) != shown {
+                    let _ = send(Event::Status { task: now, last: true }).await;
+                }
+                return;
+            }
+        }
+    });
+    rx
 }
 
 /// An error as the server's callers see it: no absolute path of the server's disk (a file

@@ -30,6 +30,10 @@ pub enum Dialect {
 pub enum Op {
     Send,
     Get,
+    /// A send answered as a stream of events (`message/stream`, `SendStreamingMessage`).
+    Stream,
+    /// `tasks/cancel`, `CancelTask`.
+    Cancel,
 }
 
 /// The dialect and operation of `method` (with the request's `A2A-Version` header), or `None`
@@ -41,6 +45,11 @@ pub fn classify(method: &str, version: Option<&str>) -> Option<(Dialect, Op)> {
         "tasks/get" => Some((Dialect::V03, Op::Get)),
         "SendMessage" => Some((if v1 { Dialect::V1 } else { Dialect::Spec }, Op::Send)),
         "GetTask" => Some((if v1 { Dialect::V1 } else { Dialect::Spec }, Op::Get)),
+        "message/stream" => Some((Dialect::V03, Op::Stream)),
+        "tasks/cancel" => Some((Dialect::V03, Op::Cancel)),
+        // SPEC's wire has no stream: only v1.0 peers ask for one by this name.
+        "SendStreamingMessage" => Some((Dialect::V1, Op::Stream)),
+        "CancelTask" => Some((if v1 { Dialect::V1 } else { Dialect::Spec }, Op::Cancel)),
         _ => None,
     }
 }
@@ -80,6 +89,76 @@ impl Dialect {
             Dialect::Spec => task,
             Dialect::V03 => v03_task(task),
             Dialect::V1 => v1_task(task),
+        }
+    }
+}
+
+/// What a stream tells of a Task, in the order it happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The Task as it first is (`submitted`).
+    Task(Value),
+    /// A new status (`working`, and the last one); `last` ends the stream.
+    Status { task: Value, last: bool },
+    /// One of the Task's artifacts, whole.
+    Artifact { task: Value, artifact: Value },
+}
+
+impl Dialect {
+    /// One stream event's `result`, in this dialect: v0.3 sends the Task and
+    /// `status-update` / `artifact-update` objects with `kind`; v1.0 wraps each in `task`,
+    /// `statusUpdate` or `artifactUpdate`.
+    pub fn event(self, event: Event) -> Value {
+        let ids = |task: &Value| {
+            let mut m = Map::new();
+            m.insert("taskId".into(), task.get("id").cloned().unwrap_or(Value::Null));
+            if let Some(c) = task.get("contextId") {
+                m.insert("contextId".into(), c.clone());
+            }
+            m
+        };
+        let wrap = |key: &str, inner: Value| {
+            let mut m = Map::new();
+            m.insert(key.into(), inner);
+            Value::Object(m)
+        };
+        match (self, event) {
+            (Dialect::V1, Event::Task(t)) => self.sent(t),
+            (_, Event::Task(t)) => self.got(t),
+            (dialect, Event::Status { task, last }) => {
+                let mut m = ids(&task);
+                let translated = dialect.got(task);
+                m.insert("status".into(), translated.get("status").cloned().unwrap_or(Value::Null));
+                if dialect == Dialect::V1 {
+                    return wrap("statusUpdate", Value::Object(m));
+                }
+                let mut out = Map::new();
+                out.insert("kind".into(), "status-update".into());
+                out.extend(m);
+                out.insert("final".into(), last.into());
+                Value::Object(out)
+            }
+            (dialect, Event::Artifact { task, artifact }) => {
+                let mut m = ids(&task);
+                let mut holder = Map::new();
+                holder.insert("artifacts".into(), Value::Array(vec![artifact]));
+                let one = match dialect.got(Value::Object(holder)) {
+                    Value::Object(mut h) => match h.remove("artifacts") {
+                        Some(Value::Array(mut a)) if !a.is_empty() => a.remove(0),
+                        _ => Value::Null,
+                    },
+                    _ => Value::Null,
+                };
+                m.insert("artifact".into(), one);
+                m.insert("lastChunk".into(), true.into());
+                if dialect == Dialect::V1 {
+                    return wrap("artifactUpdate", Value::Object(m));
+                }
+                let mut out = Map::new();
+                out.insert("kind".into(), "artifact-update".into());
+                out.extend(m);
+                Value::Object(out)
+            }
         }
     }
 }
@@ -231,7 +310,12 @@ mod tests {
         assert_eq!(classify("GetTask", Some("0.3")), Some((Dialect::Spec, Op::Get)));
         assert_eq!(classify("tasks/get", Some("1.0")), Some((Dialect::V03, Op::Get)));
         assert_eq!(classify("message/send", None), Some((Dialect::V03, Op::Send)));
-        assert_eq!(classify("tasks/cancel", None), None);
+        assert_eq!(classify("tasks/cancel", None), Some((Dialect::V03, Op::Cancel)));
+        assert_eq!(classify("CancelTask", Some("1.0")), Some((Dialect::V1, Op::Cancel)));
+        assert_eq!(classify("CancelTask", None), Some((Dialect::Spec, Op::Cancel)));
+        assert_eq!(classify("SendStreamingMessage", None), Some((Dialect::V1, Op::Stream)));
+        assert_eq!(classify("message/stream", Some("1.0")), Some((Dialect::V03, Op::Stream)));
+        assert_eq!(classify("tasks/resubscribe", None), None);
     }
 
     #[test]
@@ -274,5 +358,27 @@ mod tests {
         assert_eq!(card["supportedInterfaces"][1]["protocolVersion"], "0.3");
         assert_eq!(card["skills"][0]["tags"], json!(["s"]));
         assert_eq!(card["url"], "http://h/");
+    }
+
+    #[test]
+    fn stream_events_in_each_generation() {
+        let task = json!({ "id": "t", "contextId": "c", "status": { "state": "completed" } });
+        let artifact = json!({ "artifactId": "a", "parts": [{ "kind": "text", "text": "hi" }] });
+        let status = |d: Dialect| d.event(Event::Status { task: task.clone(), last: true });
+        assert_eq!(
+            status(Dialect::V03),
+            json!({ "kind": "status-update", "taskId": "t", "contextId": "c", "status": { "state": "completed" }, "final": true })
+        );
+        assert_eq!(
+            status(Dialect::V1),
+            json!({ "statusUpdate": { "taskId": "t", "contextId": "c", "status": { "state": "TASK_STATE_COMPLETED" } } })
+        );
+        let art = |d: Dialect| d.event(Event::Artifact { task: task.clone(), artifact: artifact.clone() });
+        assert_eq!(art(Dialect::V03)["kind"], "artifact-update");
+        assert_eq!(art(Dialect::V03)["artifact"]["parts"][0]["kind"], "text");
+        assert_eq!(art(Dialect::V1)["artifactUpdate"]["artifact"]["parts"][0], json!({ "text": "hi" }));
+        assert_eq!(art(Dialect::V1)["artifactUpdate"]["lastChunk"], true);
+        assert_eq!(Dialect::V1.event(Event::Task(task.clone()))["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+        assert_eq!(Dialect::V03.event(Event::Task(task))["kind"], "task");
     }
 }

@@ -247,6 +247,20 @@ fn json(value: &serde_json::Value) -> Response<Body> {
     res
 }
 
+/// Server-sent events, one `data:` line of JSON per response, until the sender ends.
+fn events(rx: tokio::sync::mpsc::Receiver<serde_json::Value>) -> Response<Body> {
+    let frames = futures::stream::unfold(rx, |mut rx| async move {
+        let v = rx.recv().await?;
+        let frame = hyper::body::Frame::data(Bytes::from(format!("data: {}\n\n", crate::json::to_string(&v))));
+        Some((Ok::<_, Infallible>(frame), rx))
+    });
+    let mut res = Response::new(http_body_util::StreamBody::new(frames).boxed());
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+    res
+}
+
 /// Equal, in time that depends only on the lengths.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     let n = a.len().max(b.len());
@@ -300,7 +314,10 @@ impl State {
             return match self.admit(req).await {
                 Ok(req) => {
                     let version = req.headers().get("a2a-version").and_then(|v| v.to_str().ok());
-                    json(&a2a.rpc(req.body(), version).await)
+                    match a2a.answer(req.body(), version).await {
+                        crate::serve::a2a::Answer::One(v) => json(&v),
+                        crate::serve::a2a::Answer::Events(rx) => events(rx),
+                    }
                 }
                 Err(refused) => refused,
             };

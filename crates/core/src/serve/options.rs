@@ -27,6 +27,10 @@ pub struct A2AConfig {
     /// `"memory"` | `"file:<dir>"` (a host's own store object is handed over separately).
     #[serde(deserialize_with = "crate::options::present")]
     pub store: Option<Value>,
+    /// `true`: the served card says `capabilities.streaming: true`, so the SDKs' clients use
+    /// `message/stream` / `SendStreamingMessage` (served either way). This package's own field.
+    #[serde(deserialize_with = "crate::options::present")]
+    pub streaming: Option<Value>,
 }
 
 impl A2AConfig {

@@ -113,7 +113,7 @@ pub async fn start_server(o: StartOptions) -> Result<Server> {
                 Some(s) => s,
                 None => resolve_store(config.store.as_ref())?,
             };
-            Some(Arc::new(A2AService { config, skills: o.skills, store, run_task: o.run_task, on_task: o.on_task }))
+            Some(Arc::new(A2AService::new(config, o.skills, store, o.run_task, o.on_task)))
         }
         None => None,
     };

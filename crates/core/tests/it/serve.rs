@@ -248,8 +248,9 @@ async fn send_message_answers_submitted_then_fulfils_in_the_background_keeping_t
     assert_eq!(done["artifacts"][0]["parts"], json!([{"kind": "text", "text": "echo: hi"}]));
     assert_eq!(done["artifacts"][0]["artifactId"].as_str().map(str::len), Some(36));
     assert_eq!(crate::common::keys(&done), ["id", "contextId", "status", "artifacts"]);
-    // runTask got the text and the context; every saved state kept the context.
-    assert_eq!(taken(&calls), [json!({"text": "hi", "contextId": "ctx-1"})]);
+    // runTask got the text, the context and the Task's id (what a cancel names); every saved
+    // state kept the context.
+    assert_eq!(taken(&calls), [json!({"text": "hi", "contextId": "ctx-1", "call": id})]);
     let saves = taken(&store.saves);
     let states: Vec<&str> = saves.iter().map(|t| t["status"]["state"].as_str().unwrap()).collect();
     assert_eq!(states, ["submitted", "working", "completed"]);
@@ -271,7 +272,7 @@ async fn send_message_answers_submitted_then_fulfils_in_the_background_keeping_t
     assert!(sent["result"].get("contextId").is_none());
     let done = terminal(srv.url(), sent["result"]["id"].as_str().unwrap()).await;
     assert!(done.get("contextId").is_none());
-    assert_eq!(taken(&calls)[1], json!({"text": "plain"}));
+    assert_eq!(taken(&calls)[1], json!({"text": "plain", "call": sent["result"]["id"]}));
     srv.stop().await;
 }
 
@@ -649,7 +650,9 @@ async fn a_caller_hanging_up_mid_call_leaves_no_half_started_task() {
     }
     let states: Vec<Value> = taken(&store.saves).iter().map(|t| t["status"]["state"].clone()).collect();
     assert_eq!(states, [json!("submitted"), json!("working"), json!("completed")]);
-    assert_eq!(taken(&calls), [json!({"text": "gone"})]);
+    let calls = taken(&calls);
+    assert_eq!(calls.len(), 1);
+    assert_eq!((calls[0]["text"].as_str(), calls[0]["call"].is_string()), (Some("gone"), true));
     let next = send(srv.url(), "still here", None).await;
     assert_eq!(next["result"]["status"]["state"], "submitted");
     srv.stop().await;
