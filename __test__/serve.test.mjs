@@ -410,3 +410,78 @@ test("toolkit.serve's server is stopped twice without harm and the process then 
   const { code, err } = await within(10_000, exited, "the child's exit")
   assert.equal(code, 0, err)
 })
+
+test("a server started in a worker ends with the worker (terminated or exited): its port is free and refused, its connections end, the process exits", async () => {
+  // issue 27 item 4: before, the server outlived its worker, still bound and answering.
+  const { firstLine, exited } = spawnServing(`
+    import { Worker } from "node:worker_threads"
+    import { once } from "node:events"
+    import net from "node:net"
+    import path from "node:path"
+    import { fileURLToPath } from "node:url"
+    import { createToolkit } from ENTRY
+    const entry = path.join(path.dirname(fileURLToPath(ENTRY)), "index.js")
+    const card = (port) => fetch("http://127.0.0.1:" + port + "/.well-known/agent-card.json").then((r) => r.json())
+    const refused = async (port) => {
+      // The listener closes on the runtime once the environment's cleanup has run: give it 2 s.
+      for (let i = 0; i < 100; i++) {
+        const s = net.connect(port, "127.0.0.1")
+        const outcome = await new Promise((ok) => { s.once("connect", () => ok("accepted")); s.once("error", (e) => ok(e.code)) })
+        s.destroy()
+        if (outcome === "ECONNREFUSED") return true
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      return false
+    }
+    const serveIn = async (port, name, end) => {
+      const w = new Worker(\`
+        const { parentPort, workerData } = require("node:worker_threads")
+        const t = require(workerData.entry)
+        ;(async () => {
+          const tk = await t.createToolkit({ builtins: false })
+          const srv = await tk.serve("127.0.0.1:" + workerData.port, { a2a: { name: workerData.name } })
+          parentPort.postMessage(srv.url)
+          parentPort.once("message", () => process.exit(0))
+        })().catch((e) => { console.error(e); process.exit(3) })\`, { eval: true, execArgv: [], workerData: { entry, port, name } })
+      const [url] = await once(w, "message")
+      return { w, url }
+    }
+    const probe = net.createServer()
+    await new Promise((ok) => probe.listen(0, "127.0.0.1", ok))
+    const port = probe.address().port
+    await new Promise((ok) => probe.close(ok))
+    const report = []
+    // 1. worker.terminate(), with a connection open to its server.
+    {
+      const { w, url } = await serveIn(port, "first")
+      report.push(url === "http://127.0.0.1:" + port, (await card(port)).name)
+      const open = net.connect(port, "127.0.0.1")
+      await once(open, "connect")
+      const ended = new Promise((ok) => open.once("close", () => ok("closed")))
+      await w.terminate()
+      report.push(await Promise.race([ended, new Promise((ok) => setTimeout(() => ok("still open"), 2000))]))
+      report.push(await refused(port))
+    }
+    // 2. the worker ends itself (process.exit inside it); a second worker takes the port.
+    {
+      const { w } = await serveIn(port, "second")
+      report.push((await card(port)).name)
+      w.postMessage("exit")
+      const [code] = await once(w, "exit")
+      report.push(code, await refused(port))
+      const third = await serveIn(port, "third")
+      report.push((await card(port)).name)
+      await third.w.terminate()
+      report.push(await refused(port))
+    }
+    // 3. the main thread serves the same port.
+    const tk = await createToolkit({ builtins: false })
+    const srv = await tk.serve("127.0.0.1:" + port, { a2a: { name: "main" } })
+    report.push((await card(port)).name)
+    await srv.stop()
+    console.log(JSON.stringify(report))`)
+  const line = await within(30_000, firstLine, "the child's report")
+  assert.deepEqual(JSON.parse(line), [true, "first", "closed", true, "second", 0, true, "third", true, "main"])
+  const { code, err } = await within(10_000, exited, "the child's exit")
+  assert.equal(code, 0, err)
+})

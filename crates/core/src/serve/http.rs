@@ -51,6 +51,32 @@ pub struct ServeConfig {
     pub reachable_tools: Vec<String>,
     /// Kept for as long as the server accepts connections (a host's hold on its process).
     pub hold: Option<Hold>,
+    /// Fired when the server's owner goes away (a host environment torn down): the server
+    /// then ends at once, without the grace `stop` gives.
+    pub owner: Option<OwnerGone>,
+}
+
+/// What ends a server together with its owner: fired (from any thread) when whatever started
+/// the server is gone, it closes the listener at once and ends every connection, with no
+/// grace. A Node worker that started a server and is terminated must not leave its port bound
+/// and answering; this is how the host says so. Firing it after the server stopped does nothing.
+#[derive(Clone, Default)]
+pub struct OwnerGone(CancellationToken);
+
+impl OwnerGone {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The owner is gone: end the server now.
+    pub fn fire(&self) {
+        self.0.cancel();
+    }
+
+    /// Whether it has fired (or the server it belonged to has ended).
+    pub fn is_fired(&self) -> bool {
+        self.0.is_cancelled()
+    }
 }
 
 /// A running server.
@@ -107,6 +133,11 @@ impl Server {
         let listener = TcpListener::bind((bind_host.as_str(), port))
             .await
             .map_err(|e| Error::Invalid(format!("serve: cannot listen on {}: {e}", cfg.addr)))?;
+        let owner = cfg.owner.unwrap_or_default();
+        if owner.is_fired() {
+            // The owner went away while the port was being bound: nobody is left to serve.
+            return Err(Error::Invalid(format!("serve: the owner of {} is gone", cfg.addr)));
+        }
         let local = listener.local_addr().map_err(|e| Error::Invalid(format!("serve: {e}")))?;
         let url = format!("http://{}:{}", url_host(&host), local.port());
 
@@ -137,7 +168,7 @@ impl Server {
         tokio::spawn(crate::json::DeepStack::new(crate::warn::carry(accept(
             listener,
             state,
-            stop.clone(),
+            Ends { stop: stop.clone(), owner },
             done_tx,
             hold,
         ))));
@@ -162,18 +193,21 @@ impl Server {
     }
 }
 
-async fn accept(
-    listener: TcpListener,
-    state: Arc<State>,
+/// What ends the accept loop: `stop` (with a grace for requests in flight) or the owner gone
+/// (at once).
+struct Ends {
     stop: CancellationToken,
-    done: watch::Sender<bool>,
-    hold: Option<Hold>,
-) {
+    owner: OwnerGone,
+}
+
+async fn accept(listener: TcpListener, state: Arc<State>, ends: Ends, done: watch::Sender<bool>, hold: Option<Hold>) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let force = CancellationToken::new();
+    let gone = ends.owner.0.clone();
     loop {
         let accepted = tokio::select! {
-            _ = stop.cancelled() => break,
+            _ = ends.stop.cancelled() => break,
+            _ = gone.cancelled() => break,
             a = listener.accept() => a,
         };
         let (sock, _) = match accepted {
@@ -210,12 +244,20 @@ async fn accept(
     if let Some(mcp) = &state.mcp {
         mcp.end_streams();
     }
-    if tokio::time::timeout(STOP_GRACE, graceful.shutdown()).await.is_err() {
+    // The grace ends early when the owner goes away meanwhile (or went away first).
+    let graced = tokio::select! {
+        biased;
+        _ = gone.cancelled() => false,
+        r = tokio::time::timeout(STOP_GRACE, graceful.shutdown()) => r.is_ok(),
+    };
+    if !graced {
         if let Some(mcp) = &state.mcp {
             mcp.shutdown();
         }
         force.cancel();
     }
+    // Nothing is left for an owner going away to end.
+    ends.owner.fire();
     drop(hold);
     let _ = done.send(true);
 }

@@ -75,6 +75,7 @@ fn options(a2a: Option<Value>, run_task: SharedCallback) -> StartOptions {
         security: ServeSecurity::default(),
         reachable_tools: Vec::new(),
         hold: None,
+        owner: None,
     }
 }
 
@@ -768,4 +769,43 @@ async fn each_a2a_generation_is_answered_in_its_own_dialect() {
     assert_eq!(spec["result"]["status"], json!({"state": "submitted"}));
     assert!(spec["result"].get("contextId").is_none() && spec["result"].get("kind").is_none());
     srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_server_whose_owner_is_gone_ends_at_once_and_frees_its_port() {
+    use toolnexus_core::serve::http::OwnerGone;
+    let owner = OwnerGone::new();
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.store = Some(Arc::new(Stuck) as SharedTaskStore);
+    o.owner = Some(owner.clone());
+    let srv = start_server(o).await.unwrap();
+    let url = srv.url().to_string();
+    let stuck = tokio::spawn({
+        let url = url.clone();
+        async move {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+            http().post(format!("{url}/")).body(body.to_string()).send().await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = std::time::Instant::now();
+    owner.fire();
+    // No grace: the call in flight is cut, the listener closed, the port free.
+    let answer = tokio::time::timeout(Duration::from_secs(2), stuck).await.expect("the caller is cut at once").unwrap();
+    assert!(answer.is_err(), "the caller sees its connection closed");
+    srv.stop().await;
+    assert!(started.elapsed() < Duration::from_secs(2), "ended without the grace: {:?}", started.elapsed());
+    assert!(http().get(format!("{url}/.well-known/agent-card.json")).send().await.is_err());
+    let again = tokio::net::TcpListener::bind(srv.local_addr()).await;
+    assert!(again.is_ok(), "the port was released: {again:?}");
+    // An owner already gone when the server would start: nothing is left bound.
+    let gone = OwnerGone::new();
+    gone.fire();
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.addr = srv.local_addr().to_string();
+    o.owner = Some(gone);
+    drop(again);
+    let e = start_server(o).await.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("is gone"), "{e}");
+    assert!(tokio::net::TcpListener::bind(srv.local_addr()).await.is_ok());
 }
