@@ -44,6 +44,9 @@ pub struct StartOptions {
     pub hold: Option<Hold>,
     /// Ends the server at once when its owner goes away (see [`OwnerGone`]).
     pub owner: Option<OwnerGone>,
+    /// How long a request's body may take once its headers are in; `None`: the default
+    /// (`http::body_timeout`).
+    pub body_timeout: Option<std::time::Duration>,
 }
 
 impl StartOptions {
@@ -74,6 +77,7 @@ impl StartOptions {
             reachable_tools: Vec::new(),
             hold: None,
             owner: None,
+            body_timeout: None,
         })
     }
 }
@@ -137,6 +141,7 @@ pub async fn start_server(o: StartOptions) -> Result<Server> {
         reachable_tools: reachable,
         hold: o.hold,
         owner: o.owner,
+        body_timeout: o.body_timeout,
     })
     .await
 }
