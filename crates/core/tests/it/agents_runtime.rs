@@ -848,3 +848,30 @@ async fn max_wall_ms_cuts_the_llm_call_in_flight_at_the_deadline() {
     // Past the deadline, the handle refuses another wake as the reference does.
     assert!(rt.wake(h, Some("again".into())).unwrap_err().contains("budget exhausted (maxWallMs)"));
 }
+
+#[tokio::test]
+async fn max_wall_ms_cuts_a_retry_back_off_too() {
+    use crate::common::{MockLlm, Reply};
+    // The model asks for 10 s before a retry: the deadline does not wait for it.
+    let llm = MockLlm::script(vec![Reply::raw(429, "slow down").header("retry-after", "10")]).await;
+    let def = AgentDef {
+        name: "slow".into(),
+        does: "waits on a busy model".into(),
+        budget: Budget { max_wall_ms: Some(300.0), ..Default::default() },
+        ..Default::default()
+    };
+    let mut opts = RuntimeOptions::new(vec![def]);
+    opts.llm.base_url = Some(format!("{}/v1", llm.url()));
+    opts.llm.model = Some("m".into());
+    let rt = AgentRuntime::new(opts);
+    let h = rt.spawn(ROOT, "slow", None).expect("spawn");
+    let started = std::time::Instant::now();
+    rt.wake(h, Some("go".into())).expect("wake");
+    let r = tokio::time::timeout(Duration::from_secs(5), rt.wait(h, None, None)).await.expect("the run settles");
+    assert!(started.elapsed() < Duration::from_secs(2), "settled after {:?}", started.elapsed());
+    assert_eq!(
+        (r.status, r.text.as_str()),
+        (TaskStatus::Incomplete, "budget exhausted (maxWallMs); partial work preserved")
+    );
+    assert_eq!(llm.count(), 1, "no retry was sent after the deadline");
+}
