@@ -7,8 +7,12 @@
 //!
 //! Guards this package adds: an opt-in bearer token (`auth`) on JSON-RPC and `/mcp` (the card
 //! stays public: it is how peers discover the agent), Origin checks on `/mcp` and on JSON-RPC
-//! POSTs against DNS rebinding and cross-site requests, a cap on request bodies, and a warning when tools that run commands or write
-//! files are served on a non-loopback address without a token.
+//! POSTs against DNS rebinding and cross-site requests, a cap on request bodies and a time limit
+//! on their arrival (a refusal lingers so a client still sending reads it), and a warning when
+//! tools that run commands or write files are served on a non-loopback address without a token.
+//!
+//! A server ends with its owner (`OwnerGone`): a host fires it when what started the server
+//! goes away, and the server closes at once, without `stop`'s grace.
 
 use std::convert::Infallible;
 use std::io;
