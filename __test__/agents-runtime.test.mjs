@@ -1146,3 +1146,40 @@ test("a handle's abort is its turn's: aborting it interrupts the turn; it stays,
   assert.equal(slow.abort.signal.aborted, false)
   await rt.close(rt.root)
 })
+
+test("maxWallMs cuts the LLM call in flight at the deadline: the turn settles incomplete at once and the model's connection is closed", async () => {
+  // issue 27 item 4: before, a 300 ms budget ended only once the model's 6 s reply had come.
+  const { startLLM } = await import("./support/llm.mjs")
+  const late = { id: "x", choices: [{ index: 0, message: { role: "assistant", content: "late" }, finish_reason: "stop" }] }
+  const llm = await startLLM(() => ({
+    respond: async (res) => {
+      await new Promise((r) => setTimeout(r, 6000))
+      if (!res.destroyed) {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify(late))
+      }
+    },
+  }))
+  try {
+    const registry = { slow: { name: "slow", does: "waits", model: "m", tools: [], team: [], budget: { maxWallMs: 300 } } }
+    const rt = new AgentRuntime({ registry, llm: { baseUrl: `${llm.url}/v1`, model: "m", apiKey: "k" } })
+    const h = spawnOk(rt, rt.root, "slow")
+    const started = Date.now()
+    rt.wake(h, "go")
+    const r = await rt.wait(h)
+    const took = Date.now() - started
+    assert.ok(took >= 250 && took < 2000, `settled after ${took} ms`)
+    assert.equal(r.status, "incomplete")
+    assert.equal(r.isError, true)
+    assert.equal(r.text, "budget exhausted (maxWallMs); partial work preserved")
+    assert.equal(llm.requests.length, 1)
+    const closed = await Promise.race([llm.requests[0].closed.then(() => "closed"), new Promise((ok) => setTimeout(() => ok("still open"), 1500))])
+    assert.equal(closed, "closed", "the model's connection is closed when the call is cut")
+    const again = rt.wake(h, "again")
+    assert.equal(again.ok, false)
+    assert.match(again.error, /budget exhausted \(maxWallMs\)/)
+    await rt.close(rt.root)
+  } finally {
+    await llm.close()
+  }
+})

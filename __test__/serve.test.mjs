@@ -352,10 +352,10 @@ test("@a2a-js/sdk 1.3.0 as the client, in process: our card's interfaces, both o
 // ---- the life of the process ---------------------------------------------------------------
 
 /** Start a Node child running `source` (ENTRY: the package); resolves its first stdout line. */
-function spawnServing(source) {
+function spawnServing(source, env = {}) {
   const child = spawn(process.execPath, ["--input-type=module", "-e", source.replaceAll("ENTRY", JSON.stringify(ENTRY_URL))], {
     cwd: REPO,
-    env: cleanEnv(),
+    env: { ...cleanEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   })
   let out = ""
@@ -410,4 +410,175 @@ test("toolkit.serve's server is stopped twice without harm and the process then 
   assert.match(await within(10_000, firstLine, "the child's report"), /^done \d+$/)
   const { code, err } = await within(10_000, exited, "the child's exit")
   assert.equal(code, 0, err)
+})
+
+test("a server started in a worker ends with the worker (terminated or exited): its port is free and refused, its connections end, the process exits", async () => {
+  // issue 27 item 4: before, the server outlived its worker, still bound and answering.
+  const { firstLine, exited } = spawnServing(`
+    import { Worker } from "node:worker_threads"
+    import { once } from "node:events"
+    import net from "node:net"
+    import path from "node:path"
+    import { fileURLToPath } from "node:url"
+    import { createToolkit } from ENTRY
+    const entry = path.join(path.dirname(fileURLToPath(ENTRY)), "index.js")
+    const card = (port) => fetch("http://127.0.0.1:" + port + "/.well-known/agent-card.json").then((r) => r.json())
+    const refused = async (port) => {
+      // The listener closes on the runtime once the environment's cleanup has run: give it 2 s.
+      for (let i = 0; i < 100; i++) {
+        const s = net.connect(port, "127.0.0.1")
+        const outcome = await new Promise((ok) => { s.once("connect", () => ok("accepted")); s.once("error", (e) => ok(e.code)) })
+        s.destroy()
+        if (outcome === "ECONNREFUSED") return true
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      return false
+    }
+    const serveIn = async (port, name, end) => {
+      const w = new Worker(\`
+        const { parentPort, workerData } = require("node:worker_threads")
+        const t = require(workerData.entry)
+        ;(async () => {
+          const tk = await t.createToolkit({ builtins: false })
+          const srv = await tk.serve("127.0.0.1:" + workerData.port, { a2a: { name: workerData.name } })
+          parentPort.postMessage(srv.url)
+          parentPort.once("message", () => process.exit(0))
+        })().catch((e) => { console.error(e); process.exit(3) })\`, { eval: true, execArgv: [], workerData: { entry, port, name } })
+      const [url] = await once(w, "message")
+      return { w, url }
+    }
+    const probe = net.createServer()
+    await new Promise((ok) => probe.listen(0, "127.0.0.1", ok))
+    const port = probe.address().port
+    await new Promise((ok) => probe.close(ok))
+    const report = []
+    // 1. worker.terminate(), with a connection open to its server.
+    {
+      const { w, url } = await serveIn(port, "first")
+      report.push(url === "http://127.0.0.1:" + port, (await card(port)).name)
+      const open = net.connect(port, "127.0.0.1")
+      await once(open, "connect")
+      const ended = new Promise((ok) => open.once("close", () => ok("closed")))
+      await w.terminate()
+      report.push(await Promise.race([ended, new Promise((ok) => setTimeout(() => ok("still open"), 2000))]))
+      report.push(await refused(port))
+    }
+    // 2. the worker ends itself (process.exit inside it); a second worker takes the port.
+    {
+      const { w } = await serveIn(port, "second")
+      report.push((await card(port)).name)
+      w.postMessage("exit")
+      const [code] = await once(w, "exit")
+      report.push(code, await refused(port))
+      const third = await serveIn(port, "third")
+      report.push((await card(port)).name)
+      await third.w.terminate()
+      report.push(await refused(port))
+    }
+    // 3. the main thread serves the same port.
+    const tk = await createToolkit({ builtins: false })
+    const srv = await tk.serve("127.0.0.1:" + port, { a2a: { name: "main" } })
+    report.push((await card(port)).name)
+    await srv.stop()
+    console.log(JSON.stringify(report))`)
+  const line = await within(30_000, firstLine, "the child's report")
+  assert.deepEqual(JSON.parse(line), [true, "first", "closed", true, "second", 0, true, "third", true, "main"])
+  const { code, err } = await within(10_000, exited, "the child's exit")
+  assert.equal(code, 0, err)
+})
+
+// ---- bodies: over the cap, trickling in (issue 27 item 4) -------------------------------
+
+/** A raw exchange on a net.Socket: write `head` and `body` whole, then read until the server
+ * closes. Rejects with the socket's error (a reset, EPIPE) as a client still sending sees it. */
+async function rawExchange(url, head, body) {
+  const { hostname, port } = new URL(url)
+  const net = await import("node:net")
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(Number(port), hostname)
+    const got = []
+    sock.on("data", (d) => got.push(d))
+    sock.on("error", reject)
+    sock.on("close", () => resolve(Buffer.concat(got).toString("latin1")))
+    sock.write(head)
+    sock.write(body)
+  })
+}
+
+function chunkedBody(size, chunk = 64 * 1024) {
+  const parts = []
+  for (let sent = 0; sent < size; sent += chunk) parts.push(Buffer.from(chunk.toString(16) + "\r\n"), Buffer.alloc(chunk, 120), Buffer.from("\r\n"))
+  parts.push(Buffer.from("0\r\n\r\n"))
+  return Buffer.concat(parts)
+}
+
+test("an over-cap body gets its 413 to the client, declared or chunked, through fetch and a raw socket, while the client is still sending", async () => {
+  // Before, the server closed with the body unread: a client still sending saw EPIPE or a reset.
+  const tk = await createToolkit({ builtins: false })
+  const srv = await tk.serve("127.0.0.1:0", { a2a: {}, maxBodyBytes: 1024 })
+  const size = 8 * 1024 * 1024
+  const outcome = (p) => p.then((r) => r.status, (e) => `${e.message} (${e.cause?.code ?? e.cause?.message ?? ""})`)
+  try {
+    async function* chunks(n) {
+      for (let i = 0; i < n; i++) yield new Uint8Array(64 * 1024)
+    }
+    const { host } = new URL(srv.url)
+    for (let round = 0; round < 3; round++) {
+      assert.equal(await outcome(fetch(srv.url + "/", { method: "POST", body: "x".repeat(size) })), 413, `fetch, declared, round ${round}`)
+      const streamed = fetch(srv.url + "/", { method: "POST", body: ReadableStream.from(chunks(size / (64 * 1024))), duplex: "half" })
+      assert.equal(await outcome(streamed), 413, `fetch, chunked, round ${round}`)
+      const declared = await rawExchange(srv.url, `POST / HTTP/1.1\r\nhost: ${host}\r\ncontent-length: ${size}\r\n\r\n`, Buffer.alloc(size, 120))
+      assert.match(declared, /^HTTP\/1\.1 413 /, `raw, declared, round ${round}`)
+      const chunked = await rawExchange(srv.url, `POST / HTTP/1.1\r\nhost: ${host}\r\ntransfer-encoding: chunked\r\n\r\n`, chunkedBody(size))
+      assert.match(chunked, /^HTTP\/1\.1 413 /, `raw, chunked, round ${round}`)
+    }
+    // The server goes on.
+    assert.equal((await fetch(srv.url + "/.well-known/agent-card.json")).status, 200)
+  } finally {
+    await srv.stop()
+  }
+})
+
+test("a body trickling in after its headers is answered 408 at the body timeout and its connection freed", async () => {
+  // The timeout is 30 s; TOOLNEXUS_BODY_TIMEOUT_MS (read by the core when a server starts) makes it 300 ms here.
+  const { child, firstLine, exited } = spawnServing(`
+    import { createToolkit } from ENTRY
+    const tk = await createToolkit({ builtins: false })
+    const srv = await tk.serve("127.0.0.1:0", { a2a: {} })
+    console.log(srv.url)`, { TOOLNEXUS_BODY_TIMEOUT_MS: "300" })
+  try {
+    const url = await within(10_000, firstLine, "the child's URL")
+    const { hostname, port, host } = new URL(url)
+    const net = await import("node:net")
+    const sock = net.connect(Number(port), hostname)
+    await new Promise((ok, no) => { sock.once("connect", ok); sock.once("error", no) })
+    sock.on("error", () => {})
+    const started = Date.now()
+    sock.write(`POST / HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n`)
+    // One byte every 100 ms: the connection is never idle long, the body never complete.
+    let sent = 0
+    const trickle = setInterval(() => {
+      if (!sock.destroyed && sock.writable) {
+        sock.write("x")
+        sent++
+      }
+    }, 100)
+    const got = []
+    sock.on("data", (d) => got.push(d))
+    const closed = new Promise((ok) => sock.once("close", ok))
+    try {
+      await within(2_000 + 2_000 + 1_000, closed, "the server closing the connection")
+    } finally {
+      clearInterval(trickle)
+    }
+    const took = Date.now() - started
+    assert.match(Buffer.concat(got).toString("latin1"), /^HTTP\/1\.1 408 /)
+    assert.ok(took >= 250, `answered at the timeout, not before: ${took} ms`)
+    assert.ok(sent < 60, `the trickle was cut off: ${sent} bytes`)
+    // The server goes on.
+    assert.equal((await fetch(url + "/.well-known/agent-card.json")).status, 200)
+  } finally {
+    child.kill()
+    await exited
+  }
 })

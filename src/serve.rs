@@ -12,7 +12,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::serve::a2a::{build_agent_card, CardSkill};
-use toolnexus_core::serve::http::Server;
+use toolnexus_core::serve::http::{OwnerGone, Server};
 use toolnexus_core::serve::options::A2AConfig;
 use toolnexus_core::serve::start::{or_block, start_server, toolkit_skills, StartOptions};
 use toolnexus_core::serve::store::{
@@ -160,6 +160,48 @@ impl NativeServer {
     }
 }
 
+thread_local! {
+    /// The servers this thread's environment started and that may still run: each ends with
+    /// the environment (a worker terminated or ending, `process.exit`), as a Node server does.
+    static OWNED: std::cell::RefCell<Vec<OwnerGone>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The environment whose cleanup hook is in place on this thread.
+    static HOOKED: std::cell::Cell<napi::sys::napi_env> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+}
+
+/// The environment cleanup hook: every server this environment started ends now.
+///
+/// # Safety
+/// Node calls it on the environment's own thread while that environment is torn down; it
+/// touches only this thread's slots (nothing of napi) and ignores `_arg`.
+unsafe extern "C" fn end_owned(_arg: *mut std::ffi::c_void) {
+    let owned = OWNED.try_with(|o| std::mem::take(&mut *o.borrow_mut())).unwrap_or_default();
+    for server in owned {
+        server.fire();
+    }
+    let _ = HOOKED.try_with(|h| h.set(std::ptr::null_mut()));
+}
+
+/// A server about to start here ends with this environment.
+fn owned_by(env: &Env) -> Result<OwnerGone> {
+    let raw = env.raw();
+    if HOOKED.try_with(|h| h.get()).ok() != Some(raw) {
+        // SAFETY: on the environment's thread, with a hook that only touches this thread's slots.
+        let status = unsafe { napi::sys::napi_add_env_cleanup_hook(raw, Some(end_owned), std::ptr::null_mut()) };
+        if status != napi::sys::Status::napi_ok {
+            return Err(crate::dispatch::error::plain("toolnexus: could not register the environment's cleanup"));
+        }
+        let _ = HOOKED.try_with(|h| h.set(raw));
+    }
+    let owner = OwnerGone::new();
+    let _ = OWNED.try_with(|o| {
+        let mut o = o.borrow_mut();
+        // Servers stopped since are no longer the environment's to end.
+        o.retain(|s| !s.is_fired());
+        o.push(owner.clone());
+    });
+    Ok(owner)
+}
+
 fn callback(f: Option<JsonFn>) -> Option<SharedCallback> {
     f.map(|f| Arc::new(JsCallback(f)) as SharedCallback)
 }
@@ -188,6 +230,7 @@ pub fn start_server_js(
     // The environment's dispatcher exists before the hold on the process is taken.
     crate::dispatch::Home::of(env)?;
     o.hold = crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold);
+    o.owner = Some(owned_by(env)?);
     if let Some(tk) = toolkit {
         let tk = &tk.inner;
         o.a2a = or_block(o.a2a.take(), tk.a2a_block());

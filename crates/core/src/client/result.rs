@@ -129,4 +129,11 @@ pub trait RunLimits: Send + Sync {
     fn spent_tokens(&self, tokens: i64);
     /// Before a tool call: counts it when it may run.
     async fn before_tool(&self) -> crate::error::Result<LimitCheck>;
+    /// Resolves when the run's wall-clock budget runs out, raced against each LLM call (its
+    /// retries and their back-off included): the call is then dropped, its connection closed,
+    /// and `before_llm` decides what follows. Never resolves when there is no such budget, or
+    /// when the check before the call already let it go past the deadline.
+    async fn wall_expired(&self) {
+        std::future::pending::<()>().await
+    }
 }

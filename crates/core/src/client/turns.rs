@@ -156,7 +156,13 @@ impl Client {
             let spent_before = st.usage.total_tokens;
             let reply = match sink {
                 None => {
-                    let data = self.llm_json(key, &body).await;
+                    let data = match walled(limits, self.llm_json(key, &body)).await {
+                        Some(data) => data,
+                        None => match self.cut_by_wall(st, limits, started).await? {
+                            Some(ended) => return Ok(ended),
+                            None => self.llm_json(key, &body).await,
+                        },
+                    };
                     st.llm_since = None;
                     let data = data?;
                     wire::add_usage(&mut st.usage, data.get("usage"), style);
@@ -165,7 +171,13 @@ impl Client {
                     Streamed { assistant, finished: calls.is_empty(), calls, text }
                 }
                 Some(sink) => {
-                    let s = self.llm_stream(key, &body, sink, &mut st.usage).await;
+                    let s = match walled(limits, self.llm_stream(key, &body, sink, &mut st.usage)).await {
+                        Some(s) => s,
+                        None => match self.cut_by_wall(st, limits, started).await? {
+                            Some(ended) => return Ok(ended),
+                            None => self.llm_stream(key, &body, sink, &mut st.usage).await,
+                        },
+                    };
                     st.llm_since = None;
                     let s = s?;
                     let response = obj([("streamed", true.into()), ("usage", st.usage.to_value())]);
@@ -332,6 +344,33 @@ impl Client {
 
     /// A budget limit stopped the run: loud, `incomplete`, with the limit named and the
     /// transcript so far kept.
+    /// The wall-clock budget ran out during an LLM call, which was dropped (its connection
+    /// closed): it is reported as a failed call, as an abort's is, then the budget decides as
+    /// before any call: the run ends `incomplete` (or halts on the budget's approval request)
+    /// with `Some`, or, with `None`, the call is made again past the limit.
+    async fn cut_by_wall(
+        &self,
+        st: &mut RunState,
+        limits: Option<&dyn RunLimits>,
+        started: Instant,
+    ) -> Result<Option<RunResult>> {
+        if let Some(t0) = st.llm_since.take() {
+            self.llm_metric(false, t0, (0, 0), 1).await?;
+        }
+        let check = match limits {
+            Some(l) => l.before_llm().await?,
+            None => LimitCheck::Go,
+        };
+        match check {
+            LimitCheck::Go => {
+                st.llm_since = Some(Instant::now());
+                Ok(None)
+            }
+            LimitCheck::Stop(limit) => self.end_limited(st, limit, started).await.map(Some),
+            LimitCheck::Suspend(request) => self.pending_run(st, request, started).await.map(Some),
+        }
+    }
+
     async fn end_limited(&self, st: &mut RunState, limit: String, started: Instant) -> Result<RunResult> {
         self.finish(st, String::new(), RunStatus::Incomplete, None, Some(limit), started).await
     }
@@ -476,6 +515,17 @@ impl Client {
             pending,
         })
         .await
+    }
+}
+
+/// `call` raced against the run's wall-clock budget: `None` when the budget ran out first (the
+/// call is dropped).
+async fn walled<T>(limits: Option<&dyn RunLimits>, call: impl std::future::Future<Output = T>) -> Option<T> {
+    let Some(l) = limits else { return Some(call.await) };
+    tokio::select! {
+        biased;
+        r = call => Some(r),
+        _ = l.wall_expired() => None,
     }
 }
 

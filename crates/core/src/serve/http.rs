@@ -7,12 +7,20 @@
 //!
 //! Guards this package adds: an opt-in bearer token (`auth`) on JSON-RPC and `/mcp` (the card
 //! stays public: it is how peers discover the agent), Origin checks on `/mcp` and on JSON-RPC
-//! POSTs against DNS rebinding and cross-site requests, a cap on request bodies, and a warning when tools that run commands or write
-//! files are served on a non-loopback address without a token.
+//! POSTs against DNS rebinding and cross-site requests, a cap on request bodies and a time limit
+//! on their arrival (a refusal lingers so a client still sending reads it), and a warning when
+//! tools that run commands or write files are served on a non-loopback address without a token.
+//!
+//! A server ends with its owner (`OwnerGone`): a host fires it when what started the server
+//! goes away, and the server closes at once, without `stop`'s grace.
 
 use std::convert::Infallible;
+use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -21,7 +29,8 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +46,32 @@ pub const CARD_PATH: &str = "/.well-known/agent-card.json";
 /// How long `stop` lets requests in flight finish before it closes their connections.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// How long a request's headers may take to arrive (hyper's `header_read_timeout`).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a request's body may take to arrive once its headers have, by default; past it
+/// the request is answered 408 and its connection closed. `TOOLNEXUS_BODY_TIMEOUT_MS` (in
+/// milliseconds, read when a server starts) sets another: it exists for tests, which cannot
+/// wait 30 s for a client that trickles its body in.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// After an answer that leaves the request's body unread (a refusal: 401, 403, 404, 408,
+/// 413...), how long the connection goes on reading and discarding what the client still
+/// sends, its answer written and the write side shut. Closing at once with unread data resets
+/// the connection, and a client still sending its body then sees the reset (EPIPE,
+/// ECONNRESET) instead of the answer.
+pub const LINGER: Duration = Duration::from_secs(2);
+
+/// The body timeout in force: [`BODY_TIMEOUT`] unless `TOOLNEXUS_BODY_TIMEOUT_MS` names a
+/// positive number of milliseconds.
+pub fn body_timeout() -> Duration {
+    std::env::var("TOOLNEXUS_BODY_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(BODY_TIMEOUT, Duration::from_millis)
+}
+
 /// Tools that run commands or change files: serving them openly is worth a warning.
 pub const RISKY_TOOLS: [&str; 4] = ["bash", "write", "edit", "apply_patch"];
 
@@ -51,6 +86,34 @@ pub struct ServeConfig {
     pub reachable_tools: Vec<String>,
     /// Kept for as long as the server accepts connections (a host's hold on its process).
     pub hold: Option<Hold>,
+    /// How long a request's body may take once its headers are in; `None`: [`body_timeout`].
+    pub body_timeout: Option<Duration>,
+    /// Fired when the server's owner goes away (a host environment torn down): the server
+    /// then ends at once, without the grace `stop` gives.
+    pub owner: Option<OwnerGone>,
+}
+
+/// What ends a server together with its owner: fired (from any thread) when whatever started
+/// the server is gone, it closes the listener at once and ends every connection, with no
+/// grace. A Node worker that started a server and is terminated must not leave its port bound
+/// and answering; this is how the host says so. Firing it after the server stopped does nothing.
+#[derive(Clone, Default)]
+pub struct OwnerGone(CancellationToken);
+
+impl OwnerGone {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The owner is gone: end the server now.
+    pub fn fire(&self) {
+        self.0.cancel();
+    }
+
+    /// Whether it has fired (or the server it belonged to has ended).
+    pub fn is_fired(&self) -> bool {
+        self.0.is_cancelled()
+    }
 }
 
 /// A running server.
@@ -107,6 +170,11 @@ impl Server {
         let listener = TcpListener::bind((bind_host.as_str(), port))
             .await
             .map_err(|e| Error::Invalid(format!("serve: cannot listen on {}: {e}", cfg.addr)))?;
+        let owner = cfg.owner.unwrap_or_default();
+        if owner.is_fired() {
+            // The owner went away while the port was being bound: nobody is left to serve.
+            return Err(Error::Invalid(format!("serve: the owner of {} is gone", cfg.addr)));
+        }
         let local = listener.local_addr().map_err(|e| Error::Invalid(format!("serve: {e}")))?;
         let url = format!("http://{}:{}", url_host(&host), local.port());
 
@@ -128,6 +196,7 @@ impl Server {
             own_origin: url.to_ascii_lowercase(),
             url: url.clone(),
             limit: cfg.security.body_limit(),
+            body_timeout: cfg.body_timeout.unwrap_or_else(body_timeout),
             auth: cfg.security.auth,
             allowed_origins: cfg.security.allowed_origins,
         });
@@ -137,7 +206,7 @@ impl Server {
         tokio::spawn(crate::json::DeepStack::new(crate::warn::carry(accept(
             listener,
             state,
-            stop.clone(),
+            Ends { stop: stop.clone(), owner },
             done_tx,
             hold,
         ))));
@@ -162,18 +231,21 @@ impl Server {
     }
 }
 
-async fn accept(
-    listener: TcpListener,
-    state: Arc<State>,
+/// What ends the accept loop: `stop` (with a grace for requests in flight) or the owner gone
+/// (at once).
+struct Ends {
     stop: CancellationToken,
-    done: watch::Sender<bool>,
-    hold: Option<Hold>,
-) {
+    owner: OwnerGone,
+}
+
+async fn accept(listener: TcpListener, state: Arc<State>, ends: Ends, done: watch::Sender<bool>, hold: Option<Hold>) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let force = CancellationToken::new();
+    let gone = ends.owner.0.clone();
     loop {
         let accepted = tokio::select! {
-            _ = stop.cancelled() => break,
+            _ = ends.stop.cancelled() => break,
+            _ = gone.cancelled() => break,
             a = listener.accept() => a,
         };
         let (sock, _) = match accepted {
@@ -186,14 +258,22 @@ async fn accept(
         };
         let _ = sock.set_nodelay(true);
         let st = state.clone();
+        let sock = Lingering { sock: Some(sock), linger: Arc::default(), force: force.clone() };
+        let linger = sock.linger.clone();
         let service = service_fn(move |req: Request<Incoming>| {
-            let st = st.clone();
+            let (st, linger) = (st.clone(), linger.clone());
             // A body may nest as deep as its size allows: its value is dropped with the stack for it.
-            async move { Ok::<_, Infallible>(crate::json::DeepStack::new(st.handle(req)).await) }
+            async move {
+                let res = crate::json::DeepStack::new(st.handle(req)).await;
+                if res.status().is_client_error() {
+                    linger.store(true, Ordering::Relaxed);
+                }
+                Ok::<_, Infallible>(res)
+            }
         });
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(30))
+            .header_read_timeout(HEADER_TIMEOUT)
             .serve_connection(TokioIo::new(sock), service);
         let conn = graceful.watch(conn);
         let force = force.clone();
@@ -211,14 +291,119 @@ async fn accept(
     if let Some(mcp) = &state.mcp {
         mcp.end_streams();
     }
-    if tokio::time::timeout(STOP_GRACE, graceful.shutdown()).await.is_err() {
+    // The grace ends early when the owner goes away meanwhile (or went away first).
+    let graced = tokio::select! {
+        biased;
+        _ = gone.cancelled() => false,
+        r = tokio::time::timeout(STOP_GRACE, graceful.shutdown()) => r.is_ok(),
+    };
+    if !graced {
         if let Some(mcp) = &state.mcp {
             mcp.shutdown();
         }
         force.cancel();
     }
+    // Nothing is left for an owner going away to end.
+    ends.owner.fire();
     drop(hold);
     let _ = done.send(true);
+}
+
+/// A connection's socket. Once a refusal was answered on it (`linger`), dropping it lingers:
+/// the rest of what the client sends is read and discarded (for up to [`LINGER`], or until the
+/// server is forced down) before the socket closes, so the client reads the answer rather
+/// than a reset.
+struct Lingering {
+    sock: Option<TcpStream>,
+    linger: Arc<AtomicBool>,
+    force: CancellationToken,
+}
+
+impl Lingering {
+    fn sock(&mut self) -> io::Result<Pin<&mut TcpStream>> {
+        match self.sock.as_mut() {
+            Some(s) => Ok(Pin::new(s)),
+            None => Err(io::Error::from(io::ErrorKind::NotConnected)),
+        }
+    }
+}
+
+impl AsyncRead for Lingering {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.sock() {
+            Ok(s) => s.poll_read(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+}
+
+impl AsyncWrite for Lingering {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.sock() {
+            Ok(s) => s.poll_write(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.sock() {
+            Ok(s) => s.poll_write_vectored(cx, bufs),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.sock.as_ref().is_some_and(|s| s.is_write_vectored())
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.sock() {
+            Ok(s) => s.poll_flush(cx),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.sock() {
+            Ok(s) => s.poll_shutdown(cx),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+}
+
+impl Drop for Lingering {
+    fn drop(&mut self) {
+        let Some(sock) = self.sock.take() else { return };
+        if !self.linger.load(Ordering::Relaxed) || self.force.is_cancelled() {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(linger(sock, self.force.clone()));
+        }
+    }
+}
+
+/// Shut the write side (the answer is out), then read and discard until the client closes,
+/// [`LINGER`] passes, or the server is forced down; then the socket closes.
+async fn linger(mut sock: TcpStream, force: CancellationToken) {
+    let _ = sock.shutdown().await;
+    let drain = async {
+        let mut buf = vec![0u8; 16 * 1024];
+        while let Ok(n) = sock.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        _ = drain => {}
+        _ = tokio::time::sleep(LINGER) => {}
+        _ = force.cancelled() => {}
+    }
 }
 
 struct State {
@@ -227,6 +412,7 @@ struct State {
     url: String,
     own_origin: String,
     limit: u64,
+    body_timeout: Duration,
     auth: Option<String>,
     allowed_origins: Vec<String>,
 }
@@ -289,6 +475,7 @@ pub fn origin_allowed(origin: &str, own_origin: &str, allowed: &[String]) -> boo
 
 enum BodyError {
     TooLarge,
+    TimedOut,
     Broken,
 }
 
@@ -370,7 +557,8 @@ impl State {
     }
 
     /// The whole body, read as it streams in and refused past the cap (never buffered beyond
-    /// it); a declared length over the cap is refused before reading anything.
+    /// it) or past the body timeout; a declared length over the cap is refused before reading
+    /// anything.
     async fn read_body(&self, headers: &http::HeaderMap, body: Incoming) -> std::result::Result<Bytes, BodyError> {
         let declared =
             headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
@@ -378,10 +566,11 @@ impl State {
             return Err(BodyError::TooLarge);
         }
         let limit = usize::try_from(self.limit).unwrap_or(usize::MAX);
-        match Limited::new(body, limit).collect().await {
-            Ok(c) => Ok(c.to_bytes()),
-            Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
-            Err(_) => Err(BodyError::Broken),
+        match tokio::time::timeout(self.body_timeout, Limited::new(body, limit).collect()).await {
+            Err(_) => Err(BodyError::TimedOut),
+            Ok(Ok(c)) => Ok(c.to_bytes()),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
+            Ok(Err(_)) => Err(BodyError::Broken),
         }
     }
 }
@@ -389,9 +578,10 @@ impl State {
 fn body_error(e: BodyError) -> Response<Body> {
     let mut res = match e {
         BodyError::TooLarge => text(StatusCode::PAYLOAD_TOO_LARGE, "payload too large"),
+        BodyError::TimedOut => text(StatusCode::REQUEST_TIMEOUT, "request timeout"),
         BodyError::Broken => text(StatusCode::BAD_REQUEST, "bad request"),
     };
-    // The rest of the body is never read: the connection ends with this answer.
+    // The rest of the body is never read: the connection ends with this answer (lingering).
     res.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
     res
 }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::host::Hold;
 use crate::json::truthy;
 use crate::serve::a2a::{A2AService, CardSkill};
-use crate::serve::http::{ServeConfig, Server};
+use crate::serve::http::{OwnerGone, ServeConfig, Server};
 use crate::serve::mcp::{exposed_tools, McpProfile, McpServeConfig};
 use crate::serve::options::{A2AConfig, ServeSecurity};
 use crate::serve::store::{resolve_store, SharedTaskStore};
@@ -42,6 +42,11 @@ pub struct StartOptions {
     /// client loop), for the warning on open addresses.
     pub reachable_tools: Vec<String>,
     pub hold: Option<Hold>,
+    /// Ends the server at once when its owner goes away (see [`OwnerGone`]).
+    pub owner: Option<OwnerGone>,
+    /// How long a request's body may take once its headers are in; `None`: the default
+    /// (`http::body_timeout`).
+    pub body_timeout: Option<std::time::Duration>,
 }
 
 impl StartOptions {
@@ -71,6 +76,8 @@ impl StartOptions {
             security,
             reachable_tools: Vec::new(),
             hold: None,
+            owner: None,
+            body_timeout: None,
         })
     }
 }
@@ -133,6 +140,8 @@ pub async fn start_server(o: StartOptions) -> Result<Server> {
         security: o.security,
         reachable_tools: reachable,
         hold: o.hold,
+        owner: o.owner,
+        body_timeout: o.body_timeout,
     })
     .await
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolnexus_core::agents::runtime::{
@@ -766,4 +767,111 @@ async fn a_runtime_on_a_durable_store_goes_on_in_memory_while_its_engine_is_down
     let text = e.to_string();
     assert!(text.contains(&format!("127.0.0.1:{port}")) && !text.contains("hunter2"), "{text}");
     assert!(matches!(e, toolnexus_core::error::Error::Store { code: "ESTOREUNAVAILABLE", .. }), "{e:?}");
+}
+
+/// An LLM endpoint on a raw socket that answers each request after `delay`, unless the client
+/// closes its connection first: that is recorded, as the time from the request's arrival.
+async fn slow_llm(delay: Duration) -> (String, Arc<std::sync::Mutex<Vec<Duration>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let closed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = closed.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let (mut rd, mut wr) = sock.into_split();
+                let mut buf = vec![0u8; 64 * 1024];
+                // A small request arrives in one read, or nearly: what follows is either
+                // nothing (the client waits) or the end of the connection.
+                if !matches!(rd.read(&mut buf).await, Ok(n) if n > 0) {
+                    return;
+                }
+                let arrived = std::time::Instant::now();
+                let eof = async {
+                    while let Ok(n) = rd.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                };
+                tokio::select! {
+                    _ = eof => seen.lock().expect("closed").push(arrived.elapsed()),
+                    _ = tokio::time::sleep(delay) => {
+                        let body = json!({"choices": [{"message": {"role": "assistant", "content": "late"}}]}).to_string();
+                        let reply = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        );
+                        let _ = wr.write_all(reply.as_bytes()).await;
+                    }
+                }
+            });
+        }
+    });
+    (url, closed)
+}
+
+#[tokio::test]
+async fn max_wall_ms_cuts_the_llm_call_in_flight_at_the_deadline() {
+    // Before, a 300 ms budget ended only once the model's 6 s reply had come.
+    let (url, closed) = slow_llm(Duration::from_secs(6)).await;
+    let def = AgentDef {
+        name: "slow".into(),
+        does: "waits on a slow model".into(),
+        budget: Budget { max_wall_ms: Some(300.0), ..Default::default() },
+        ..Default::default()
+    };
+    let mut opts = RuntimeOptions::new(vec![def]);
+    opts.llm.base_url = Some(format!("{url}/v1"));
+    opts.llm.model = Some("m".into());
+    let rt = AgentRuntime::new(opts);
+    let h = rt.spawn(ROOT, "slow", None).expect("spawn");
+    let started = std::time::Instant::now();
+    rt.wake(h, Some("go".into())).expect("wake");
+    let r = tokio::time::timeout(Duration::from_secs(5), rt.wait(h, None, None)).await.expect("the run settles");
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(2), "settled after {took:?}");
+    assert_eq!(r.status, TaskStatus::Incomplete);
+    assert_eq!(r.text, "budget exhausted (maxWallMs); partial work preserved");
+    assert!(r.is_error);
+    // The endpoint sees the connection closed, at about the deadline.
+    let mut waited = 0;
+    while closed.lock().expect("closed").is_empty() && waited < 100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        waited += 1;
+    }
+    let closed = closed.lock().expect("closed").clone();
+    assert_eq!(closed.len(), 1, "the call in flight was dropped and its connection closed");
+    assert!(closed[0] < Duration::from_secs(2), "{:?}", closed[0]);
+    // Past the deadline, the handle refuses another wake as the reference does.
+    assert!(rt.wake(h, Some("again".into())).unwrap_err().contains("budget exhausted (maxWallMs)"));
+}
+
+#[tokio::test]
+async fn max_wall_ms_cuts_a_retry_back_off_too() {
+    use crate::common::{MockLlm, Reply};
+    // The model asks for 10 s before a retry: the deadline does not wait for it.
+    let llm = MockLlm::script(vec![Reply::raw(429, "slow down").header("retry-after", "10")]).await;
+    let def = AgentDef {
+        name: "slow".into(),
+        does: "waits on a busy model".into(),
+        budget: Budget { max_wall_ms: Some(300.0), ..Default::default() },
+        ..Default::default()
+    };
+    let mut opts = RuntimeOptions::new(vec![def]);
+    opts.llm.base_url = Some(format!("{}/v1", llm.url()));
+    opts.llm.model = Some("m".into());
+    let rt = AgentRuntime::new(opts);
+    let h = rt.spawn(ROOT, "slow", None).expect("spawn");
+    let started = std::time::Instant::now();
+    rt.wake(h, Some("go".into())).expect("wake");
+    let r = tokio::time::timeout(Duration::from_secs(5), rt.wait(h, None, None)).await.expect("the run settles");
+    assert!(started.elapsed() < Duration::from_secs(2), "settled after {:?}", started.elapsed());
+    assert_eq!(
+        (r.status, r.text.as_str()),
+        (TaskStatus::Incomplete, "budget exhausted (maxWallMs); partial work preserved")
+    );
+    assert_eq!(llm.count(), 1, "no retry was sent after the deadline");
 }

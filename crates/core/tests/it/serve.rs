@@ -75,6 +75,8 @@ fn options(a2a: Option<Value>, run_task: SharedCallback) -> StartOptions {
         security: ServeSecurity::default(),
         reachable_tools: Vec::new(),
         hold: None,
+        owner: None,
+        body_timeout: None,
     }
 }
 
@@ -485,6 +487,83 @@ async fn a_body_nested_as_deep_as_the_cap_allows_is_answered_and_the_server_live
     srv.stop().await;
 }
 
+/// Write `head`, then all of `body`, then read the whole answer until the server closes (or
+/// 10 s pass). A client like Node's `fetch` gives up on a write that fails (EPIPE, ECONNRESET)
+/// before it looks for an answer: so does this one.
+async fn send_all_then_read(host: &str, head: &str, body: &[u8]) -> std::result::Result<String, std::io::Error> {
+    let mut sock = TcpStream::connect(host).await?;
+    sock.write_all(head.as_bytes()).await?;
+    sock.write_all(body).await?;
+    let mut got = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), sock.read_to_end(&mut got)).await.expect("the server closes")?;
+    Ok(String::from_utf8_lossy(&got).into_owned())
+}
+
+#[tokio::test]
+async fn an_over_cap_body_gets_its_413_read_by_a_client_that_sent_it_all() {
+    // Before, the server closed with the body unread and the client, still sending, got a reset
+    // (EPIPE on write, ECONNRESET on read) instead of the 413.
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.security = ServeSecurity::from_value(&json!({"maxBodyBytes": 1024})).unwrap();
+    let srv = start_server(o).await.unwrap();
+    let host = srv.url().trim_start_matches("http://").to_string();
+    let size = 8 * 1024 * 1024;
+    for round in 0..3 {
+        let head = format!("POST / HTTP/1.1\r\nhost: {host}\r\ncontent-length: {size}\r\n\r\n");
+        let got = send_all_then_read(&host, &head, &vec![b'x'; size]).await;
+        let got = got.unwrap_or_else(|e| panic!("declared, round {round}: the client saw {e} instead of the answer"));
+        assert!(got.starts_with("HTTP/1.1 413"), "declared, round {round}: {got:.60}");
+        let mut chunked = Vec::with_capacity(size + 4096);
+        for _ in 0..size / (64 * 1024) {
+            chunked.extend_from_slice(format!("{:x}\r\n", 64 * 1024).as_bytes());
+            chunked.extend_from_slice(&[b'x'; 64 * 1024]);
+            chunked.extend_from_slice(b"\r\n");
+        }
+        chunked.extend_from_slice(b"0\r\n\r\n");
+        let head = format!("POST / HTTP/1.1\r\nhost: {host}\r\ntransfer-encoding: chunked\r\n\r\n");
+        let got = send_all_then_read(&host, &head, &chunked).await;
+        let got = got.unwrap_or_else(|e| panic!("chunked, round {round}: the client saw {e} instead of the answer"));
+        assert!(got.starts_with("HTTP/1.1 413"), "chunked, round {round}: {got:.60}");
+    }
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_that_trickles_in_is_answered_408_at_the_body_timeout_and_its_connection_freed() {
+    let calls = log();
+    let mut o = options(Some(json!({})), echo_runner(calls.clone()));
+    o.body_timeout = Some(Duration::from_millis(300));
+    let srv = start_server(o).await.unwrap();
+    let host = srv.url().trim_start_matches("http://").to_string();
+    let sock = TcpStream::connect(&host).await.unwrap();
+    let (mut rd, mut wr) = sock.into_split();
+    // The headers are complete; the body then comes one byte every 100 ms (never idle long).
+    wr.write_all(format!("POST / HTTP/1.1\r\nhost: {host}\r\ncontent-length: 1000\r\n\r\n").as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    let trickle = tokio::spawn(async move {
+        let mut sent = 0;
+        while wr.write_all(b"x").await.is_ok() && sent < 1000 {
+            sent += 1;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        sent
+    });
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), rd.read_to_end(&mut got)).await;
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&got).into_owned();
+    assert!(text.starts_with("HTTP/1.1 408"), "{text:.60} ({read:?})");
+    assert!(read.is_ok(), "the connection is closed, not kept for the trickle");
+    let linger = toolnexus_core::serve::http::LINGER;
+    assert!(took >= Duration::from_millis(300) && took < linger + Duration::from_secs(2), "{took:?}");
+    let sent = tokio::time::timeout(Duration::from_secs(5), trickle).await.expect("the writer is stopped").unwrap();
+    assert!(sent < 100, "the server stopped taking the body: {sent} bytes");
+    assert!(taken(&calls).is_empty(), "nothing ran");
+    // The server goes on.
+    assert_eq!(send(srv.url(), "after", None).await["result"]["status"]["state"], "submitted");
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn the_cap_is_configurable() {
     let mut o = options(Some(json!({})), echo_runner(log()));
@@ -771,4 +850,43 @@ async fn each_a2a_generation_is_answered_in_its_own_dialect() {
     assert_eq!(spec["result"]["status"], json!({"state": "submitted"}));
     assert!(spec["result"].get("contextId").is_none() && spec["result"].get("kind").is_none());
     srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_server_whose_owner_is_gone_ends_at_once_and_frees_its_port() {
+    use toolnexus_core::serve::http::OwnerGone;
+    let owner = OwnerGone::new();
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.store = Some(Arc::new(Stuck) as SharedTaskStore);
+    o.owner = Some(owner.clone());
+    let srv = start_server(o).await.unwrap();
+    let url = srv.url().to_string();
+    let stuck = tokio::spawn({
+        let url = url.clone();
+        async move {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
+            http().post(format!("{url}/")).body(body.to_string()).send().await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = std::time::Instant::now();
+    owner.fire();
+    // No grace: the call in flight is cut, the listener closed, the port free.
+    let answer = tokio::time::timeout(Duration::from_secs(2), stuck).await.expect("the caller is cut at once").unwrap();
+    assert!(answer.is_err(), "the caller sees its connection closed");
+    srv.stop().await;
+    assert!(started.elapsed() < Duration::from_secs(2), "ended without the grace: {:?}", started.elapsed());
+    assert!(http().get(format!("{url}/.well-known/agent-card.json")).send().await.is_err());
+    let again = tokio::net::TcpListener::bind(srv.local_addr()).await;
+    assert!(again.is_ok(), "the port was released: {again:?}");
+    // An owner already gone when the server would start: nothing is left bound.
+    let gone = OwnerGone::new();
+    gone.fire();
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.addr = srv.local_addr().to_string();
+    o.owner = Some(gone);
+    drop(again);
+    let e = start_server(o).await.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("is gone"), "{e}");
+    assert!(tokio::net::TcpListener::bind(srv.local_addr()).await.is_ok());
 }

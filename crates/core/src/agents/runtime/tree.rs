@@ -145,6 +145,11 @@ impl Tree {
         None
     }
 
+    /// The nearest wall-clock deadline on the chain, if any.
+    pub fn wall_deadline(&self, h: HandleId) -> Option<f64> {
+        self.chain(h).filter_map(|a| self.nodes[a].deadline).reduce(f64::min)
+    }
+
     /// The token and wall-clock part of the walk, checked before each LLM call.
     pub fn llm_limit(&self, h: HandleId, now: f64) -> Option<&'static str> {
         for a in self.chain(h) {

@@ -154,6 +154,40 @@ impl RunLimits for HandleLimits {
         }
     }
 
+    async fn wall_expired(&self) {
+        let timer = {
+            let Some(inner) = self.inner.upgrade() else { return std::future::pending().await };
+            let deadline = inner.tree().wall_deadline(self.h);
+            let now = inner.clock.now();
+            match deadline {
+                // Past it already, the check before this call let it go on.
+                Some(d) if now < d && !self.granted.load(Ordering::SeqCst) => {
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    // Rounded up and a millisecond more: a clock that truncates must not fire
+                    // before the deadline the budget check then reads.
+                    let ms = (d - now).ceil() + 1.0;
+                    let cancel = inner.clock.set_timeout(
+                        ms,
+                        Box::new(move || {
+                            let _ = tx.send(());
+                        }),
+                    );
+                    Some((rx, CancelTimer(Some(cancel))))
+                }
+                _ => None,
+            }
+        };
+        match timer {
+            Some((rx, _cancel)) => {
+                if rx.await.is_err() {
+                    // The clock dropped the timer without firing it.
+                    std::future::pending::<()>().await;
+                }
+            }
+            None => std::future::pending().await,
+        }
+    }
+
     async fn before_tool(&self) -> Result<LimitCheck> {
         let Some(inner) = self.inner.upgrade() else { return Ok(LimitCheck::Go) };
         let now = inner.clock.now();
@@ -168,6 +202,17 @@ impl RunLimits for HandleLimits {
                 }
                 other => Ok(other),
             },
+        }
+    }
+}
+
+/// Cancels a clock's timer when dropped (a no-op once it fired).
+struct CancelTimer(Option<super::clock::TimerCancel>);
+
+impl Drop for CancelTimer {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.take() {
+            cancel();
         }
     }
 }
