@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::host::Hold;
 use crate::serve::a2a::A2AService;
 use crate::serve::mcp::McpProfile;
+use crate::serve::mcp_wire::PeerAddr;
 use crate::serve::options::ServeSecurity;
 use crate::serve::Body;
 
@@ -176,7 +177,7 @@ async fn accept(
             _ = stop.cancelled() => break,
             a = listener.accept() => a,
         };
-        let (sock, _) = match accepted {
+        let (sock, peer) = match accepted {
             Ok(a) => a,
             Err(_) => {
                 // Out of descriptors and the like: back off a little rather than spin.
@@ -186,8 +187,10 @@ async fn accept(
         };
         let _ = sock.set_nodelay(true);
         let st = state.clone();
-        let service = service_fn(move |req: Request<Incoming>| {
+        let service = service_fn(move |mut req: Request<Incoming>| {
             let st = st.clone();
+            // Who sent it: MCP finds a call to cancel by its sender.
+            req.extensions_mut().insert(PeerAddr(peer));
             // A body may nest as deep as its size allows: its value is dropped with the stack for it.
             async move { Ok::<_, Infallible>(crate::json::DeepStack::new(st.handle(req)).await) }
         });
