@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The official A2A SDKs our interop tests talk to, installed once into a folder of their own
+# The official A2A and MCP SDKs our interop tests talk to, installed once into a folder of their own
 # (default .peers/ at the repository root, gitignored; TOOLNEXUS_PEERS_DIR to put it elsewhere):
 #   js-v1   @a2a-js/sdk 1.3.0 (A2A v1.0) + express     js-v03  @a2a-js/sdk 0.3.14 (A2A v0.3) + express
 #   py-v1   a2a-sdk 1.3.0 + uvicorn (pip --target)     py-v03  a2a-sdk 0.3.26 + uvicorn
+#   py-mcp  mcp 2.3.0, the Python MCP SDK (its client caps one SSE event at 1 MiB)
 # Prints the export that tells the tests where they are:  eval "$(scripts/peers.sh)"
 # A folder already complete is kept (its stamp names what it holds). Progress goes to stderr.
 set -euo pipefail
@@ -44,4 +45,5 @@ npm_peer js-v1 @a2a-js/sdk@1.3.0 express@5.3.0
 npm_peer js-v03 @a2a-js/sdk@0.3.14 express@5.3.0
 py_peer py-v1 "a2a-sdk[http-server]==1.3.0" uvicorn==0.55.0
 py_peer py-v03 "a2a-sdk[http-server]==0.3.26" uvicorn==0.55.0
+py_peer py-mcp "mcp==2.3.0"
 echo "export TOOLNEXUS_PEERS_DIR=$dir"

@@ -262,7 +262,10 @@ impl Connection {
     }
 
     /// Send one request and wait for its result as raw JSON, bounded by `timeout` and by
-    /// `cancel` (which tells the server the request is abandoned). A failure's text never
+    /// `cancel` (which tells the server the request is abandoned). The request carries a
+    /// `progressToken`, and each `notifications/progress` for it starts `timeout` afresh (the
+    /// reference asks its SDK for `resetTimeoutOnProgress`): a long call that reports progress
+    /// is not cut off. A failure's text never
     /// quotes a URL's credentials.
     pub(crate) async fn request(
         &self,
@@ -276,7 +279,7 @@ impl Connection {
     async fn send(&self, req: ClientRequest, timeout: Duration, cancel: Option<&CancellationToken>) -> Answer {
         let handle = self
             .peer
-            .send_request_with_option(req, PeerRequestOptions::with_timeout(timeout))
+            .send_request_with_option(req, PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress())
             .await
             .map_err(service_error)?;
         let (id, peer) = (handle.id.clone(), handle.peer.clone());

@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::host::Hold;
 use crate::serve::a2a::A2AService;
 use crate::serve::mcp::McpProfile;
+use crate::serve::mcp_wire::PeerAddr;
 use crate::serve::options::ServeSecurity;
 use crate::serve::Body;
 
@@ -248,7 +249,7 @@ async fn accept(listener: TcpListener, state: Arc<State>, ends: Ends, done: watc
             _ = gone.cancelled() => break,
             a = listener.accept() => a,
         };
-        let (sock, _) = match accepted {
+        let (sock, peer) = match accepted {
             Ok(a) => a,
             Err(_) => {
                 // Out of descriptors and the like: back off a little rather than spin.
@@ -260,8 +261,10 @@ async fn accept(listener: TcpListener, state: Arc<State>, ends: Ends, done: watc
         let st = state.clone();
         let sock = Lingering { sock: Some(sock), linger: Arc::default(), force: force.clone() };
         let linger = sock.linger.clone();
-        let service = service_fn(move |req: Request<Incoming>| {
+        let service = service_fn(move |mut req: Request<Incoming>| {
             let (st, linger) = (st.clone(), linger.clone());
+            // Who sent it: MCP finds a call to cancel by its sender.
+            req.extensions_mut().insert(PeerAddr(peer));
             // A body may nest as deep as its size allows: its value is dropped with the stack for it.
             async move {
                 let res = crate::json::DeepStack::new(st.handle(req)).await;

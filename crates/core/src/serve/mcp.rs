@@ -4,8 +4,12 @@
 //! schema); `tools/call` runs `Tool::execute` and hands the result back as one text part, a
 //! failed execution included; nothing else of MCP is offered. The protocol itself is rmcp's:
 //! [`Served`] is its server handler, [`McpProfile::handle`] its streamable-HTTP server side
-//! run statelessly (each request is answered by a server of its own, no session), and
-//! `mcp_session` runs the same handler over a host's message transport.
+//! run statelessly (each request is answered by a server of its own, no session) behind
+//! `mcp_wire` (what the transport asks that rmcp's stateless side leaves out: parse errors,
+//! batches, cancellation), and `mcp_session` runs the same handler over a host's message
+//! transport. A request's answer is a plain JSON body, never an event stream: nothing is sent
+//! before it, and a client that caps one event (the Python SDK, at 1 MiB) reads a result of
+//! any size. A method the server does not offer is `-32601 Method not found`.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -14,10 +18,13 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use http_body_util::{BodyExt, Full, StreamBody};
+use http_body_util::{BodyExt, StreamBody};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
+    CustomRequest, CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -30,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::callback::SharedCallback;
 use crate::error::Result;
 use crate::json::truthy;
+use crate::serve::mcp_wire::{plain, rpc_error, CallKey, InFlight};
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
 
@@ -123,6 +131,8 @@ struct ServedInner {
     name: String,
     version: String,
     on_call: Option<SharedCallback>,
+    /// The calls in flight over stateless HTTP, for `notifications/cancelled`.
+    in_flight: InFlight,
 }
 
 impl Served {
@@ -141,6 +151,7 @@ impl Served {
                 name: cfg.server_name().to_string(),
                 version: cfg.server_version().to_string(),
                 on_call,
+                in_flight: InFlight::default(),
             }),
         }
     }
@@ -186,6 +197,12 @@ fn listing(t: &dyn crate::tool::Tool) -> McpTool {
     McpTool::new(t.name().to_string(), t.description().to_string(), schema)
 }
 
+/// The answer to a method the server does not offer, in the words of the reference's SDK
+/// (rmcp's own names the method instead).
+fn not_found() -> ErrorData {
+    ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "Method not found", None)
+}
+
 impl ServerHandler for Served {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
@@ -206,9 +223,97 @@ impl ServerHandler for Served {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
+        // Over stateless HTTP, a `notifications/cancelled` arrives on a POST of its own:
+        // the call is findable by who sent it and its id until it ends.
+        let _registered = context.extensions.get::<http::request::Parts>().and_then(|parts| {
+            let id = serde_json::to_value(&context.id).ok()?;
+            Some(self.inner.in_flight.register(CallKey::new(parts, &id), context.ct.clone()))
+        });
         let r = self.call(&request.name, request.arguments, context.ct.clone()).await?;
         let content = vec![ContentBlock::text(r.output)];
         Ok(if r.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        _request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CustomResult, ErrorData> {
+        Err(not_found())
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CompleteResult, ErrorData> {
+        Err(not_found())
+    }
+
+    // Logging is deprecated in rmcp; a client may still ask for it.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        Err(not_found())
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetPromptResponse, ErrorData> {
+        Err(not_found())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListPromptsResult, ErrorData> {
+        Err(not_found())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, ErrorData> {
+        Err(not_found())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
+        Err(not_found())
+    }
+
+    async fn read_resource(
+        &self,
+        _request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        Err(not_found())
+    }
+
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        Err(not_found())
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        Err(not_found())
     }
 }
 
@@ -216,27 +321,12 @@ impl ServerHandler for Served {
 #[derive(Clone)]
 pub struct McpProfile {
     service: StreamableHttpService<Served, NeverSessionManager>,
+    /// The server behind `service` (its calls in flight).
+    served: Served,
     /// Fired by [`McpProfile::shutdown`]: ends open event streams and requests in flight.
     stop: CancellationToken,
     /// Fired by [`McpProfile::end_streams`] (and by `stop`): ends open event streams only.
     streams: CancellationToken,
-}
-
-/// The reply to a GET that does not accept an event stream, and to a method MCP does not use:
-/// the JSON-RPC error body the reference's transport sends.
-fn rpc_error_response(status: u16, message: &str, allow: Option<&str>) -> http::Response<Body> {
-    let body = json!({ "jsonrpc": "2.0", "error": { "code": -32000, "message": message }, "id": null });
-    let mut b = http::Response::builder().status(status).header(http::header::CONTENT_TYPE, "application/json");
-    if let Some(allow) = allow {
-        b = b.header(http::header::ALLOW, allow);
-    }
-    b.body(Full::new(Bytes::from(body.to_string())).boxed()).unwrap_or_else(|_| plain(500))
-}
-
-fn plain(status: u16) -> http::Response<Body> {
-    let mut r = http::Response::new(Full::new(Bytes::new()).boxed());
-    *r.status_mut() = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
-    r
 }
 
 impl McpProfile {
@@ -250,13 +340,14 @@ impl McpProfile {
             .disable_allowed_hosts()
             .disable_allowed_origins()
             .with_legacy_session_mode(false)
-            .with_json_response(false)
+            .with_json_response(true)
             .with_max_request_body_bytes(usize::MAX)
             .with_cancellation_token(stop.clone());
+        let factory = served.clone();
         let service =
-            StreamableHttpService::new(move || Ok(served.clone()), Arc::new(NeverSessionManager::default()), config);
+            StreamableHttpService::new(move || Ok(factory.clone()), Arc::new(NeverSessionManager::default()), config);
         let streams = stop.child_token();
-        McpProfile { service, stop, streams }
+        McpProfile { service, served, stop, streams }
     }
 
     /// End the event streams still open (they carry nothing; the server is stopping), and let
@@ -272,14 +363,17 @@ impl McpProfile {
 
     /// One HTTP request to `/mcp` (its body already read and capped by the caller).
     ///
-    /// POST is MCP's, answered by rmcp's stateless server side. The rest is what the
+    /// POST is MCP's, checked by `mcp_wire` and answered by rmcp's stateless server side
+    /// (a batch one message at a time). The rest is what the
     /// reference's stateless transport answers: GET opens an event stream (nothing is ever
     /// sent on it; it ends when the client leaves or the server stops), or is refused with
     /// 406 without `text/event-stream` in `Accept`; DELETE is 200 (there is no session to
     /// end); any other method is 405.
     pub async fn handle(&self, req: http::Request<Bytes>) -> http::Response<Body> {
         match *req.method() {
-            http::Method::POST => self.service.handle(req.map(Full::new)).await,
+            http::Method::POST => {
+                crate::serve::mcp_wire::post(req, &self.served.inner.in_flight, |r| self.service.handle(r)).await
+            }
             http::Method::GET => {
                 let accepts_stream = req
                     .headers()
@@ -287,12 +381,17 @@ impl McpProfile {
                     .iter()
                     .any(|v| v.to_str().is_ok_and(|v| v.contains("text/event-stream")));
                 if !accepts_stream {
-                    return rpc_error_response(406, "Not Acceptable: Client must accept text/event-stream", None);
+                    return rpc_error(
+                        406,
+                        ErrorCode(-32000),
+                        "Not Acceptable: Client must accept text/event-stream",
+                        None,
+                    );
                 }
                 self.idle_stream()
             }
             http::Method::DELETE => plain(200),
-            _ => rpc_error_response(405, "Method not allowed.", Some("GET, POST, DELETE")),
+            _ => rpc_error(405, ErrorCode(-32000), "Method not allowed.", Some("GET, POST, DELETE")),
         }
     }
 

@@ -6,6 +6,7 @@
 //! - `options`: the option types (`A2AConfig`, the server's guards).
 //! - `store`: where served Tasks live (`TaskStore`, in memory, on disk, the selector).
 //! - `a2a`: the Agent Card and the A2A JSON-RPC methods, with the fulfilment of a Task.
+//! - `mcp_wire`: a POST on `/mcp` before rmcp sees it (parse errors, batches, cancellation).
 //! - `mcp`: the MCP profile: the tools as an MCP server, over one HTTP request to `/mcp`.
 //! - `mcp_session`: that MCP server over a host's message transport (an SDK transport).
 //! - `http`: the HTTP server: binding, routing, the guards, stopping.
@@ -17,6 +18,7 @@ pub mod http;
 pub mod lease;
 pub mod mcp;
 pub mod mcp_session;
+pub mod mcp_wire;
 pub mod options;
 pub mod start;
 pub mod store;

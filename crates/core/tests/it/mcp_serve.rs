@@ -232,12 +232,87 @@ async fn http_client_leaving_cancels_the_call() {
     let url = http_server(McpProfile::new(tools(tx), McpServeConfig::default(), None)).await;
     let call =
         json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "wait", "arguments": {} } });
-    let res = post(&url, call).send().await.expect("answered");
-    assert_eq!(res.status(), 200);
-    assert!(tokio::time::timeout(Duration::from_millis(200), rx.recv()).await.is_err(), "not cancelled yet");
-    drop(res);
+    // The answer is one JSON body: nothing comes back before the tool ends.
+    let pending = tokio::spawn(post(&url, call).send());
+    assert!(tokio::time::timeout(Duration::from_millis(300), rx.recv()).await.is_err(), "not cancelled yet");
+    assert!(!pending.is_finished(), "no answer while the tool runs");
+    pending.abort();
     let seen = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.expect("the tool saw its cancellation");
     assert_eq!(seen, Some("cancelled"));
+}
+
+#[tokio::test]
+async fn http_a_cancelled_notification_on_its_own_post_cancels_the_call() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let url = http_server(McpProfile::new(tools(tx), McpServeConfig::default(), None)).await;
+    let call =
+        json!({ "jsonrpc": "2.0", "id": "c-1", "method": "tools/call", "params": { "name": "wait", "arguments": {} } });
+    let pending = tokio::spawn(post(&url, call).send());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let cancel =
+        |id: Value| json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id } });
+    // Another id (a number where the call's is a string) cancels nothing.
+    for other in [json!("c-2"), json!(1)] {
+        assert_eq!(post(&url, cancel(other)).send().await.unwrap().status(), 202);
+    }
+    assert!(tokio::time::timeout(Duration::from_millis(200), rx.recv()).await.is_err(), "not cancelled yet");
+    for version in [None, Some("2025-06-18")] {
+        let mut req = post(&url, cancel(json!("c-1")));
+        if let Some(v) = version {
+            req = req.header("mcp-protocol-version", v);
+        }
+        assert_eq!(req.send().await.unwrap().status(), 202);
+    }
+    let seen = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.expect("the tool saw its cancellation");
+    assert_eq!(seen, Some("cancelled"));
+    let answered = tokio::time::timeout(Duration::from_secs(5), pending).await.expect("the call's exchange ends");
+    assert!(answered.is_ok());
+}
+
+#[tokio::test]
+async fn http_wire_errors_batches_and_unknown_methods() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let url = http_server(McpProfile::new(tools(tx), McpServeConfig::default(), None)).await;
+    let http = toolnexus_core::net::client_builder().build().unwrap();
+    let raw = |body: &str, version: Option<&str>| {
+        let mut req = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(v) = version {
+            req = req.header("mcp-protocol-version", v);
+        }
+        req.send()
+    };
+    let res = raw("{oops", None).await.unwrap();
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!((body["error"]["code"].clone(), body["id"].clone()), (json!(-32700), Value::Null));
+
+    let res = post(&url, json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/nope" })).send().await.unwrap();
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body, json!({ "jsonrpc": "2.0", "id": 3, "error": { "code": -32601, "message": "Method not found" } }));
+
+    let batch = json!([
+        { "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "echo", "arguments": { "text": "a" } } },
+        { "jsonrpc": "2.0", "method": "notifications/initialized" },
+        { "jsonrpc": "2.0", "id": 2, "method": "prompts/list" },
+    ])
+    .to_string();
+    let body: Value = raw(&batch, None).await.unwrap().json().await.unwrap();
+    assert_eq!(body[0]["id"], 1);
+    assert_eq!(body[0]["result"]["content"][0]["text"], "a");
+    assert_eq!(
+        body[1],
+        json!({ "jsonrpc": "2.0", "id": 2, "error": { "code": -32601, "message": "Method not found" } })
+    );
+    assert_eq!(body.as_array().map(Vec::len), Some(2));
+    let res = raw(&batch, Some("2025-06-18")).await.unwrap();
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32600);
 }
 
 #[tokio::test]
@@ -343,6 +418,10 @@ async fn channel_session_serves_the_protocol() {
     assert_eq!(r["error"]["code"], -32602);
     assert_eq!(r["error"]["message"], "Unknown tool: nope");
     assert_eq!(calls.lock().unwrap().len(), 2);
+    for (id, method) in [(6, "no/such/method"), (7, "resources/list")] {
+        let r = ch.ask(id, method, json!({})).await;
+        assert_eq!(r["error"], json!({ "code": -32601, "message": "Method not found" }), "{method}");
+    }
 
     // A cancelled request reaches the tool's cancellation and gets no answer.
     ch.session.receive(json!({ "jsonrpc": "2.0", "id": "w", "method": "tools/call", "params": { "name": "wait" } }));
