@@ -1,13 +1,16 @@
 // The serving benchmark (issue #13): `npm run bench:serve` from the repository root, or
 // `node bench/serve.mjs`.
 //
-// Two profiles, each against a peer that does the same work in plain Node:
+// Three profiles, each against a peer that does the same work in Node:
 //   - mcp: `tools/call get_weather` on POST /mcp (streamable HTTP). toolnexus `toolkit.serve({ mcp })`
 //     against a Node `http` server on the official MCP SDK (serve/peer-sdk-mcp.mjs).
 //   - a2a: one `SendMessage` then one `GetTask` for the returned id, per sequence. toolnexus
 //     `toolkit.serve({ a2a, client })` against a plain Node server speaking the same wire
 //     (serve/peer-node-a2a.mjs). Both fulfil each task with one request to a scripted LLM
 //     (serve/llm.mjs, its own process).
+//   - a2a-v1: the same sequence in A2A v1.0's wire (`A2A-Version: 1.0`, `returnImmediately`),
+//     toolnexus against the A2A SDK's own server (@a2a-js/sdk's DefaultRequestHandler on express,
+//     serve/peer-sdk-a2a.mjs) whose executor makes the same one LLM request per task.
 // For each profile, each peer runs in its own fresh process; autocannon drives it at 1, 16 and
 // 64 concurrent connections for DURATION seconds each after a warm-up; peer order rotates per
 // round. Before timing, one request per peer is checked for the right answer.
@@ -48,7 +51,9 @@ const log = (...a) => console.error("[bench:serve]", ...a)
 const PROFILES = {
   mcp: { peers: { toolnexus: ["serve/peer-toolnexus.mjs", "mcp"], "mcp-sdk": ["serve/peer-sdk-mcp.mjs"] } },
   a2a: { peers: { toolnexus: ["serve/peer-toolnexus.mjs", "a2a"], "node-http": ["serve/peer-node-a2a.mjs"] } },
+  "a2a-v1": { peers: { toolnexus: ["serve/peer-toolnexus.mjs", "a2a"], "a2a-sdk": ["serve/peer-sdk-a2a.mjs"] } },
 }
+const usesLlm = (profile) => profile !== "mcp"
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -73,6 +78,18 @@ const A2A_SEND = JSON.stringify({
   params: { message: { role: "user", messageId: "m", parts: [{ kind: "text", text: "weather?" }] } },
 })
 const getTask = (id) => JSON.stringify({ jsonrpc: "2.0", id: "g", method: "GetTask", params: { id } })
+const V1_HEADERS = { "content-type": "application/json", "a2a-version": "1.0" }
+const V1_SEND = JSON.stringify({
+  jsonrpc: "2.0",
+  id: "s",
+  method: "SendMessage",
+  params: { message: { role: "ROLE_USER", messageId: "m", parts: [{ text: "weather?" }] }, configuration: { returnImmediately: true } },
+})
+/** Per profile: the send's body and headers, where its answer keeps the task id, and the completed state's name. */
+const A2A_WIRES = {
+  a2a: { headers: { "content-type": "application/json" }, send: A2A_SEND, idOf: (r) => r?.id, completed: "completed", text: (t) => t.artifacts?.[0]?.parts?.[0]?.text },
+  "a2a-v1": { headers: V1_HEADERS, send: V1_SEND, idOf: (r) => r?.task?.id, completed: "TASK_STATE_COMPLETED", text: (t) => t.artifacts?.[0]?.parts?.[0]?.text },
+}
 
 /** The JSON-RPC message of an MCP reply, JSON or one SSE event. */
 function mcpMessage(text) {
@@ -91,19 +108,20 @@ async function check(profile, url) {
     if (res.status !== 200 || text !== WEATHER_TEXT) throw new Error(`mcp check failed at ${url}: ${res.status} ${JSON.stringify(msg)}`)
     return
   }
-  const rpc = async (body) => (await fetch(url + "/", { method: "POST", headers: { "content-type": "application/json" }, body })).json()
-  const sent = await rpc(A2A_SEND)
-  const id = sent.result?.id
+  const wire = A2A_WIRES[profile]
+  const rpc = async (body) => (await fetch(url + "/", { method: "POST", headers: wire.headers, body })).json()
+  const sent = await rpc(wire.send)
+  const id = wire.idOf(sent.result)
   if (!id) throw new Error(`a2a check failed at ${url}: ${JSON.stringify(sent)}`)
   for (let i = 0; i < 200; i++) {
     const got = await rpc(getTask(id))
     const state = got.result?.status?.state
-    if (state === "completed") {
-      const text = got.result.artifacts?.[0]?.parts?.[0]?.text
+    if (state === wire.completed) {
+      const text = wire.text(got.result)
       if (text !== FINAL_TEXT) throw new Error(`a2a check: wrong artifact ${JSON.stringify(got)}`)
       return
     }
-    if (state === "failed") throw new Error(`a2a check: task failed ${JSON.stringify(got)}`)
+    if (state === "failed" || state === "TASK_STATE_FAILED") throw new Error(`a2a check: task failed ${JSON.stringify(got)}`)
     await new Promise((r) => setTimeout(r, 10))
   }
   throw new Error(`a2a check: task never completed at ${url}`)
@@ -111,15 +129,16 @@ async function check(profile, url) {
 
 function requestsFor(profile) {
   if (profile === "mcp") return [{ method: "POST", path: "/mcp", headers: MCP_HEADERS, body: MCP_CALL }]
+  const wire = A2A_WIRES[profile]
   return [
     {
       method: "POST",
       path: "/",
-      headers: { "content-type": "application/json" },
-      body: A2A_SEND,
+      headers: wire.headers,
+      body: wire.send,
       onResponse: (status, body, context) => {
         try {
-          context.id = JSON.parse(body).result?.id
+          context.id = wire.idOf(JSON.parse(body).result)
         } catch {
           context.id = undefined
         }
@@ -128,7 +147,7 @@ function requestsFor(profile) {
     {
       method: "POST",
       path: "/",
-      headers: { "content-type": "application/json" },
+      headers: wire.headers,
       setupRequest: (req, context) => (context.id ? { ...req, body: getTask(context.id) } : null),
     },
   ]
@@ -188,6 +207,7 @@ function markdown(summary, meta) {
   const titles = {
     mcp: "MCP `tools/call` on POST /mcp (streamable HTTP)",
     a2a: "A2A `SendMessage` + `GetTask` (requests/s counts both; one LLM round trip per task in the background)",
+    "a2a-v1": "A2A v1.0 `SendMessage` (`returnImmediately`) + `GetTask`, against the A2A SDK's own server (requests/s counts both)",
   }
   for (const [profile, peers] of Object.entries(summary)) {
     const names = Object.keys(peers)
@@ -221,7 +241,9 @@ async function main() {
   const llmUrl = `http://127.0.0.1:${llm.info.listening}`
   const samples = {}
   try {
-    for (const [profile, { peers }] of Object.entries(PROFILES)) {
+    // BENCH_PROFILES=mcp,a2a-v1 runs only those (for a quick look; the committed results run all).
+    const only = process.env.BENCH_PROFILES?.split(",").filter(Boolean)
+    for (const [profile, { peers }] of Object.entries(PROFILES).filter(([p]) => !only || only.includes(p))) {
       samples[profile] = {}
       const names = Object.keys(peers)
       for (const n of names) samples[profile][n] = Object.fromEntries(config.connections.map((c) => [c, []]))
@@ -229,7 +251,7 @@ async function main() {
         const order = names.map((_, i) => names[(i + round) % names.length])
         for (const name of order) {
           const [script, ...rest] = peers[name]
-          const args = profile === "a2a" ? [script, ...rest, llmUrl] : [script, ...rest]
+          const args = usesLlm(profile) ? [script, ...rest, llmUrl] : [script, ...rest]
           const peer = await startNode(args)
           try {
             const url = peer.info.url

@@ -37,6 +37,7 @@ const { wrapNative } = require("./core-tools.js")
  * @returns {Agent}
  */
 function agent(opts) {
+  /** @type {Agent} */
   const made = { card: opts.card, headers: opts.headers, timeout: opts.timeout, pollEvery: opts.pollEvery }
   if (opts.trustedOrigins !== undefined) made.trustedOrigins = opts.trustedOrigins
   return made

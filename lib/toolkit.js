@@ -242,8 +242,10 @@ class Toolkit {
    */
   serve(addr, opts) {
     /** @type {import("./serve.js").RunTask} */
-    const runTask = (text, contextId, { signal } = {}) =>
-      contextId ? opts.client.ask(text, { toolkit: this, id: contextId, signal }) : opts.client.run(text, { toolkit: this, signal })
+    const runTask = (text, contextId, extra) => {
+      const signal = extra?.signal
+      return contextId ? opts.client.ask(text, { toolkit: this, id: contextId, signal }) : opts.client.run(text, { toolkit: this, signal })
+    }
     const a2a = opts.a2a ?? undefined
     const store = a2a == null ? this.#configStore : storeObject(a2a.store)
     return startServer(addr, opts, { runTask, store, toolkit: this.#native })
