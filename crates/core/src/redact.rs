@@ -209,7 +209,7 @@ pub fn hide_paths(text: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
-    use super::redact_urls;
+    use super::{hide_paths, redact_urls, Secrets};
 
     #[test]
     fn queries_fragments_and_userinfo_are_dropped() {
@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn secrets_are_cut_out_of_echoes() {
-        let mut s = super::Secrets::new();
+        let mut s = Secrets::new();
         s.add("Bearer sk-live-123456");
         s.add_headers([("Content-Type", "application/json"), ("X-Team", "team-secret-9"), ("X-Short", "abc")]);
         s.add_url("http://alice:p%40ss-word@host/x");
@@ -248,7 +248,7 @@ mod tests {
         }
         assert!(out.contains("application/json") && out.contains("\"abc\"") && out.contains("[REDACTED]"), "{out}");
         assert_eq!(s.scrub("nothing to see"), "nothing to see");
-        assert!(super::Secrets::new().scrub("x").len() == 1);
+        assert!(Secrets::new().scrub("x").len() == 1);
     }
 
     #[test]
@@ -262,7 +262,7 @@ mod tests {
             ("/ alone", "/ alone"),
         ];
         for (input, want) in cases {
-            assert_eq!(super::hide_paths(input), want, "{input}");
+            assert_eq!(hide_paths(input), want, "{input}");
         }
     }
 }
