@@ -6,7 +6,7 @@ const { native } = require("./native.js")
 const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortWiring, underSignal } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
-const { handles, toolkitHandle } = require("./toolkit.js")
+const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
 const { engineUrl } = require("./stores.js")
 
 /** @typedef {import("./toolkit.js").Toolkit} Toolkit */
@@ -218,6 +218,7 @@ class Client {
     // Looked up whatever it is: anything that is not one of our Toolkits finds nothing.
     const handle = req.toolkit === undefined ? undefined : handles.get(/** @type {Toolkit} */ (req.toolkit))
     if (req.toolkit !== undefined && !handle) throw new TypeError("translate: `toolkit` must be a Toolkit from createToolkit()")
+    if (handle) refuseUnsendable(/** @type {Toolkit} */ (req.toolkit))
     const { toolkit, signal, ...plain } = req
     return underSignal(signal, (token) => this.#native.translate(encode(plain), handle, token, userSeam()))
   }
