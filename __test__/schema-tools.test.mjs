@@ -14,8 +14,9 @@ import * as v from "valibot"
 import { type } from "arktype"
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { createClient, createToolkit, defineTool, tool, collectTools, httpTool, toOpenAI, toAnthropic, toGemini, buildMcpServer } from "../index.js"
+import { agents, createClient, createToolkit, defineTool, tool, collectTools, httpTool, toOpenAI, toAnthropic, toGemini, buildMcpServer } from "../index.js"
 import { startLLM, oaText, oaCalls, REPO, cleanEnv } from "./support/llm.mjs"
+import { VirtualClock, reply } from "./support/agents-mock.mjs"
 
 const openai = (llm) => createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" })
 
@@ -318,4 +319,30 @@ test("tsc --strict: run's argument is each library's output type; wrong uses fai
     ],
     out,
   )
+})
+
+test("an agent runtime definition's tools: a zod schema is sent converted; one with no JSON Schema is warned about and sent as the empty object schema", async (t) => {
+  const { AgentRuntime } = agents
+  const bodies = []
+  const fetch = async (_url, init) => {
+    bodies.push(JSON.parse(init.body))
+    return reply({ content: "done" }, { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 })
+  }
+  const warned = []
+  const warn = console.warn
+  console.warn = (...a) => warned.push(a.join(" "))
+  t.after(() => (console.warn = warn))
+  const add = defineTool({ name: "add", description: "Add", inputSchema: LIBRARIES[0].schema(), run: ({ a, b }) => String(a + b) })
+  const strange = defineTool({ name: "strange", description: "d", inputSchema: foreign(), run: () => "ran" })
+  const rt = new AgentRuntime({ fetch, clock: new VirtualClock(), registry: { worker: { name: "worker", does: "adds", model: "m", tools: [add, strange] } } })
+  console.warn = warn
+  assert.deepStrictEqual(warned, [`[toolnexus] ${FOREIGN_REFUSAL} (declared as an empty object schema)`])
+  const h = rt.spawn(rt.root, "worker")
+  rt.wake(h, "add")
+  const r = await rt.wait(h)
+  assert.equal(r.status, "done", JSON.stringify(r))
+  const params = Object.fromEntries(bodies[0].tools.map((d) => [d.function.name, d.function.parameters]))
+  assert.deepStrictEqual(params.add, LIBRARIES[0].json)
+  assert.deepStrictEqual(params.strange, { type: "object", properties: {}, additionalProperties: false })
+  await rt.close(rt.root)
 })
