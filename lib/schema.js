@@ -56,13 +56,14 @@ const isStandardSchema = (s) => standardOf(s) !== undefined
 const messageOf = (e) => (e instanceof Error ? e.message : String(e))
 
 /**
- * A package as the user's program sees it (resolved from the working directory), else as this
- * package sees it; undefined when neither finds it.
+ * A package as the user's program sees it (resolved from its entry script, then from the
+ * working directory), else as this package sees it; undefined when none finds it.
  * @param {string} name
  * @returns {any}
  */
 function userPackage(name) {
-  for (const from of [path.join(process.cwd(), "__toolnexus__.js"), __filename]) {
+  const entry = process.argv[1] ? [path.resolve(process.argv[1])] : []
+  for (const from of [...entry, path.join(process.cwd(), "__toolnexus__.js"), __filename]) {
     try {
       return createRequire(from)(name)
     } catch {
