@@ -14,7 +14,7 @@ import * as v from "valibot"
 import { type } from "arktype"
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { agents, createClient, createToolkit, defineTool, tool, collectTools, httpTool, toOpenAI, toAnthropic, toGemini, buildMcpServer } from "../index.js"
+import { agents, createClient, createToolkit, defineTool, tool, collectTools, httpTool, toOpenAI, toAnthropic, toGemini, buildMcpServer, startA2AServer } from "../index.js"
 import { startLLM, oaText, oaCalls, REPO, cleanEnv } from "./support/llm.mjs"
 import { VirtualClock, reply } from "./support/agents-mock.mjs"
 
@@ -217,6 +217,7 @@ test("a Standard Schema with no JSON Schema: defineTool accepts it; the run, the
   assert.throws(() => tk.toOpenAI(), { name: "TypeError", message: FOREIGN_REFUSAL })
   await assert.rejects(tk.serve("127.0.0.1:0", { mcp: true }), { name: "TypeError", message: FOREIGN_REFUSAL })
   assert.throws(() => buildMcpServer([strange]), { name: "TypeError", message: FOREIGN_REFUSAL })
+  await assert.rejects(startA2AServer({ addr: "127.0.0.1:0", runTask: () => ({ status: "done", text: "" }), mcp: true, mcpTools: [strange] }), { name: "TypeError", message: FOREIGN_REFUSAL })
   // Not exposed by the profile: nothing to refuse.
   const srv = await tk.serve("127.0.0.1:0", { mcp: { tools: ["other"] } })
   await srv.stop()
