@@ -326,7 +326,10 @@ mod tests {
             fm("---\ndescription: >\n  folded\n  line\n\n  next paragraph\n---\n").description.as_deref(),
             Some("folded line\nnext paragraph")
         );
-        assert_eq!(fm("---\ndescription: >-\n    indented\n    more\n---\n").description.as_deref(), Some("indented more"));
+        assert_eq!(
+            fm("---\ndescription: >-\n    indented\n    more\n---\n").description.as_deref(),
+            Some("indented more")
+        );
     }
 
     #[test]
@@ -394,7 +397,10 @@ mod tests {
     fn tabs_separating_a_value_and_a_bom_inside_the_header_are_accepted() {
         assert_eq!(name("name:\tvalue").as_deref(), Some("value"));
         assert_eq!(name("\u{feff}name: a").as_deref(), Some("a"));
-        assert_eq!(fm("---\r\nname: a\r\ndescription: |\r\n  x\r\n  y\r\n---\r\n").description.as_deref(), Some("x\ny"));
+        assert_eq!(
+            fm("---\r\nname: a\r\ndescription: |\r\n  x\r\n  y\r\n---\r\n").description.as_deref(),
+            Some("x\ny")
+        );
     }
 
     #[test]
