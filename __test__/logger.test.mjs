@@ -271,3 +271,32 @@ test("serving: the server's warnings go to the serve options' logger, else the t
   assert.match(ofStart.lines[0], /^\[toolnexus\] serve: 0\.0\.0\.0:0 .*bash/)
   await tk.close()
 })
+
+test("an agent runtime's logger gets its durable store's warnings (an older runtime fenced off by a newer one)", async () => {
+  const { agents } = await import("../index.js")
+  const fs = await import("node:fs")
+  const os = await import("node:os")
+  const path = await import("node:path")
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tn-logger-"))
+  const store = `sqlite:${path.join(dir, "state.db")}`
+  const registry = { w: { name: "w", does: "works", model: "m" } }
+  const older = recording()
+  const newer = recording()
+  try {
+    const { lines } = await consoleWarnings(async () => {
+      const first = new agents.AgentRuntime({ store, registry, logger: older })
+      const second = new agents.AgentRuntime({ store, registry, logger: newer })
+      // The older runtime's next transition finds the store taken: it warns and stops saving.
+      first.spawn(first.root, "w")
+      for (let i = 0; i < 100 && older.lines.length === 0; i++) await settle()
+      await first.close(first.root)
+      await second.close(second.root)
+    })
+    assert.deepEqual(lines, [])
+    assert.deepEqual(newer.lines, [])
+    assert.equal(older.lines.length, 1, older.lines.join("\n"))
+    assert.match(older.lines[0], /^\[toolnexus\] agent runtime: another runtime opened .* this one no longer saves to it$/)
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
