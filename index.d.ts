@@ -536,6 +536,9 @@ export interface ServeOptions extends ServeSecurityOptions {
   onTask?: OnTask | ((ev: OnTaskEvent) => unknown)
   mcp?: MCPServeConfig
   onCall?: OnCall | ((ev: OnCallEvent) => unknown)
+  /** Told the server's `[toolnexus] …` warnings instead of `console.warn` (toolnexus-native);
+   * absent ⇒ the served toolkit's `logger`, else `console.warn`. */
+  logger?: { warn(message: string): void }
 }
 
 /** `startA2AServer`'s options. */
@@ -556,6 +559,8 @@ export interface StartServerOptions extends ServeSecurityOptions {
   /** The tools the MCP profile exposes. */
   mcpTools?: Tool[]
   onCall?: OnCall | ((ev: OnCallEvent) => unknown)
+  /** Told the server's `[toolnexus] …` warnings instead of `console.warn` (toolnexus-native). */
+  logger?: { warn(message: string): void }
 }
 
 /** Tasks kept for the life of the process (the default store). */
@@ -752,6 +757,10 @@ export interface ToolkitOptions {
   waitFor?: (request: Request) => Promise<Answer>
   /** Aborts MCP loading. */
   signal?: AbortSignal
+  /** Told this toolkit's `[toolnexus] …` warnings (its assembly, its tools' calls, its MCP
+   * servers, its serving) instead of `console.warn` (toolnexus-native). A `warn` that throws
+   * or rejects is ignored and the text goes to `console.warn`. */
+  logger?: { warn(message: string): void }
 }
 
 export declare class Toolkit {
@@ -880,6 +889,10 @@ export interface ClientOptions {
   fetch?: typeof fetch
   /** Decide whether a failed LLM call is retried. */
   onError?: (info: ErrorInfo) => ErrorTier
+  /** Told the `[toolnexus] …` warnings of this client's runs instead of `console.warn`
+   * (toolnexus-native); a toolkit's own `logger` wins for its tools. A `warn` that throws or
+   * rejects is ignored and the text goes to `console.warn`. */
+  logger?: { warn(message: string): void }
 }
 
 export type ErrorTier = "retry" | "fail"
@@ -1289,6 +1302,9 @@ export declare namespace agents {
     /** Asked when a budget stops a running turn: `"stop"` (the default), `"extend"` (go on
      * past it for this call) or `"suspend"` (an approval request through §10). */
     onBudget?: (info: BudgetInfo) => "stop" | "extend" | "suspend" | Promise<"stop" | "extend" | "suspend">
+    /** Told the runtime's `[toolnexus] …` warnings (its turns, its durable store) instead of
+     * `console.warn` (toolnexus-native). */
+    logger?: { warn(message: string): void }
   }
   interface BudgetInfo {
     handle: Handle

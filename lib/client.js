@@ -3,7 +3,7 @@
 // conversations and conversation stores, the in-process client.
 
 const { native } = require("./native.js")
-const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortWiring, underSignal } = require("./crossing.js")
+const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortWiring, underSignal, loggerOption } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
@@ -29,6 +29,7 @@ const { engineUrl } = require("./stores.js")
  * @property {ConversationStore | string | null} [store] where `ask` keeps conversations (an object, or a store URL the core opens); in memory when absent
  * @property {unknown} [fetch] the transport for LLM requests: a fetch-like function (see `fetchOption`)
  * @property {unknown} [onError] decides whether a failed LLM call is retried; called when it is a function
+ * @property {{ warn(message: string): unknown } | null} [logger] told the warnings of this client's runs instead of `console.warn`
  */
 
 /**
@@ -161,6 +162,7 @@ class Client {
           ...opts,
           fetch: fetchOption(opts.fetch),
           store: storeOption(this.#store),
+          logger: loggerOption(opts.logger),
           onError: typeof onError === "function" ? raw(bridge((/** @type {import("../index").ErrorInfo} */ info) => onError("error" in info ? { ...info, error: native.makeError(encode(info.error)) } : info))) : onError,
           // Called as a plain function, as the reference calls it.
           generate: typeof generate === "function" ? raw(bridge(/** @type {(request: unknown) => unknown} */ (generate))) : generate,

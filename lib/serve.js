@@ -3,7 +3,7 @@
 // profiles.
 
 const { native } = require("./native.js")
-const { encode, bridge } = require("./crossing.js")
+const { encode, bridge, loggerOption } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
 const { mcpRefusal } = require("./mcpserve.js")
@@ -59,6 +59,7 @@ const { mcpRefusal } = require("./mcpserve.js")
  * @property {unknown} [auth]
  * @property {unknown} [allowedOrigins]
  * @property {unknown} [maxBodyBytes]
+ * @property {{ warn(message: string): unknown } | null} [logger] told the server's warnings instead of `console.warn` (a served toolkit's logger when absent)
  */
 
 /**
@@ -247,6 +248,7 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
     storeGet: store && !ours ? bridge((id) => /** @type {TaskStore} */ (store).get(id)) : undefined,
     storeSave: store && !ours ? bridge((task) => /** @type {TaskStore} */ (store).save(task)) : undefined,
     mcpTools: mcpTools && mcp ? mcpTools.map(toolSpec) : undefined,
+    logger: loggerOption(opts.logger),
   }
   const server = await native.startServer(spec, ours, toolkit)
   return { url: server.url, stop: () => server.stop(), close: () => server.stop() }

@@ -2,7 +2,7 @@
 // The toolkit (SPEC §4): every source's tools as one list, the caller's own Tool objects kept.
 
 const { native } = require("./native.js")
-const { encode, bridge, callable, abortWiring, withSignal } = require("./crossing.js")
+const { encode, bridge, callable, abortWiring, withSignal, loggerOption, warnWith } = require("./crossing.js")
 const { withSchemas } = require("./adapters.js")
 const { toolResult, wrapNative, toolSpec, contextJson } = require("./core-tools.js")
 const { agentList } = require("./a2a.js")
@@ -32,6 +32,7 @@ const { schemaRefusal } = require("./schema.js")
  * @property {Iterable<import("./a2a.js").Agent> | null} [agents] remote A2A agents whose skills become tools
  * @property {unknown} [waitFor] resolves input an MCP server asks for (a callback option: see `callable`)
  * @property {AbortSignal | null} [signal] aborts the MCP load
+ * @property {{ warn(message: string): unknown } | null} [logger] told the toolkit's warnings (its assembly, tools, MCP servers, serving) instead of `console.warn`
  */
 
 /**
@@ -90,6 +91,7 @@ class Toolkit {
     const extra = opts.extraTools ?? []
     if (!Array.isArray(extra)) throw new TypeError("createToolkit: `extraTools` must be an array of Tool objects")
     const waitFor = callable("createToolkit", "waitFor", opts.waitFor)
+    const logger = loggerOption(opts.logger)
     /** @type {Record<string, unknown>} the options that cross as JSON */
     const plain = { disableTools: opts.disableTools, builtins: opts.builtins, mcpConfig: opts.mcpConfig, agents: agentList(opts.agents) }
     if (opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined) {
@@ -100,7 +102,9 @@ class Toolkit {
         try {
           providerDefs = await opts.skillProvider()
         } catch (e) {
-          console.warn(`[toolnexus] skill provider failed: ${e instanceof Error ? e.message : String(e)}`)
+          const text = `[toolnexus] skill provider failed: ${e instanceof Error ? e.message : String(e)}`
+          if (opts.logger != null) warnWith(opts.logger, text)
+          else console.warn(text)
           providerDefs = []
         }
       }
@@ -113,7 +117,7 @@ class Toolkit {
     }
     const specs = extra.map(toolSpec)
     const nativeToolkit = await withSignal(opts.signal, (token) =>
-      native.NativeToolkit.create(encode(plain), specs, waitFor && bridge(waitFor, opts), token),
+      native.NativeToolkit.create(encode(plain), specs, waitFor && bridge(waitFor, opts), token, logger),
     )
     const tk = new Toolkit(CREATE, nativeToolkit, [...extra])
     const cfg = opts.mcpConfig
