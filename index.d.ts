@@ -893,6 +893,21 @@ export interface ClientOptions {
    * (toolnexus-native); a toolkit's own `logger` wins for its tools. A `warn` that throws or
    * rejects is ignored and the text goes to `console.warn`. */
   logger?: { warn(message: string): void }
+  /**
+   * OpenTelemetry spans for each run (`invoke_agent`), model call (`chat <model>`) and tool call
+   * (`execute_tool <name>`), with the GenAI semantic conventions' attributes; outgoing model,
+   * A2A and HTTP-tool requests carry the W3C trace context. Needs `@opentelemetry/api` (an
+   * optional peer) and a registered SDK; off (nothing loaded) by default.
+   */
+  telemetry?: boolean | TelemetryOptions
+}
+
+/** Where `telemetry` spans go: the global tracer provider's `toolnexus` tracer unless one is given. */
+export interface TelemetryOptions {
+  /** An OpenTelemetry `Tracer` to start spans with. */
+  tracer?: { startSpan(name: string, options?: any, context?: any): any }
+  /** An OpenTelemetry `TracerProvider` to take the `toolnexus` tracer from. */
+  tracerProvider?: { getTracer(name: string, version?: string): any }
 }
 
 export type ErrorTier = "retry" | "fail"

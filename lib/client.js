@@ -8,6 +8,7 @@ const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
 const { engineUrl } = require("./stores.js")
+const { telemetryOption, recorder } = require("./telemetry.js")
 
 /** @typedef {import("./toolkit.js").Toolkit} Toolkit */
 /** @typedef {import("../index").RunResult} RunResult */
@@ -147,6 +148,8 @@ class Client {
   #native
   /** @type {ConversationStore} the store `ask` uses: the caller's, or one in memory */
   #store
+  /** @type {(() => unknown) | undefined} the tracer each run records its spans with (`telemetry`), if any */
+  #tracer
 
   /** @param {ClientInit} opts */
   constructor(opts) {
@@ -157,9 +160,11 @@ class Client {
     this.#store = /** @type {ConversationStore} */ ((given ? opts.store : undefined) ?? new InMemoryConversationStore())
     const generate = given ? opts[GENERATE] : undefined
     const onError = given ? opts.onError : undefined
+    this.#tracer = given ? telemetryOption(opts.telemetry) : undefined
     const adapted = given
       ? {
           ...opts,
+          telemetry: undefined,
           fetch: fetchOption(opts.fetch),
           store: storeOption(this.#store),
           logger: loggerOption(opts.logger),
@@ -194,7 +199,8 @@ class Client {
     const handle = toolkitHandle(ctx, "run")
     // `null` crosses as "null": the core reads it as no history.
     const history = ctx.history === undefined ? undefined : encode(ctx.history)
-    return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam()))
+    const trace = this.#tracer && recorder(this.#tracer)
+    return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam(), trace))
   }
 
   /**
@@ -207,7 +213,8 @@ class Client {
     const handle = toolkitHandle(ctx, "ask")
     const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
-    return runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam()))
+    const trace = this.#tracer && recorder(this.#tracer)
+    return runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam(), trace))
   }
 
   /**
@@ -252,6 +259,8 @@ class Client {
    */
   stream(prompt, ctx) {
     const nativeClient = this.#native
+    // The caller's context, where the stream was asked for (the generator's body runs later).
+    const trace = this.#tracer && recorder(this.#tracer)
     return (async function* streamEvents() {
       const handle = toolkitHandle(ctx, "stream")
       const signal = ctx.signal
@@ -277,7 +286,7 @@ class Client {
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined
-      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent), userSeam()).then(
+      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent), userSeam(), trace).then(
         () => {
           settled = true
           poke()
