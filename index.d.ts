@@ -539,6 +539,9 @@ export interface ServeOptions extends ServeSecurityOptions {
   /** Told the server's `[toolnexus] …` warnings instead of `console.warn` (toolnexus-native);
    * absent ⇒ the served toolkit's `logger`, else `console.warn`. */
   logger?: { warn(message: string): void }
+  /** A server span per request (continuing the caller's W3C trace context), with each served
+   * Task's run inside it; as `ClientOptions.telemetry` (toolnexus-native). */
+  telemetry?: boolean | TelemetryOptions
 }
 
 /** `startA2AServer`'s options. */
@@ -561,6 +564,9 @@ export interface StartServerOptions extends ServeSecurityOptions {
   onCall?: OnCall | ((ev: OnCallEvent) => unknown)
   /** Told the server's `[toolnexus] …` warnings instead of `console.warn` (toolnexus-native). */
   logger?: { warn(message: string): void }
+  /** A server span per request (continuing the caller's W3C trace context); `runTask` runs
+   * inside it, so a traced client's run is its child (toolnexus-native). */
+  telemetry?: boolean | TelemetryOptions
 }
 
 /** Tasks kept for the life of the process (the default store). */
@@ -1320,6 +1326,10 @@ export declare namespace agents {
     /** Told the runtime's `[toolnexus] …` warnings (its turns, its durable store) instead of
      * `console.warn` (toolnexus-native). */
     logger?: { warn(message: string): void }
+    /** Each handle's turns as `invoke_agent <name>` spans, a spawned handle's under the `task`
+     * call that spawned it, with the client's spans inside; as `ClientOptions.telemetry`
+     * (toolnexus-native). */
+    telemetry?: boolean | TelemetryOptions
   }
   interface BudgetInfo {
     handle: Handle

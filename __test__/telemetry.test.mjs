@@ -15,8 +15,8 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { agent, createClient, createToolkit, defineTool } from "../index.js"
-import { startLLM, oaText, oaCalls, sse, oaDeltaText, oaUsageChunk, SSE_DONE, anReply, toolUse, text, runChild } from "./support/llm.mjs"
+import { agent, agents, createClient, createToolkit, defineTool } from "../index.js"
+import { startLLM, oaText, oaCalls, sse, oaDeltaText, oaUsageChunk, SSE_DONE, anReply, toolUse, text, runChild, sawToolResult } from "./support/llm.mjs"
 
 const exporter = new InMemorySpanExporter()
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
@@ -244,6 +244,78 @@ test("an MCP server over HTTP sees the execute_tool span as a header and in the 
     await llm.close()
     web.closeAllConnections()
     web.close()
+  }
+})
+
+test("a served request continues the caller's trace, and the Task's run is its child", async () => {
+  exporter.reset()
+  const llm = await startLLM([oaText("served")])
+  const tk = await createToolkit({ builtins: false })
+  const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", telemetry: true })
+  const srv = await tk.serve("127.0.0.1:0", { client, a2a: {}, telemetry: true })
+  try {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+    const callerSpan = "00f067aa0ba902b7"
+    const res = await fetch(srv.url.replace(/\/$/, "") + "/", {
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent: `00-${traceId}-${callerSpan}-01` },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { kind: "message", role: "user", messageId: "m1", parts: [{ kind: "text", text: "hi" }] } } }),
+    })
+    const reply = await res.json()
+    assert.equal(reply.result.status.state, "completed")
+    // The run may finish a moment after the answer: wait for its span.
+    for (let i = 0; i < 100 && !byName(exporter.getFinishedSpans(), "invoke_agent m").length; i++) await new Promise((r) => setTimeout(r, 10))
+    const spans = exporter.getFinishedSpans()
+    const [served] = byName(spans, "POST /")
+    assert.equal(served.kind, SpanKind.SERVER)
+    assert.equal(served.spanContext().traceId, traceId)
+    assert.equal(parentOf(served), callerSpan)
+    assert.equal(served.attributes["http.response.status_code"], 200)
+    const [run] = byName(spans, "invoke_agent m")
+    assert.equal(run.spanContext().traceId, traceId)
+    assert.equal(parentOf(run), served.spanContext().spanId)
+    const [chat] = byName(spans, "chat m")
+    assert.equal(llm.requests[0].headers.traceparent, traceparentOf(chat))
+  } finally {
+    await srv.stop()
+    await llm.close()
+  }
+})
+
+test("an agent runtime records its handles as a tree: a spawned handle's turn under the task call that spawned it", async () => {
+  exporter.reset()
+  // The lead delegates once, the helper answers, the lead finishes.
+  const llm = await startLLM((req) => {
+    const model = req.json?.model
+    if (model === "m-helper") return oaText("helped")
+    return sawToolResult(req) ? oaText("all done") : oaCalls([{ id: "t1", name: "task", args: { agent: "helper", prompt: "help" } }])
+  })
+  try {
+    const rt = new agents.AgentRuntime({
+      llm: { baseUrl: llm.url, style: "openai", apiKey: "k", model: "m-lead" },
+      registry: {
+        lead: { name: "lead", does: "leads", model: "m-lead", team: ["helper"] },
+        helper: { name: "helper", does: "helps", model: "m-helper" },
+      },
+      telemetry: true,
+    })
+    const lead = rt.spawn(rt.root, "lead")
+    rt.wake(lead, "go")
+    const r = await rt.wait(lead)
+    assert.equal(r.text, "all done")
+    await rt.shutdown?.()
+    const spans = exporter.getFinishedSpans()
+    const [leadTurn] = byName(spans, "invoke_agent lead")
+    const [helperTurn] = byName(spans, "invoke_agent helper")
+    const [task] = byName(spans, "execute_tool task")
+    assert.equal(leadTurn.attributes["gen_ai.agent.name"], "lead")
+    assert.equal(parentOf(task), byName(spans, "invoke_agent m-lead")[0].spanContext().spanId)
+    assert.equal(parentOf(helperTurn), task.spanContext().spanId, "the helper's turn hangs under the task call")
+    assert.equal(helperTurn.spanContext().traceId, leadTurn.spanContext().traceId)
+    const [helperRun] = byName(spans, "invoke_agent m-helper")
+    assert.equal(parentOf(helperRun), helperTurn.spanContext().spanId)
+  } finally {
+    await llm.close()
   }
 })
 

@@ -30,6 +30,7 @@ const { telemetryOption, recorder } = require("./telemetry.js")
  * @property {ConversationStore | string | null} [store] where `ask` keeps conversations (an object, or a store URL the core opens); in memory when absent
  * @property {unknown} [fetch] the transport for LLM requests: a fetch-like function (see `fetchOption`)
  * @property {unknown} [onError] decides whether a failed LLM call is retried; called when it is a function
+ * @property {unknown} [telemetry] OpenTelemetry spans for each run (see `telemetryOption`)
  * @property {{ warn(message: string): unknown } | null} [logger] told the warnings of this client's runs instead of `console.warn`
  */
 

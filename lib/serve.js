@@ -7,6 +7,7 @@ const { encode, bridge, loggerOption } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
 const { mcpRefusal } = require("./mcpserve.js")
+const { telemetryOption, serverRecorder, withCarrier } = require("./telemetry.js")
 
 /** @typedef {import("../index").A2ATask} Task an A2A Task, as the core keeps it */
 
@@ -60,6 +61,7 @@ const { mcpRefusal } = require("./mcpserve.js")
  * @property {unknown} [allowedOrigins]
  * @property {unknown} [maxBodyBytes]
  * @property {{ warn(message: string): unknown } | null} [logger] told the server's warnings instead of `console.warn` (a served toolkit's logger when absent)
+ * @property {unknown} [telemetry] a span per request (OpenTelemetry; see `telemetryOption`), continuing the caller's trace
  */
 
 /**
@@ -249,7 +251,11 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
     storeSave: store && !ours ? bridge((task) => /** @type {TaskStore} */ (store).save(task)) : undefined,
     mcpTools: mcpTools && mcp ? mcpTools.map(toolSpec) : undefined,
     logger: loggerOption(opts.logger),
+    /** @type {JsonFn | undefined} */
+    telemetry: undefined,
   }
+  const tracer = telemetryOption(opts.telemetry)
+  if (tracer) spec.telemetry = serverRecorder(tracer)
   const server = await native.startServer(spec, ours, toolkit)
   return { url: server.url, stop: () => server.stop(), close: () => server.stop() }
 }
@@ -259,7 +265,7 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
  * of its own (the third argument's `signal`), which a later `{ abort: call }` (the Task was
  * canceled) aborts.
  * @param {RunTask} runTask
- * @returns {(msg: { text?: string, contextId?: string, call?: string, abort?: string }) => unknown}
+ * @returns {(msg: { text?: string, contextId?: string, call?: string, abort?: string, trace?: Record<string, string> }) => unknown}
  */
 function runWithAbort(runTask) {
   /** @type {Map<string, AbortController>} */
@@ -276,7 +282,9 @@ function runWithAbort(runTask) {
     const done = () => running.delete(key)
     let out
     try {
-      out = Promise.resolve(runTask(/** @type {string} */ (msg.text), msg.contextId, { signal: controller.signal }))
+      const run = () => runTask(/** @type {string} */ (msg.text), msg.contextId, { signal: controller.signal })
+      // Under a traced request (the server's `telemetry`), the Task runs in that request's trace.
+      out = Promise.resolve(msg.trace ? withCarrier(msg.trace, run) : run())
     } catch (e) {
       out = Promise.reject(e)
     }

@@ -56,7 +56,7 @@ function telemetryOption(option) {
  * context active where the run was started (the caller's span, if any).
  * @param {() => any} tracerOf
  * @param {any} [parentContext] the context the run's outermost span belongs to (the active one by default)
- * @returns {unknown} a function the core calls (see the core's `trace` module)
+ * @returns {JsonFn} a function the core calls (see the core's `trace` module)
  */
 function recorder(tracerOf, parentContext) {
   const { context, trace, propagation, SpanKind, SpanStatusCode } = otel
@@ -68,7 +68,8 @@ function recorder(tracerOf, parentContext) {
   /** @param {any} ev */
   const record = (ev) => {
     if (ev.op === "start") {
-      const parent = ev.parent == null ? root : open.get(ev.parent)?.ctx ?? root
+      // A server's span continues the trace its request carried (`carrier`), if any.
+      const parent = ev.carrier != null ? propagation.extract(root, ev.carrier) : ev.parent == null ? root : open.get(ev.parent)?.ctx ?? root
       const span = tracer.startSpan(ev.name, { kind: kinds[/** @type {keyof typeof kinds} */ (ev.kind)] ?? SpanKind.INTERNAL, attributes: ev.attributes }, parent)
       const ctx = trace.setSpan(parent, span)
       open.set(ev.id, { span, ctx })
@@ -89,4 +90,25 @@ function recorder(tracerOf, parentContext) {
   return bridge(record)
 }
 
-module.exports = { telemetryOption, recorder }
+/**
+ * A server's recorder: its request spans belong to no caller's context (each continues the trace
+ * its request carried, or starts one).
+ * @param {() => any} tracerOf
+ * @returns {JsonFn}
+ */
+const serverRecorder = (tracerOf) => recorder(tracerOf, otel.ROOT_CONTEXT)
+
+/**
+ * `fn()` inside the trace a served request's span hands on (`carrier`: its propagation headers),
+ * so a run it starts is that span's child.
+ * @template T
+ * @param {Record<string, string>} carrier
+ * @param {() => T} fn
+ * @returns {T}
+ */
+function withCarrier(carrier, fn) {
+  const { context, propagation, ROOT_CONTEXT } = api()
+  return context.with(propagation.extract(ROOT_CONTEXT, carrier), fn)
+}
+
+module.exports = { telemetryOption, recorder, serverRecorder, withCarrier }

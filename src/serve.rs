@@ -137,6 +137,8 @@ pub struct ServeSpec {
     pub mcp_tools: Option<Vec<JsToolSpec>>,
     /// Told the server's warnings (the `logger` option, adapted).
     pub logger: Option<JsonFn>,
+    /// Records the server's spans (the `telemetry` option, adapted).
+    pub telemetry: Option<JsonFn>,
 }
 
 /// A running server.
@@ -230,6 +232,7 @@ pub fn start_server_js(
     o.on_task = callback(spec.on_task);
     o.on_call = callback(spec.on_call);
     o.logger = spec.logger.map(|f| toolnexus_core::warn::callback_sink(Arc::new(JsCallback(f))));
+    o.telemetry = spec.telemetry.map(|f| Arc::new(JsCallback(f)) as toolnexus_core::callback::SharedCallback);
     // The environment's dispatcher exists before the hold on the process is taken.
     crate::dispatch::Home::of(env)?;
     o.hold = crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold);

@@ -3,6 +3,18 @@
 
 const { native } = require("../native.js")
 const { encode, fromCore, lift, bridge, raw, natives, crossing, loggerOption } = require("../crossing.js")
+const { telemetryOption, recorder } = require("../telemetry.js")
+
+/**
+ * The `telemetry` option of a runtime: one recorder for all its turns, whose root spans belong
+ * to the context the runtime was made in; undefined when off.
+ * @param {unknown} option
+ * @returns {unknown}
+ */
+function runtimeRecorder(option) {
+  const tracer = telemetryOption(option)
+  return tracer && raw(/** @type {JsonFn} */ (recorder(tracer)))
+}
 const { toolOption } = require("../core-tools.js")
 const { fetchOption, storeOption, InMemoryConversationStore } = require("../client.js")
 const { userSeam } = require("../fetch.js")
@@ -318,6 +330,7 @@ class AgentRuntime {
           store: storeOption(this.store),
           clock: opts.clock ? hostClock(opts.clock) : undefined,
           logger: loggerOption(opts.logger),
+          telemetry: runtimeRecorder(opts.telemetry),
           onBudget: typeof onBudget === "function" ? raw(bridge((/** @type {Omit<BudgetInfo, "handle"> & { handle: number }} */ info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) }))) : onBudget,
         }
       : opts

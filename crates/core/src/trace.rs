@@ -55,6 +55,28 @@ impl Kind {
     }
 }
 
+/// A recorder kept across many pieces of work (an agent runtime's turns): their spans share
+/// one id space, so a span of one can be the parent of another's.
+#[derive(Clone)]
+pub struct Tracing(Arc<Tracer>);
+
+impl Tracing {
+    pub fn new(sink: SharedCallback) -> Tracing {
+        Tracing(Arc::new(Tracer { sink, next: AtomicU64::new(1) }))
+    }
+
+    /// `work` recording its spans here, under the span `parent` (one of this recorder's, as
+    /// [`current_span`] named it), or the host's context when `None`.
+    pub fn within<F: Future>(&self, parent: Option<u64>, work: F) -> impl Future<Output = F::Output> {
+        SCOPE.scope(Scope { tracer: self.0.clone(), span: parent, headers: Arc::from(Vec::new()) }, work)
+    }
+}
+
+/// The innermost span here, by its recorder's id.
+pub fn current_span() -> Option<u64> {
+    SCOPE.try_with(|s| s.span).ok().flatten()
+}
+
 /// Run `work` recording its spans through `sink` (none: no spans, nothing crosses).
 pub async fn within<F: Future>(sink: Option<SharedCallback>, work: F) -> F::Output {
     match sink {
@@ -113,9 +135,29 @@ pub struct Span {
 
 /// Begin a span under the innermost one here; `None` when no tracer records spans.
 pub async fn start(name: String, kind: Kind, attributes: Map<String, Value>) -> Option<Span> {
+    begin(name, kind, attributes, None).await
+}
+
+/// Begin a span continuing a peer's trace: `carrier` holds the headers its request came with
+/// (`traceparent`, `tracestate`), which the host reads as the span's parent.
+pub async fn start_remote(
+    name: String,
+    kind: Kind,
+    attributes: Map<String, Value>,
+    carrier: Map<String, Value>,
+) -> Option<Span> {
+    begin(name, kind, attributes, Some(carrier)).await
+}
+
+async fn begin(
+    name: String,
+    kind: Kind,
+    attributes: Map<String, Value>,
+    carrier: Option<Map<String, Value>>,
+) -> Option<Span> {
     let scope = current()?;
     let id = scope.tracer.next.fetch_add(1, Ordering::Relaxed);
-    let ev = crate::json::obj([
+    let mut ev = crate::json::obj([
         ("op", "start".into()),
         ("id", id.into()),
         ("parent", scope.span.map_or(Value::Null, Value::from)),
@@ -123,6 +165,9 @@ pub async fn start(name: String, kind: Kind, attributes: Map<String, Value>) -> 
         ("kind", kind.name().into()),
         ("attributes", Value::Object(attributes)),
     ]);
+    if let (Some(carrier), Value::Object(m)) = (carrier, &mut ev) {
+        m.insert("carrier".into(), Value::Object(carrier));
+    }
     // A recorder that fails loses its span's context, never the work.
     let answer = scope.tracer.sink.call(ev).await.unwrap_or(Value::Null);
     Some(Span { tracer: scope.tracer, id, headers: header_list(&answer), attributes: Map::new(), ended: false })

@@ -296,8 +296,9 @@ impl A2AService {
                 // The save and the start of the fulfilment go on in a task of their own, so a
                 // caller that hangs up meanwhile never leaves a Task half started.
                 let this = self.clone();
-                let work =
-                    tokio::spawn(DeepStack::new(crate::warn::carry(async move { this.send(text, context).await })));
+                let work = tokio::spawn(DeepStack::new(crate::warn::carry(crate::trace::carry(async move {
+                    this.send(text, context).await
+                }))));
                 let (submitted, latest) = match work.await {
                     Ok(Ok(started)) => started,
                     Ok(Err(e)) => return one(rpc_error(id, INTERNAL_ERROR, &for_callers("SendMessage", &e))),
@@ -388,7 +389,9 @@ impl A2AService {
         let run = Arc::new(Running { cancel: tokio_util::sync::CancellationToken::new(), latest });
         self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.clone(), run.clone());
         // Polled with the stack for whatever depth a run's result may have.
-        tokio::spawn(DeepStack::new(crate::warn::carry(self.clone().fulfil(id, text, context, run))));
+        tokio::spawn(DeepStack::new(crate::warn::carry(crate::trace::carry(
+            self.clone().fulfil(id, text, context, run),
+        ))));
         Ok((submitted, rx))
     }
 
@@ -406,6 +409,12 @@ impl A2AService {
                 arg.insert("contextId".into(), c.clone().into());
             }
             arg.insert("call".into(), id.clone().into());
+            // Under a traced request, the host runs the Task in the request's trace.
+            let trace = crate::trace::headers();
+            if !trace.is_empty() {
+                let carrier: Map<String, Value> = trace.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+                arg.insert("trace".into(), Value::Object(carrier));
+            }
             let before = crate::json::deepest();
             let r = tokio::select! {
                 r = self.run_task.call(Value::Object(arg)) => r?,

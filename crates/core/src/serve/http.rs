@@ -34,6 +34,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::callback::SharedCallback;
+
 use crate::error::{Error, Result};
 use crate::host::Hold;
 use crate::serve::a2a::A2AService;
@@ -92,6 +94,9 @@ pub struct ServeConfig {
     /// Fired when the server's owner goes away (a host environment torn down): the server
     /// then ends at once, without the grace `stop` gives.
     pub owner: Option<OwnerGone>,
+    /// Records a span for each request (continuing the caller's trace when its request carries
+    /// one), under which the Tasks and tool calls it serves record theirs (see `trace`).
+    pub telemetry: Option<SharedCallback>,
 }
 
 /// What ends a server together with its owner: fired (from any thread) when whatever started
@@ -200,6 +205,7 @@ impl Server {
             body_timeout: cfg.body_timeout.unwrap_or_else(body_timeout),
             auth: cfg.security.auth,
             allowed_origins: cfg.security.allowed_origins,
+            telemetry: cfg.telemetry,
         });
         let stop = CancellationToken::new();
         let (done_tx, done) = watch::channel(false);
@@ -418,6 +424,7 @@ struct State {
     body_timeout: Duration,
     auth: Option<String>,
     allowed_origins: Vec<String>,
+    telemetry: Option<SharedCallback>,
 }
 
 fn text(status: StatusCode, body: &'static str) -> Response<Body> {
@@ -483,7 +490,43 @@ enum BodyError {
 }
 
 impl State {
+    /// One request, as a server span when spans are recorded.
     async fn handle(&self, req: Request<Incoming>) -> Response<Body> {
+        let Some(sink) = self.telemetry.clone() else {
+            return self.route(req).await;
+        };
+        let path = req.uri().path().to_string();
+        let mut attrs = serde_json::Map::with_capacity(4);
+        attrs.insert("http.request.method".into(), req.method().as_str().into());
+        attrs.insert("url.path".into(), path.clone().into());
+        attrs.insert("server.address".into(), self.url.clone().into());
+        let mut carrier = serde_json::Map::new();
+        for name in ["traceparent", "tracestate"] {
+            if let Some(v) = req.headers().get(name).and_then(|v| v.to_str().ok()) {
+                carrier.insert(name.into(), v.into());
+            }
+        }
+        let name = format!("{} {path}", req.method());
+        crate::trace::within(Some(sink), async move {
+            let Some(mut span) = crate::trace::start_remote(name, crate::trace::Kind::Server, attrs, carrier).await
+            else {
+                return self.route(req).await;
+            };
+            let res = span.enter(self.route(req)).await;
+            let status = res.status();
+            span.set("http.response.status_code", status.as_u16());
+            if status.is_server_error() {
+                span.set("error.type", status.as_str());
+                span.end(Some(status.as_str()));
+            } else {
+                span.end(None);
+            }
+            res
+        })
+        .await
+    }
+
+    async fn route(&self, req: Request<Incoming>) -> Response<Body> {
         if self.a2a.is_none() && self.mcp.is_none() {
             return not_found();
         }

@@ -51,6 +51,8 @@ pub struct StartOptions {
     /// runs); `None`: a served toolkit's logger (see [`StartOptions::serving`]), else wherever
     /// the caller's go.
     pub logger: Option<crate::warn::Sink>,
+    /// The span recorder of the `telemetry` option, if on (see `trace`).
+    pub telemetry: Option<crate::callback::SharedCallback>,
 }
 
 impl StartOptions {
@@ -83,6 +85,7 @@ impl StartOptions {
             owner: None,
             body_timeout: None,
             logger: None,
+            telemetry: None,
         })
     }
 
@@ -167,6 +170,7 @@ async fn start(o: StartOptions) -> Result<Server> {
         hold: o.hold,
         owner: o.owner,
         body_timeout: o.body_timeout,
+        telemetry: o.telemetry,
     })
     .await
 }

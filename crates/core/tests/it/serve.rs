@@ -78,6 +78,7 @@ fn options(a2a: Option<Value>, run_task: SharedCallback) -> StartOptions {
         owner: None,
         body_timeout: None,
         logger: None,
+        telemetry: None,
     }
 }
 

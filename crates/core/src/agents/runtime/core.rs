@@ -25,6 +25,8 @@ pub(crate) struct Inner {
     pub(super) spawner: Spawner,
     pub(super) runtime_id: String,
     pub(super) logger: Option<crate::warn::Sink>,
+    /// Records the turns' spans (the `telemetry` option), one id space for the whole tree.
+    pub(super) tracing: Option<crate::trace::Tracing>,
     pub(super) tree: Mutex<Tree>,
     pub(super) trace: Mutex<Vec<String>>,
     pub(super) gate: TurnGate,
@@ -86,6 +88,7 @@ impl AgentRuntime {
             spawner: opts.spawner,
             runtime_id: opts.runtime_id,
             logger: opts.logger,
+            tracing: opts.telemetry.map(crate::trace::Tracing::new),
             tree: Mutex::new(Tree::new(Arc::new(root), now)),
             trace: Mutex::new(Vec::new()),
             gate: TurnGate::new(opts.max_concurrent_turns),

@@ -143,6 +143,9 @@ struct RuntimeJson {
     /// The host's logger: a function told each warning's text.
     #[serde(default)]
     logger: HostFn,
+    /// The host's span recorder (see `trace`), when `telemetry` is on.
+    #[serde(default)]
+    telemetry: HostFn,
     /// Not the reference's: the name of this runtime's state on a durable store.
     #[serde(default)]
     runtime_id: Value,
@@ -174,6 +177,7 @@ impl RuntimeOptions {
         opts.on_metric = o.on_metric.named(OWNER, "onMetric");
         opts.on_budget = o.on_budget.named(OWNER, "onBudget");
         opts.logger = o.logger.named(OWNER, "logger").map(crate::warn::callback_sink);
+        opts.telemetry = o.telemetry.named(OWNER, "telemetry");
         opts.spawner = host.spawner;
         if let Value::String(id) = o.runtime_id {
             if !id.is_empty() {

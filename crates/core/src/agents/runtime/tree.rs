@@ -56,6 +56,8 @@ pub(super) struct Node {
     /// A close is under way: later closes wait for it instead of running it again.
     pub closing: bool,
     pub close_waiters: Vec<oneshot::Sender<()>>,
+    /// The span that spawned this handle (a `task` tool call's), its turns' parent in a trace.
+    pub trace_parent: Option<u64>,
 }
 
 pub(super) struct Tree {
@@ -341,6 +343,8 @@ impl Node {
             aborts: 0,
             ready: None,
             closing: false,
+            // Spawned from inside a traced tool call (`task`), its turns belong under it.
+            trace_parent: crate::trace::current_span(),
             close_waiters: Vec::new(),
             def,
         }

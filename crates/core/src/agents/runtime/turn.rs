@@ -287,11 +287,43 @@ impl Inner {
         input: &str,
         answer: Option<Value>,
     ) -> Result<(RunResult, Option<Vec<Value>>)> {
-        let (def, id, turns_left, abort) = {
+        let (def, id, turns_left, abort, trace_parent) = {
             let t = self.tree();
             let n = &t.nodes[h];
-            (n.def.clone(), n.id.clone(), (n.max_turns - n.turns_total).max(1.0), n.abort.clone().unwrap_or_default())
+            let left = (n.max_turns - n.turns_total).max(1.0);
+            (n.def.clone(), n.id.clone(), left, n.abort.clone().unwrap_or_default(), n.trace_parent)
         };
+        if let Some(tracing) = self.tracing.clone() {
+            // The turn as an `invoke_agent <name>` span under whatever spawned the handle; the
+            // client's own spans (its run, model and tool calls) nest inside it.
+            let inner = self.clone();
+            return tracing
+                .within(trace_parent, async move {
+                    let mut attrs = Map::with_capacity(3);
+                    attrs.insert("gen_ai.operation.name".into(), "invoke_agent".into());
+                    attrs.insert("gen_ai.agent.name".into(), def.name.clone().into());
+                    attrs.insert("gen_ai.agent.id".into(), id.clone().into());
+                    let span =
+                        crate::trace::start(format!("invoke_agent {}", def.name), crate::trace::Kind::Internal, attrs)
+                            .await;
+                    crate::trace::around(span, inner.run_turn_in(h, input, answer, def, id, turns_left, abort)).await
+                })
+                .await;
+        }
+        self.run_turn_in(h, input, answer, def, id, turns_left, abort).await
+    }
+
+    #[allow(clippy::too_many_arguments)] // the turn's parts, read once under the tree's lock
+    async fn run_turn_in(
+        self: Arc<Self>,
+        h: HandleId,
+        input: &str,
+        answer: Option<Value>,
+        def: Arc<AgentDef>,
+        id: String,
+        turns_left: f64,
+        abort: crate::cancel::Abort,
+    ) -> Result<(RunResult, Option<Vec<Value>>)> {
         let id = self.conversation_id(&id);
         let pre_turn = self.store.get(&id).await?;
         let toolkit = self.toolkit_for(h, &def);

@@ -102,6 +102,8 @@ pub struct RuntimeOptions {
     /// Where the runtime's warnings go (its turns, its durable store); `None`: wherever the
     /// caller's go.
     pub logger: Option<crate::warn::Sink>,
+    /// Records the turns' spans (the `telemetry` option; see `trace`).
+    pub telemetry: Option<SharedCallback>,
 }
 
 impl RuntimeOptions {
@@ -123,6 +125,7 @@ impl RuntimeOptions {
             on_budget: None,
             runtime_id: DEFAULT_RUNTIME_ID.into(),
             logger: None,
+            telemetry: None,
             spawner: Arc::new(move |f| {
                 if let Some(rt) = &spawn_rt {
                     rt.spawn(f);
