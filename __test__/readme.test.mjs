@@ -43,7 +43,8 @@
 //
 // Across the whole README: every `TOOLNEXUS_*` environment variable it names is read somewhere in
 // the code (loader.js, lib/, src/, crates/, scripts/, .ci/, __test__/support/), and every relative
-// Markdown link of README.md and bench/README.md points at a file or directory that exists.
+// Markdown link of README.md and bench/README.md points at a file or directory that exists, and every
+// in-page link (#anchor) of README.md names one of its headings.
 
 import test from "node:test"
 import assert from "node:assert/strict"
@@ -379,3 +380,13 @@ for (const doc of ["README.md", "bench/README.md"]) {
     if (doc === "README.md") assert.ok(checked > 0, "README.md has no relative link at all")
   })
 }
+
+test("README.md: every in-page link (#anchor) names a heading", () => {
+  // GitHub's anchors: the heading lower-cased, punctuation other than - and _ dropped, spaces as -.
+  const slug = (h) => h.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")
+  const text = markdown.replace(/```[\s\S]*?```/g, "")
+  const anchors = new Set([...text.matchAll(/^#{1,6}\s+(.*)$/gm)].map((m) => slug(m[1].trim())))
+  const links = [...text.matchAll(/\]\(#([^)\s]+)\)/g)].map((m) => m[1])
+  assert.ok(links.length > 0)
+  for (const a of links) assert.ok(anchors.has(a), `README.md: the link #${a} names no heading`)
+})
