@@ -44,7 +44,8 @@
 // Across the whole README: every `TOOLNEXUS_*` environment variable it names is read somewhere in
 // the code (loader.js, lib/, src/, crates/, scripts/, .ci/, __test__/support/), and every relative
 // Markdown link of README.md and bench/README.md points at a file or directory that exists, and every
-// in-page link (#anchor) of README.md names one of its headings.
+// in-page link (#anchor) of README.md names one of its headings; the createClient options table
+// lists exactly the fields of ClientOptions in index.d.ts.
 
 import test from "node:test"
 import assert from "node:assert/strict"
@@ -380,6 +381,17 @@ for (const doc of ["README.md", "bench/README.md"]) {
     if (doc === "README.md") assert.ok(checked > 0, "README.md has no relative link at all")
   })
 }
+
+test("README.md: the createClient options table lists exactly ClientOptions of index.d.ts", () => {
+  const dts = fs.readFileSync(path.join(REPO, "index.d.ts"), "utf8")
+  const iface = /export interface ClientOptions \{([\s\S]*?)\n\}/.exec(dts)
+  assert.ok(iface, "index.d.ts has no ClientOptions")
+  const declared = [...iface[1].matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1]).sort()
+  const section = /^## createClient options\n([\s\S]*?)^## /m.exec(markdown)
+  assert.ok(section, "README.md has no createClient options section")
+  const listed = [...section[1].matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]).sort()
+  assert.deepEqual(listed, declared)
+})
 
 test("README.md: every in-page link (#anchor) names a heading", () => {
   // GitHub's anchors: the heading lower-cased, punctuation other than - and _ dropped, spaces as -.
