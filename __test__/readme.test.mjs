@@ -14,7 +14,9 @@
 //     (OPENAI_API_KEY=test or ANTHROPIC_API_KEY=test; OPENROUTER_API_KEY is removed). The scripted
 //     model: when the last message is a tool result it answers `Done: <that result>`; else, when
 //     the block names a tool with `call` and the request offers it, it calls that tool with
-//     `args`; else it answers `You asked: <the last user text>`. Each run must exit 0 within its
+//     `args`; else it answers `You asked: <the last user text>`. A request with `stream: true` gets
+//     the same answer as server-sent events of its style (text in three deltas, a tool call's
+//     arguments in two). Each run must exit 0 within its
 //     timeout, and a block that reads LLM_BASE_URL (a server block, `until`, excepted: it is only
 //     probed) must have sent the endpoint at least one request, each in its style (`/chat/completions` with `Bearer test`, or `/v1/messages` with
 //     `x-api-key: test`). Attributes, all optional:
@@ -54,7 +56,7 @@ import os from "node:os"
 import path from "node:path"
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
-import { REPO, cleanEnv, startLLM } from "./support/llm.mjs"
+import { REPO, cleanEnv, sse, startLLM } from "./support/llm.mjs"
 
 const README = path.join(REPO, "README.md")
 const PKG = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8"))
@@ -130,7 +132,6 @@ function script(block) {
     const body = entry.json ?? {}
     const messages = body.messages ?? []
     const anthropic = /\/messages$/.test(entry.path)
-    if (body.stream) return { status: 400, body: { error: "the README test's scripted model does not stream" } }
     const last = messages[messages.length - 1]
     let toolResult
     if (anthropic && Array.isArray(last?.content)) {
@@ -140,6 +141,7 @@ function script(block) {
     const offered = (body.tools ?? []).map((t) => t.name ?? t.function?.name)
     const text = toolResult !== undefined ? `Done: ${toolResult}` : `You asked: ${lastUserText(messages)}`
     const calling = toolResult === undefined && call && offered.includes(call)
+    if (body.stream) return { sse: anthropic ? anthropicStream(calling ? { call, args } : { text }) : openaiStream(calling ? { call, args } : { text }) }
     if (anthropic) {
       const content = calling ? [{ type: "tool_use", id: "toolu_1", name: call, input: args }] : [{ type: "text", text }]
       return { body: { id: "msg_1", type: "message", role: "assistant", content, stop_reason: calling ? "tool_use" : "end_turn", usage: { input_tokens: 12, output_tokens: 7 } } }
@@ -149,6 +151,43 @@ function script(block) {
       : { role: "assistant", content: text }
     return { body: { id: "cmpl-1", choices: [{ index: 0, message, finish_reason: calling ? "tool_calls" : "stop" }], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } } }
   }
+}
+
+// A streamed answer, in pieces: the text in three deltas, or one tool call with its arguments in two.
+const thirds = (t) => [t.slice(0, Math.ceil(t.length / 3)), t.slice(Math.ceil(t.length / 3), Math.ceil((2 * t.length) / 3)), t.slice(Math.ceil((2 * t.length) / 3))]
+const halves = (t) => [t.slice(0, Math.ceil(t.length / 2)), t.slice(Math.ceil(t.length / 2))]
+
+function openaiStream({ text, call, args }) {
+  const chunk = (delta, extra = {}) => sse({ id: "chunk", object: "chat.completion.chunk", choices: [{ index: 0, delta, ...extra }] })
+  const frames = []
+  if (call) {
+    const [a, b] = halves(JSON.stringify(args))
+    frames.push(chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: call, arguments: a } }] }))
+    frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: b } }] }))
+    frames.push(chunk({}, { finish_reason: "tool_calls" }))
+  } else {
+    for (const piece of thirds(text)) frames.push(chunk({ content: piece }))
+    frames.push(chunk({}, { finish_reason: "stop" }))
+  }
+  frames.push(sse({ id: "chunk", choices: [], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } }))
+  frames.push("data: [DONE]\n\n")
+  return frames
+}
+
+function anthropicStream({ text, call, args }) {
+  const ev = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+  const frames = [ev("message_start", { message: { id: "msg_1", type: "message", role: "assistant", content: [], usage: { input_tokens: 12, output_tokens: 0 } } })]
+  if (call) {
+    frames.push(ev("content_block_start", { index: 0, content_block: { type: "tool_use", id: "toolu_1", name: call, input: {} } }))
+    for (const piece of halves(JSON.stringify(args))) frames.push(ev("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: piece } }))
+  } else {
+    frames.push(ev("content_block_start", { index: 0, content_block: { type: "text", text: "" } }))
+    for (const piece of thirds(text)) frames.push(ev("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }))
+  }
+  frames.push(ev("content_block_stop", { index: 0 }))
+  frames.push(ev("message_delta", { delta: { stop_reason: call ? "tool_use" : "end_turn" }, usage: { output_tokens: 7 } }))
+  frames.push(ev("message_stop", {}))
+  return frames
 }
 
 // ---- running a program block ----
