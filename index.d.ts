@@ -80,22 +80,83 @@ export declare const sanitize: (value: string) => string
 // Native tools
 // ===========================================================================
 
-export interface DefineToolOptions {
+/**
+ * Standard Schema v1 (https://standardschema.dev): the small shared shape that zod 4, valibot,
+ * arktype and other validation libraries give their schemas under the `~standard` key. Declared
+ * here so that using it needs no extra package.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly "~standard": StandardSchemaV1.Props<Input, Output>
+}
+
+export declare namespace StandardSchemaV1 {
+  /** What a schema exposes under `~standard`. */
+  interface Props<Input = unknown, Output = Input> {
+    /** Always 1 for this version of the interface. */
+    readonly version: 1
+    /** The library that made the schema, e.g. "zod", "valibot", "arktype". */
+    readonly vendor: string
+    /** Checks a value; the answer may come back as a Promise. */
+    readonly validate: (value: unknown) => Result<Output> | Promise<Result<Output>>
+    /** Type-only carrier of the accepted and the produced types. */
+    readonly types?: Types<Input, Output> | undefined
+  }
+  /** The outcome of `validate`. */
+  type Result<Output> = SuccessResult<Output> | FailureResult
+  interface SuccessResult<Output> {
+    /** The value after the schema's defaults and transforms. */
+    readonly value: Output
+    readonly issues?: undefined
+  }
+  interface FailureResult {
+    readonly issues: ReadonlyArray<Issue>
+  }
+  /** One problem found in the value. */
+  interface Issue {
+    readonly message: string
+    /** Where in the value: keys, or segments carrying a key. */
+    readonly path?: ReadonlyArray<PropertyKey | PathSegment> | undefined
+  }
+  interface PathSegment {
+    readonly key: PropertyKey
+  }
+  interface Types<Input = unknown, Output = Input> {
+    readonly input: Input
+    readonly output: Output
+  }
+  /** The type a schema accepts. */
+  type InferInput<S extends StandardSchemaV1> = NonNullable<S["~standard"]["types"]>["input"]
+  /** The type a schema produces (what `run` receives). */
+  type InferOutput<S extends StandardSchemaV1> = NonNullable<S["~standard"]["types"]>["output"]
+}
+
+/** What a tool's `inputSchema` may be given as: a JSON Schema, or a Standard Schema. */
+export type ToolInputSchema = JSONSchema | StandardSchemaV1
+
+/** The arguments `run` receives for a schema: a Standard Schema's output, else a plain record. */
+export type ToolArgs<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>
+
+export interface DefineToolOptions<S extends ToolInputSchema = JSONSchema> {
   name: string
   description: string
-  inputSchema?: JSONSchema
+  /**
+   * A JSON Schema, or a Standard Schema (zod 4, valibot, arktype...). A Standard Schema is
+   * shown to models as the JSON Schema its library makes of it (the tool's `inputSchema`), and
+   * each call's arguments are validated by it before `run`, which gets the validated value.
+   */
+  inputSchema?: S
   source?: Tool["source"]
   /** A string result becomes the output; a full ToolResult is passed through. */
-  run: (args: Record<string, unknown>, ctx?: ToolContext) => unknown | Promise<unknown>
+  run: (args: ToolArgs<S>, ctx?: ToolContext) => unknown | Promise<unknown>
 }
 
 /** Turn a plain function into a {@link Tool}. */
-export declare function defineTool(opts: DefineToolOptions): Tool
+export declare function defineTool<S extends ToolInputSchema = JSONSchema>(opts: DefineToolOptions<S>): Tool
 
 /** Decorator factory marking a method or function as a tool. */
 export declare function tool(
   description: string,
-  opts?: { name?: string; inputSchema?: JSONSchema },
+  opts?: { name?: string; inputSchema?: ToolInputSchema },
 ): (value: any, context: any) => any
 
 /** Gather the tools marked with {@link tool} on an instance or an object of functions. */
@@ -475,6 +536,9 @@ export interface ServeOptions extends ServeSecurityOptions {
   onTask?: OnTask | ((ev: OnTaskEvent) => unknown)
   mcp?: MCPServeConfig
   onCall?: OnCall | ((ev: OnCallEvent) => unknown)
+  /** Told the server's `[toolnexus] …` warnings instead of `console.warn` (toolnexus-native);
+   * absent ⇒ the served toolkit's `logger`, else `console.warn`. */
+  logger?: { warn(message: string): void }
 }
 
 /** `startA2AServer`'s options. */
@@ -495,6 +559,8 @@ export interface StartServerOptions extends ServeSecurityOptions {
   /** The tools the MCP profile exposes. */
   mcpTools?: Tool[]
   onCall?: OnCall | ((ev: OnCallEvent) => unknown)
+  /** Told the server's `[toolnexus] …` warnings instead of `console.warn` (toolnexus-native). */
+  logger?: { warn(message: string): void }
 }
 
 /** Tasks kept for the life of the process (the default store). */
@@ -653,7 +719,8 @@ export interface HttpToolOptions {
   query?: string[]
   /** How leftover arguments are encoded on a request with a body. */
   body?: "json" | "form" | "raw"
-  inputSchema?: JSONSchema
+  /** A JSON Schema, or a Standard Schema: then arguments are validated by it before the request is made of its output. */
+  inputSchema?: ToolInputSchema
   /** Milliseconds (default 30000); a call's `ctx.timeout` wins. */
   timeout?: number
   resultMode?: "text" | "json" | "status+text"
@@ -690,6 +757,10 @@ export interface ToolkitOptions {
   waitFor?: (request: Request) => Promise<Answer>
   /** Aborts MCP loading. */
   signal?: AbortSignal
+  /** Told this toolkit's `[toolnexus] …` warnings (its assembly, its tools' calls, its MCP
+   * servers, its serving) instead of `console.warn` (toolnexus-native). A `warn` that throws
+   * or rejects is ignored and the text goes to `console.warn`. */
+  logger?: { warn(message: string): void }
 }
 
 export declare class Toolkit {
@@ -818,6 +889,25 @@ export interface ClientOptions {
   fetch?: typeof fetch
   /** Decide whether a failed LLM call is retried. */
   onError?: (info: ErrorInfo) => ErrorTier
+  /** Told the `[toolnexus] …` warnings of this client's runs instead of `console.warn`
+   * (toolnexus-native); a toolkit's own `logger` wins for its tools. A `warn` that throws or
+   * rejects is ignored and the text goes to `console.warn`. */
+  logger?: { warn(message: string): void }
+  /**
+   * OpenTelemetry spans for each run (`invoke_agent`), model call (`chat <model>`) and tool call
+   * (`execute_tool <name>`), with the GenAI semantic conventions' attributes; outgoing model,
+   * A2A and HTTP-tool requests carry the W3C trace context. Needs `@opentelemetry/api` (an
+   * optional peer) and a registered SDK; off (nothing loaded) by default.
+   */
+  telemetry?: boolean | TelemetryOptions
+}
+
+/** Where `telemetry` spans go: the global tracer provider's `toolnexus` tracer unless one is given. */
+export interface TelemetryOptions {
+  /** An OpenTelemetry `Tracer` to start spans with. */
+  tracer?: { startSpan(name: string, options?: any, context?: any): any }
+  /** An OpenTelemetry `TracerProvider` to take the `toolnexus` tracer from. */
+  tracerProvider?: { getTracer(name: string, version?: string): any }
 }
 
 export type ErrorTier = "retry" | "fail"
@@ -1227,6 +1317,9 @@ export declare namespace agents {
     /** Asked when a budget stops a running turn: `"stop"` (the default), `"extend"` (go on
      * past it for this call) or `"suspend"` (an approval request through §10). */
     onBudget?: (info: BudgetInfo) => "stop" | "extend" | "suspend" | Promise<"stop" | "extend" | "suspend">
+    /** Told the runtime's `[toolnexus] …` warnings (its turns, its durable store) instead of
+     * `console.warn` (toolnexus-native). */
+    logger?: { warn(message: string): void }
   }
   interface BudgetInfo {
     handle: Handle

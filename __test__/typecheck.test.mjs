@@ -65,10 +65,11 @@ const options: ClientOptions = {
   timeoutMs: 1000,
   hooks,
   waitFor,
+  logger: console,
 }
 
 export async function main(): Promise<string> {
-  const toolkit: Toolkit = await createToolkit({ extraTools: [inventory, approve], builtins: false, disableTools: ["x"] })
+  const toolkit: Toolkit = await createToolkit({ extraTools: [inventory, approve], builtins: false, disableTools: ["x"], logger: { warn: (message: string) => void message } })
   const client = createClient(options)
   const result: RunResult = await client.run("refund 5", { toolkit, signal: new AbortController().signal, history: [] })
   const status: "done" | "pending" | "incomplete" = result.status

@@ -3,6 +3,7 @@
 
 const { native } = require("./native.js")
 const { encode } = require("./crossing.js")
+const { isStandardSchema, sendableSchema } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */
 
@@ -27,7 +28,7 @@ const { encode } = require("./crossing.js")
  * What of a tool the core declares.
  * @param {Tool} t
  */
-const declOf = (t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })
+const declOf = (t) => ({ name: t.name, description: t.description, inputSchema: sendableSchema(t) })
 
 /**
  * The core builds the declarations; the schema in each is then the tool's own `inputSchema`
@@ -43,9 +44,12 @@ function withSchemas(style, out, tools) {
   tools.forEach((t, i) => {
     const d = decls[i]
     if (!d || (style === "openai" ? d.function?.name : d.name) !== t.name) return
-    if (style === "openai") d.function.parameters = t.inputSchema
-    else if (style === "anthropic") d.input_schema = t.inputSchema
-    else d.parameters = t.inputSchema
+    // A Standard Schema is shown as its JSON Schema; one that has none is refused (a TypeError
+    // naming the tool): the declarations are made to be sent, and the provider would refuse it.
+    const schema = isStandardSchema(t.inputSchema) ? sendableSchema(t) : t.inputSchema
+    if (style === "openai") d.function.parameters = schema
+    else if (style === "anthropic") d.input_schema = schema
+    else d.parameters = schema
   })
   return out
 }

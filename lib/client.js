@@ -3,11 +3,12 @@
 // conversations and conversation stores, the in-process client.
 
 const { native } = require("./native.js")
-const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortWiring, underSignal } = require("./crossing.js")
+const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortWiring, underSignal, loggerOption } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
-const { handles, toolkitHandle } = require("./toolkit.js")
+const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
 const { engineUrl } = require("./stores.js")
+const { telemetryOption, recorder } = require("./telemetry.js")
 
 /** @typedef {import("./toolkit.js").Toolkit} Toolkit */
 /** @typedef {import("../index").RunResult} RunResult */
@@ -29,6 +30,7 @@ const { engineUrl } = require("./stores.js")
  * @property {ConversationStore | string | null} [store] where `ask` keeps conversations (an object, or a store URL the core opens); in memory when absent
  * @property {unknown} [fetch] the transport for LLM requests: a fetch-like function (see `fetchOption`)
  * @property {unknown} [onError] decides whether a failed LLM call is retried; called when it is a function
+ * @property {{ warn(message: string): unknown } | null} [logger] told the warnings of this client's runs instead of `console.warn`
  */
 
 /**
@@ -146,6 +148,8 @@ class Client {
   #native
   /** @type {ConversationStore} the store `ask` uses: the caller's, or one in memory */
   #store
+  /** @type {(() => unknown) | undefined} the tracer each run records its spans with (`telemetry`), if any */
+  #tracer
 
   /** @param {ClientInit} opts */
   constructor(opts) {
@@ -156,11 +160,14 @@ class Client {
     this.#store = /** @type {ConversationStore} */ ((given ? opts.store : undefined) ?? new InMemoryConversationStore())
     const generate = given ? opts[GENERATE] : undefined
     const onError = given ? opts.onError : undefined
+    this.#tracer = given ? telemetryOption(opts.telemetry) : undefined
     const adapted = given
       ? {
           ...opts,
+          telemetry: undefined,
           fetch: fetchOption(opts.fetch),
           store: storeOption(this.#store),
+          logger: loggerOption(opts.logger),
           onError: typeof onError === "function" ? raw(bridge((/** @type {import("../index").ErrorInfo} */ info) => onError("error" in info ? { ...info, error: native.makeError(encode(info.error)) } : info))) : onError,
           // Called as a plain function, as the reference calls it.
           generate: typeof generate === "function" ? raw(bridge(/** @type {(request: unknown) => unknown} */ (generate))) : generate,
@@ -192,7 +199,8 @@ class Client {
     const handle = toolkitHandle(ctx, "run")
     // `null` crosses as "null": the core reads it as no history.
     const history = ctx.history === undefined ? undefined : encode(ctx.history)
-    return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam()))
+    const trace = this.#tracer && recorder(this.#tracer)
+    return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam(), trace))
   }
 
   /**
@@ -205,7 +213,8 @@ class Client {
     const handle = toolkitHandle(ctx, "ask")
     const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
-    return runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam()))
+    const trace = this.#tracer && recorder(this.#tracer)
+    return runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam(), trace))
   }
 
   /**
@@ -218,6 +227,7 @@ class Client {
     // Looked up whatever it is: anything that is not one of our Toolkits finds nothing.
     const handle = req.toolkit === undefined ? undefined : handles.get(/** @type {Toolkit} */ (req.toolkit))
     if (req.toolkit !== undefined && !handle) throw new TypeError("translate: `toolkit` must be a Toolkit from createToolkit()")
+    if (handle) refuseUnsendable(/** @type {Toolkit} */ (req.toolkit))
     const { toolkit, signal, ...plain } = req
     return underSignal(signal, (token) => this.#native.translate(encode(plain), handle, token, userSeam()))
   }
@@ -249,6 +259,8 @@ class Client {
    */
   stream(prompt, ctx) {
     const nativeClient = this.#native
+    // The caller's context, where the stream was asked for (the generator's body runs later).
+    const trace = this.#tracer && recorder(this.#tracer)
     return (async function* streamEvents() {
       const handle = toolkitHandle(ctx, "stream")
       const signal = ctx.signal
@@ -274,7 +286,7 @@ class Client {
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined
-      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent), userSeam()).then(
+      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent), userSeam(), trace).then(
         () => {
           settled = true
           poke()

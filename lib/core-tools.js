@@ -4,6 +4,7 @@
 // `execute` with a signal of its own when the caller can give up).
 
 const { encode, encodeLenient, fromCore, answer, raw, abortWiring } = require("./crossing.js")
+const { declaredSchema, schemaRefusal } = require("./schema.js")
 
 /**
  * The outcome of a tool call.
@@ -164,7 +165,9 @@ function toolSpec(t, i) {
   }
   // `execute` is a function (checked above).
   const call = signalled((args, ctx) => /** @type {Tool} */ (t).execute(args, ctx))
-  return { decl: encode({ name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source }), call }
+  // A Standard Schema crosses as its JSON Schema (or, when it has none, as no schema: the
+  // toolkit refuses it where the list is sent).
+  return { decl: encode({ name: t.name, description: t.description, inputSchema: declaredSchema(t.inputSchema), source: t.source }), call }
 }
 
 /**
@@ -184,7 +187,11 @@ function toolOption(t) {
   if (t === null || typeof t !== "object" || typeof t.execute !== "function") return t
   // `execute` is a function (checked above).
   const execute = raw(signalled((args, ctx) => /** @type {Tool} */ (t).execute(args, ctx)))
-  return { name: t.name, description: t.description, inputSchema: t.inputSchema, source: t.source, execute }
+  // The runtime's turns send their tool lists from the core, out of our reach: a Standard
+  // Schema with no JSON Schema is declared as the empty object schema, and said so.
+  const refused = schemaRefusal(t.name, t.inputSchema)
+  if (refused) console.warn(`[toolnexus] ${refused.message} (declared as an empty object schema)`)
+  return { name: t.name, description: t.description, inputSchema: declaredSchema(t.inputSchema), source: t.source, execute }
 }
 
 module.exports = { toolResult, wrapNative, remember, nativeHandle, signalled, toolSpec, toolOption, contextJson }

@@ -317,6 +317,39 @@ function crossing(value, origins) {
 }
 
 /**
+ * Tell `logger` (an object with a `warn(message)` method: console, pino, winston, ...) one
+ * warning: `logger.warn` is read now and called as a method. A throw, a rejected Promise, or a
+ * `warn` that is not a function never reaches the work that warned: the text then goes to
+ * `console.warn`, so no warning is lost.
+ * @param {unknown} logger
+ * @param {string} text
+ */
+function warnWith(logger, text) {
+  try {
+    const warn = /** @type {{ warn?: unknown }} */ (logger).warn
+    if (typeof warn !== "function") throw new TypeError("logger.warn is not a function")
+    const out = warn.call(logger, text)
+    if (isThenable(out)) Promise.resolve(out).catch(() => console.warn(text))
+  } catch {
+    console.warn(text)
+  }
+}
+
+/**
+ * The `logger` option as a function in the core's calling convention, told each warning's
+ * text (see `warnWith`); undefined when no logger is given (null or undefined).
+ * @param {unknown} logger
+ * @returns {JsonFn | undefined}
+ */
+const loggerOption = (logger) =>
+  logger == null
+    ? undefined
+    : raw((json) => {
+        warnWith(logger, String(fromCore(json)))
+        return "null"
+      })
+
+/**
  * A callback option as the reference treats it: unset when falsy, called when set. A value
  * that is set but is not a function is accepted here and fails where the reference fails, when
  * it is called, with a TypeError that names it.
@@ -431,4 +464,4 @@ async function withSignal(signal, call) {
  */
 const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
-module.exports = { encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, callable, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }
+module.exports = { encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, callable, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }

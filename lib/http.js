@@ -4,6 +4,7 @@
 const { native } = require("./native.js")
 const { encode } = require("./crossing.js")
 const { wrapNative, remember } = require("./core-tools.js")
+const { isStandardSchema, declaredSchema, shownSchema, validateArgs } = require("./schema.js")
 
 /**
  * One HTTP endpoint declared as a tool. The object crosses whole; the core reads every field.
@@ -15,7 +16,8 @@ const { wrapNative, remember } = require("./core-tools.js")
  * @property {Record<string, string>} [headers]
  * @property {string[]} [query] argument names sent in the querystring
  * @property {"json" | "form" | "raw"} [body]
- * @property {Record<string, unknown>} [inputSchema]
+ * @property {Record<string, unknown>} [inputSchema] a JSON Schema, or a Standard Schema (its JSON
+ *   Schema is declared; each call's arguments are validated by it and the request made of its output)
  * @property {number} [timeout] milliseconds
  * @property {"text" | "json" | "status+text"} [resultMode]
  */
@@ -26,11 +28,31 @@ const { wrapNative, remember } = require("./core-tools.js")
  */
 function httpTool(opts) {
   if (opts === null || typeof opts !== "object") throw new TypeError("httpTool: options must be an object")
-  const handle = native.httpTool(encode(opts))
+  const given = opts.inputSchema
+  if (!isStandardSchema(given)) {
+    const handle = native.httpTool(encode(opts))
+    const t = wrapNative(handle)
+    // The declared schema object itself, as the reference hands it back.
+    if (given != null) t.inputSchema = given
+    return remember(handle, t)
+  }
+  // A Standard Schema: the core declares its JSON Schema (none when it has none: refused where
+  // the list is sent), and each call's arguments are validated, the request made of the
+  // validated value. The tool is not remembered as the core's own, so every call passes here.
+  const handle = native.httpTool(encode({ ...opts, inputSchema: declaredSchema(given) }))
   const t = wrapNative(handle)
-  // The declared schema object itself, as the reference hands it back.
-  if (opts.inputSchema != null) t.inputSchema = opts.inputSchema
-  return remember(handle, t)
+  t.inputSchema = /** @type {Record<string, unknown>} */ (shownSchema(given))
+  const send = t.execute
+  t.execute = async (args, ctx) => {
+    try {
+      const checked = await validateArgs(given, t.name, args ?? {})
+      if ("failure" in checked) return checked.failure
+      return await send(/** @type {Record<string, unknown>} */ (checked.value), ctx)
+    } catch (e) {
+      return { output: e instanceof Error ? e.message : String(e), isError: true }
+    }
+  }
+  return t
 }
 
 module.exports = { httpTool }

@@ -4,6 +4,7 @@
 const { native } = require("./native.js")
 const { encode, bridge, callable } = require("./crossing.js")
 const { nativeHandle, signalled } = require("./core-tools.js")
+const { declaredSchema, schemaRefusal } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */
 
@@ -35,6 +36,25 @@ function exposedMcpTools(tools, cfg) {
   )
   // No filter: the list itself, as the reference hands it back.
   return picked == null ? tools : picked.map((i) => tools[i])
+}
+
+/**
+ * The refusal of the first tool an MCP profile would list whose Standard Schema has no JSON
+ * Schema; undefined when every listed schema can be sent. A server's `tools/list` answer is
+ * fixed when it is built, so this is asked then.
+ * @param {ReadonlyArray<{ name?: unknown, inputSchema?: unknown } | null | undefined>} tools
+ * @param {unknown} cfg the MCP serving profile (an object filters by its `tools`)
+ * @returns {TypeError | undefined}
+ */
+function mcpRefusal(tools, cfg) {
+  const refused = tools.map((t) => (t == null ? undefined : schemaRefusal(t.name, t.inputSchema)))
+  if (!refused.some(Boolean)) return undefined
+  const profile = cfg !== null && typeof cfg === "object" ? encode(cfg) : undefined
+  const picked = native.mcpExposed(
+    tools.map((t) => String(t?.name)),
+    profile,
+  )
+  return (picked == null ? refused : picked.map((/** @type {number} */ i) => refused[i])).find(Boolean)
 }
 
 /**
@@ -174,16 +194,19 @@ class McpServer {
 function buildMcpServer(tools, cfg, onCall) {
   const observe = callable("buildMcpServer", "onCall", onCall)
   const server = new native.NativeMcpServer(cfg === undefined ? undefined : encode(cfg), observe && bridge(observe))
-  for (const t of tools) {
+  const list = [...tools]
+  const refused = mcpRefusal(list, cfg)
+  if (refused) throw refused
+  for (const t of list) {
     const handle = nativeHandle(t)
     if (handle) {
       server.addNative(handle)
       continue
     }
-    const decl = { name: textOf(t.name), description: t.description, inputSchema: t.inputSchema, source: t.source }
+    const decl = { name: textOf(t.name), description: t.description, inputSchema: declaredSchema(t.inputSchema), source: t.source }
     server.addJs(encode(decl), servedCall(t))
   }
   return new McpServer(server)
 }
 
-module.exports = { exposedMcpTools, buildMcpServer }
+module.exports = { exposedMcpTools, buildMcpServer, mcpRefusal }

@@ -2,6 +2,7 @@
 // Native tools (SPEC §6): `defineTool`, and `tool` / `collectTools` for decorated methods.
 
 const { native } = require("./native.js")
+const { isStandardSchema, shownSchema, validateArgs } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */
 /** @typedef {import("./core-tools.js").ToolContext} ToolContext */
@@ -11,9 +12,11 @@ const { native } = require("./native.js")
  * @typedef {object} DefineToolOptions
  * @property {string} name
  * @property {string} description
- * @property {Record<string, unknown>} [inputSchema]
+ * @property {Record<string, unknown>} [inputSchema] a JSON Schema, or a Standard Schema (zod 4,
+ *   valibot, arktype...): then the tool's `inputSchema` is its JSON Schema, and each call's
+ *   arguments are validated by it before `run` gets its output
  * @property {string} [source]
- * @property {(this: DefineToolOptions, args: Record<string, unknown>, ctx?: ToolContext) => unknown} run
+ * @property {(this: DefineToolOptions, args: any, ctx?: ToolContext) => unknown} run
  *   a string result is the output, a ToolResult-shaped one passes through, anything else is JSON-encoded
  */
 
@@ -40,10 +43,13 @@ const EMPTY_SCHEMA = JSON.parse(native.emptySchema())
  */
 function defineTool(opts) {
   if (opts == null) throw new TypeError(`Cannot read properties of ${opts} (reading 'name')`)
+  const given = opts.inputSchema
+  // A Standard Schema validates every call; a JSON Schema is only declared, as before.
+  const standard = isStandardSchema(given) ? given : undefined
   return {
     name: opts.name,
     description: opts.description,
-    inputSchema: opts.inputSchema ?? EMPTY_SCHEMA,
+    inputSchema: /** @type {Record<string, unknown>} */ (shownSchema(given) ?? EMPTY_SCHEMA),
     source: opts.source ?? "native",
     async execute(args, ctx) {
       try {
@@ -52,7 +58,14 @@ function defineTool(opts) {
         if (typeof run !== "function") {
           throw new TypeError(`defineTool: tool "${opts.name}" has no \`run\` function (got ${typeof run})`)
         }
-        const out = await run.call(opts, args ?? {}, ctx)
+        /** @type {unknown} */
+        let input = args ?? {}
+        if (standard !== undefined) {
+          const checked = await validateArgs(standard, opts.name, input)
+          if ("failure" in checked) return checked.failure
+          input = checked.value
+        }
+        const out = await run.call(opts, input, ctx)
         // A ToolResult-shaped value passes through untouched, as the reference passes it.
         if (out !== null && typeof out === "object" && "output" in out && "isError" in out) return /** @type {import("./core-tools.js").ToolResult} */ (out)
         return { output: typeof out === "string" ? out : (JSON.stringify(out) ?? ""), isError: false }
@@ -72,7 +85,7 @@ const MARK = "__tool"
 /**
  * A decorator (or plain wrapper) marking a function as a tool.
  * @param {string} description
- * @param {{ name?: string, inputSchema?: Record<string, unknown> }} [opts]
+ * @param {{ name?: string, inputSchema?: Record<string, unknown> }} [opts] `inputSchema` as `defineTool` takes it
  * @returns {(value: unknown, context?: ToolDecoratorContext) => unknown} `value` back, marked when it is a function
  */
 function tool(description, opts) {

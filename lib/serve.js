@@ -3,9 +3,10 @@
 // profiles.
 
 const { native } = require("./native.js")
-const { encode, bridge } = require("./crossing.js")
+const { encode, bridge, loggerOption } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
+const { mcpRefusal } = require("./mcpserve.js")
 
 /** @typedef {import("../index").A2ATask} Task an A2A Task, as the core keeps it */
 
@@ -58,6 +59,7 @@ const { toolSpec } = require("./core-tools.js")
  * @property {unknown} [auth]
  * @property {unknown} [allowedOrigins]
  * @property {unknown} [maxBodyBytes]
+ * @property {{ warn(message: string): unknown } | null} [logger] told the server's warnings instead of `console.warn` (a served toolkit's logger when absent)
  */
 
 /**
@@ -223,6 +225,9 @@ const buildAgentCard = (cfg, skills, url) => JSON.parse(native.buildAgentCard(en
  */
 async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   const { a2a, mcp, onTask, onCall } = opts
+  // A listed tool whose Standard Schema has no JSON Schema is refused before the list is made.
+  const refused = mcpTools && mcp ? mcpRefusal(mcpTools, mcp) : undefined
+  if (refused) throw refused
   const plain = {
     addr,
     a2a: a2a && typeof a2a === "object" ? { ...a2a, store: storeObject(a2a.store) ? undefined : a2a.store } : a2a,
@@ -243,6 +248,7 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
     storeGet: store && !ours ? bridge((id) => /** @type {TaskStore} */ (store).get(id)) : undefined,
     storeSave: store && !ours ? bridge((task) => /** @type {TaskStore} */ (store).save(task)) : undefined,
     mcpTools: mcpTools && mcp ? mcpTools.map(toolSpec) : undefined,
+    logger: loggerOption(opts.logger),
   }
   const server = await native.startServer(spec, ours, toolkit)
   return { url: server.url, stop: () => server.stop(), close: () => server.stop() }

@@ -2,11 +2,13 @@
 // The toolkit (SPEC §4): every source's tools as one list, the caller's own Tool objects kept.
 
 const { native } = require("./native.js")
-const { encode, bridge, callable, abortWiring, withSignal } = require("./crossing.js")
+const { encode, bridge, callable, abortWiring, withSignal, loggerOption, warnWith } = require("./crossing.js")
 const { withSchemas } = require("./adapters.js")
 const { toolResult, wrapNative, toolSpec, contextJson } = require("./core-tools.js")
 const { agentList } = require("./a2a.js")
 const { storeObject, startServer } = require("./serve.js")
+const { mcpRefusal } = require("./mcpserve.js")
+const { schemaRefusal } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */
 /** @typedef {import("../binding").NativeToolkit} NativeToolkit */
@@ -30,6 +32,7 @@ const { storeObject, startServer } = require("./serve.js")
  * @property {Iterable<import("./a2a.js").Agent> | null} [agents] remote A2A agents whose skills become tools
  * @property {unknown} [waitFor] resolves input an MCP server asks for (a callback option: see `callable`)
  * @property {AbortSignal | null} [signal] aborts the MCP load
+ * @property {{ warn(message: string): unknown } | null} [logger] told the toolkit's warnings (its assembly, tools, MCP servers, serving) instead of `console.warn`
  */
 
 /**
@@ -39,6 +42,8 @@ const { storeObject, startServer } = require("./serve.js")
 
 /** @type {WeakMap<Toolkit, NativeToolkit>} */
 const handles = new WeakMap() // Toolkit -> NativeToolkit
+/** @type {WeakMap<Toolkit, TypeError[]>} */
+const refusals = new WeakMap() // Toolkit -> why its tool list cannot be sent (Standard Schemas with no JSON Schema)
 const CREATE = Symbol("toolnexus.createToolkit")
 
 class Toolkit {
@@ -56,6 +61,10 @@ class Toolkit {
   #wrapped = new Map() // name -> wrapNative(...) of a core tool, built on first use
   /** @type {object | undefined} */
   #configStore // a store object in an object mcpConfig's `a2a` block (it cannot cross as JSON)
+  /** @type {unknown} */
+  #configMcp // an object mcpConfig's `mcpServer` block (the MCP profile `serve` falls back to)
+  /** @type {TypeError[]} */
+  #refused = [] // the refusals of the caller's tools the core took whose schema cannot be sent
 
   /**
    * Only `create` makes a Toolkit (it passes `CREATE`).
@@ -68,6 +77,7 @@ class Toolkit {
     this.#native = nativeToolkit
     this.#slots = tools
     handles.set(this, nativeToolkit)
+    refusals.set(this, this.#refused)
     this.#adopt(nativeToolkit.entries())
   }
 
@@ -81,6 +91,7 @@ class Toolkit {
     const extra = opts.extraTools ?? []
     if (!Array.isArray(extra)) throw new TypeError("createToolkit: `extraTools` must be an array of Tool objects")
     const waitFor = callable("createToolkit", "waitFor", opts.waitFor)
+    const logger = loggerOption(opts.logger)
     /** @type {Record<string, unknown>} the options that cross as JSON */
     const plain = { disableTools: opts.disableTools, builtins: opts.builtins, mcpConfig: opts.mcpConfig, agents: agentList(opts.agents) }
     if (opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined) {
@@ -91,7 +102,9 @@ class Toolkit {
         try {
           providerDefs = await opts.skillProvider()
         } catch (e) {
-          console.warn(`[toolnexus] skill provider failed: ${e instanceof Error ? e.message : String(e)}`)
+          const text = `[toolnexus] skill provider failed: ${e instanceof Error ? e.message : String(e)}`
+          if (opts.logger != null) warnWith(opts.logger, text)
+          else console.warn(text)
           providerDefs = []
         }
       }
@@ -104,11 +117,12 @@ class Toolkit {
     }
     const specs = extra.map(toolSpec)
     const nativeToolkit = await withSignal(opts.signal, (token) =>
-      native.NativeToolkit.create(encode(plain), specs, waitFor && bridge(waitFor, opts), token),
+      native.NativeToolkit.create(encode(plain), specs, waitFor && bridge(waitFor, opts), token, logger),
     )
     const tk = new Toolkit(CREATE, nativeToolkit, [...extra])
     const cfg = opts.mcpConfig
     if (cfg && typeof cfg === "object" && cfg.a2a && typeof cfg.a2a === "object") tk.#configStore = storeObject(cfg.a2a.store)
+    if (cfg && typeof cfg === "object") tk.#configMcp = cfg.mcpServer
     return tk
   }
 
@@ -119,8 +133,13 @@ class Toolkit {
   #adopt(entries) {
     for (const entry of entries) {
       this.#entries.push(entry)
-      if (entry.slot >= 0) this.#byName.set(entry.name, this.#slots[entry.slot])
-      else this.#coreNames.add(entry.name)
+      if (entry.slot >= 0) {
+        const t = this.#slots[entry.slot]
+        this.#byName.set(entry.name, t)
+        // Refused where the list is sent (a run, a stream, translate), as a provider would.
+        const refused = schemaRefusal(t.name, t.inputSchema)
+        if (refused) this.#refused.push(refused)
+      } else this.#coreNames.add(entry.name)
     }
   }
 
@@ -248,6 +267,11 @@ class Toolkit {
     }
     const a2a = opts.a2a ?? undefined
     const store = a2a == null ? this.#configStore : storeObject(a2a.store)
+    // The served MCP profile lists the caller's tools: a Standard Schema with no JSON Schema is
+    // refused before the list is made.
+    const profile = opts.mcp ?? this.#configMcp
+    const refused = profile ? mcpRefusal(this.#entries.filter((e) => e.slot >= 0).map((e) => this.#slots[e.slot]), profile) : undefined
+    if (refused) return Promise.reject(refused)
     return startServer(addr, opts, { runTask, store, toolkit: this.#native })
   }
 
@@ -275,7 +299,19 @@ function toolkitHandle(ctx, where) {
   // Looked up whatever it is: anything that is not one of our Toolkits finds nothing.
   const handle = handles.get(/** @type {Toolkit} */ (ctx?.toolkit))
   if (!handle) throw new TypeError(`${where}: \`toolkit\` must be a Toolkit from createToolkit()`)
+  refuseUnsendable(/** @type {Toolkit} */ (ctx?.toolkit))
   return handle
 }
 
-module.exports = { handles, Toolkit, createToolkit, toolkitHandle }
+/**
+ * Throw the first refusal of a toolkit's tool list (a tool whose Standard Schema has no JSON
+ * Schema to send), if it has one.
+ * @param {Toolkit} toolkit
+ */
+function refuseUnsendable(toolkit) {
+  const first = refusals.get(toolkit)?.[0]
+  // A new error each time, so each run's stack is its own.
+  if (first) throw new TypeError(first.message)
+}
+
+module.exports = { handles, Toolkit, createToolkit, toolkitHandle, refuseUnsendable }

@@ -17,7 +17,7 @@ await build({
   platform: "node",
   format: "cjs",
   target: "node20",
-  external: ["../loader.js"],
+  external: ["../loader.js", "@opentelemetry/api"],
   legalComments: "none",
   logLevel: "warning",
 })

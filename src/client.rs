@@ -292,6 +292,7 @@ impl NativeClient {
 
     /// Run the loop; resolves with the RunResult as JSON.
     #[napi(ts_return_type = "Promise<string | string[]>")]
+    #[allow(clippy::too_many_arguments)] // each a value JavaScript passes; napi takes them one by one
     pub fn run(
         &self,
         env: &Env,
@@ -300,11 +301,12 @@ impl NativeClient {
         history: Option<String>,
         cancel: Option<&CancelToken>,
         seam: Option<bool>,
+        trace: Option<JsonFn>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(history, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        let work = self.with_seam(seam, async move { client.run(&prompt, &tk, ro).await });
+        let work = self.with_seam(seam, traced(trace, async move { client.run(&prompt, &tk, ro).await }));
         crate::dispatch::local_promise(env, async move {
             let r = work.await.map_err(core_err)?;
             Ok(Crossed::of(r.into_value()))
@@ -323,14 +325,18 @@ impl NativeClient {
         cancel: Option<&CancelToken>,
         on_event: JsonFn,
         seam: Option<bool>,
+        trace: Option<JsonFn>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        let work = self.with_seam(seam, async move {
-            let sink = JsCallback(on_event);
-            client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map(|_| ())
-        });
+        let work = self.with_seam(
+            seam,
+            traced(trace, async move {
+                let sink = JsCallback(on_event);
+                client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map(|_| ())
+            }),
+        );
         crate::dispatch::local_promise(env, async move {
             // The result already reached JavaScript in the `done` event.
             work.await.map_err(core_err)?;
@@ -350,15 +356,19 @@ impl NativeClient {
         cancel: Option<&CancelToken>,
         on_text: Option<JsonFn>,
         seam: Option<bool>,
+        trace: Option<JsonFn>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        let work = self.with_seam(seam, async move {
-            let on_text = on_text.map(JsCallback);
-            let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
-            client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await
-        });
+        let work = self.with_seam(
+            seam,
+            traced(trace, async move {
+                let on_text = on_text.map(JsCallback);
+                let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
+                client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await
+            }),
+        );
         crate::dispatch::local_promise(env, async move {
             let r = work.await.map_err(core_err)?;
             Ok(Crossed::of(r.into_value()))
@@ -396,6 +406,12 @@ pub fn tool_calls_json(result: String) -> Result<String> {
         let calls = r.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         Ok(json::to_string(&Value::Array(single::tool_calls_json(calls))))
     })
+}
+
+/// `work` with its spans recorded by `trace` (a JavaScript recorder), when one is given.
+fn traced<F: std::future::Future>(trace: Option<JsonFn>, work: F) -> impl std::future::Future<Output = F::Output> {
+    let sink = trace.map(|f| Arc::new(JsCallback(f)) as toolnexus_core::callback::SharedCallback);
+    toolnexus_core::trace::within(sink, work)
 }
 
 fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {

@@ -14,7 +14,7 @@ use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::serve::a2a::{build_agent_card, CardSkill};
 use toolnexus_core::serve::http::{OwnerGone, Server};
 use toolnexus_core::serve::options::A2AConfig;
-use toolnexus_core::serve::start::{or_block, start_server, toolkit_skills, StartOptions};
+use toolnexus_core::serve::start::{start_server, StartOptions};
 use toolnexus_core::serve::store::{
     store_choice, FileTaskStore, InMemoryTaskStore, SharedTaskStore, StoreChoice, TaskStore,
 };
@@ -135,6 +135,8 @@ pub struct ServeSpec {
     pub store_save: Option<JsonFn>,
     /// `startA2AServer`'s `mcpTools`.
     pub mcp_tools: Option<Vec<JsToolSpec>>,
+    /// Told the server's warnings (the `logger` option, adapted).
+    pub logger: Option<JsonFn>,
 }
 
 /// A running server.
@@ -227,17 +229,13 @@ pub fn start_server_js(
     }
     o.on_task = callback(spec.on_task);
     o.on_call = callback(spec.on_call);
+    o.logger = spec.logger.map(|f| toolnexus_core::warn::callback_sink(Arc::new(JsCallback(f))));
     // The environment's dispatcher exists before the hold on the process is taken.
     crate::dispatch::Home::of(env)?;
     o.hold = crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold);
     o.owner = Some(owned_by(env)?);
     if let Some(tk) = toolkit {
-        let tk = &tk.inner;
-        o.a2a = or_block(o.a2a.take(), tk.a2a_block());
-        o.mcp = or_block(o.mcp.take(), tk.mcp_server_block());
-        o.skills = toolkit_skills(tk);
-        o.mcp_tools = tk.tools();
-        o.reachable_tools = o.mcp_tools.iter().map(|t| t.name().to_string()).collect();
+        o = o.serving(&tk.inner);
     }
     crate::dispatch::promise(env, async move {
         let server = start_server(o).await.map_err(core_err)?;

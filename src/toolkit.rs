@@ -47,7 +47,7 @@ pub struct ToolEntry {
 #[napi]
 impl NativeToolkit {
     /// `options` is the JSON of the plain options (everything but the tools and callbacks);
-    /// `waitFor` and `cancel` reach the MCP load.
+    /// `waitFor` and `cancel` reach the MCP load; `logger` is told the toolkit's warnings.
     #[napi(ts_return_type = "Promise<NativeToolkit>")]
     pub fn create(
         env: &Env,
@@ -55,6 +55,7 @@ impl NativeToolkit {
         tools: Vec<JsToolSpec>,
         wait_for: Option<JsonFn>,
         cancel: Option<&CancelToken>,
+        logger: Option<JsonFn>,
     ) -> Result<crate::dispatch::JsPromise> {
         let count = tools.len() as u32;
         let extra_tools = js_tools(tools, 0)?;
@@ -63,6 +64,7 @@ impl NativeToolkit {
         let waits_on_nothing = core_opts.waits_on_nothing();
         core_opts.wait_for = wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback);
         core_opts.cancel = cancel.map(|c| c.abort.clone());
+        core_opts.logger = logger.map(|f| toolnexus_core::warn::callback_sink(Arc::new(JsCallback(f))));
         let work = async move {
             let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
             Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })

@@ -2,7 +2,7 @@
 // The agent runtime (SPEC §7D): its handles, its verbs, the host's clock.
 
 const { native } = require("../native.js")
-const { encode, fromCore, lift, bridge, raw, natives, crossing } = require("../crossing.js")
+const { encode, fromCore, lift, bridge, raw, natives, crossing, loggerOption } = require("../crossing.js")
 const { toolOption } = require("../core-tools.js")
 const { fetchOption, storeOption, InMemoryConversationStore } = require("../client.js")
 const { userSeam } = require("../fetch.js")
@@ -317,6 +317,7 @@ class AgentRuntime {
           fetch: fetchOption(opts.fetch),
           store: storeOption(this.store),
           clock: opts.clock ? hostClock(opts.clock) : undefined,
+          logger: loggerOption(opts.logger),
           onBudget: typeof onBudget === "function" ? raw(bridge((/** @type {Omit<BudgetInfo, "handle"> & { handle: number }} */ info) => onBudget.call(opts, { ...info, handle: handleAt(info.handle) }))) : onBudget,
         }
       : opts

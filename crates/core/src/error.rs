@@ -75,6 +75,23 @@ impl Error {
     pub fn host_message(msg: impl Into<String>) -> Self {
         Error::Host(HostError(Box::new(Message(msg.into()))))
     }
+
+    /// A short, stable name of what went wrong, for a trace's `error.type` (an HTTP failure
+    /// is its status code, as OpenTelemetry's conventions name it).
+    pub fn kind(&self) -> String {
+        let name = match self {
+            Error::Http { status, .. } => return status.to_string(),
+            Error::Host(_) => "host_error",
+            Error::Transport(_) | Error::Fetch(_) | Error::System(_) => "transport_error",
+            Error::NotJson(_) | Error::BadShape(_) | Error::InvalidResponse(_) => "invalid_response",
+            Error::Aborted(_) => "aborted",
+            Error::Timeout(_) => "timeout",
+            Error::NoApiKey => "no_api_key",
+            Error::Invalid(_) | Error::Type(_) => "invalid",
+            Error::Store { .. } => "store_error",
+        };
+        name.to_string()
+    }
 }
 
 #[derive(Debug)]

@@ -72,7 +72,7 @@ where
     if on_host_thread() {
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             let _hold = hold();
-            return match rt.spawn(crate::json::DeepStack::new(crate::warn::carry(work))).await {
+            return match rt.spawn(crate::json::DeepStack::new(crate::warn::carry(crate::trace::carry(work)))).await {
                 Ok(r) => r,
                 Err(e) => Err(Error::Invalid(format!("a tool stopped unexpectedly: {e}"))),
             };

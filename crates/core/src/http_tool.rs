@@ -255,6 +255,7 @@ impl HttpTool {
                 BodyMode::Raw => a.get("body").filter(|b| !b.is_null()).map(js_string).unwrap_or_default(),
             });
         }
+        crate::trace::inject(&mut headers);
         Prepared { url, headers, body }
     }
 

@@ -33,6 +33,7 @@ pub mod store;
 pub mod syserr;
 pub mod tool;
 pub mod toolkit;
+pub mod trace;
 pub mod translate;
 pub mod types;
 pub mod warn;

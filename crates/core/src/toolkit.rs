@@ -50,6 +50,9 @@ pub struct ToolkitOptions {
     pub cancel: Option<Abort>,
     /// Remote A2A agents; a parsed `mcpConfig` object's `agents` block adds its own after them.
     pub agents: Vec<Agent>,
+    /// Where the toolkit's warnings go (its assembly, its tools, its MCP servers, its
+    /// serving); `None`: wherever the caller's go (see `warn`).
+    pub logger: Option<crate::warn::Sink>,
 }
 
 impl ToolkitOptions {
@@ -132,6 +135,7 @@ impl ToolkitOptions {
             wait_for: None,
             cancel: None,
             agents: Agent::list_from_value(o.agents.as_ref()),
+            logger: None,
         })
     }
 }
@@ -206,12 +210,18 @@ pub struct Toolkit {
     mcp: Option<McpSource>,
     /// The `a2a` and `mcpServer` blocks of an object `mcpConfig` (what `serve` falls back to).
     serve_blocks: (Option<Value>, Option<Value>),
+    logger: Option<crate::warn::Sink>,
 }
 
 impl Toolkit {
     /// Assemble: drop builtins a host tool shadows, then MCP → skill → builtin → A2A → extras,
     /// skipping disabled names, first name wins.
-    pub async fn create(mut opts: ToolkitOptions) -> Result<Toolkit> {
+    pub async fn create(opts: ToolkitOptions) -> Result<Toolkit> {
+        let logger = opts.logger.clone();
+        crate::warn::scope_with(logger.as_ref(), Self::assemble(opts)).await
+    }
+
+    async fn assemble(mut opts: ToolkitOptions) -> Result<Toolkit> {
         let mcp = match &opts.mcp_config {
             Some(config) => {
                 let load = mcp::LoadOptions { wait_for: opts.wait_for.clone(), cancel: opts.cancel.clone() };
@@ -254,7 +264,7 @@ impl Toolkit {
         }
         let block = |key: &str| opts.mcp_config.as_ref().and_then(|c| c.as_object()).and_then(|c| c.get(key)).cloned();
         let serve_blocks = (block("a2a"), block("mcpServer"));
-        Ok(Toolkit { inner: RwLock::new(inner), skill, mcp, serve_blocks })
+        Ok(Toolkit { inner: RwLock::new(inner), skill, mcp, serve_blocks, logger: opts.logger.take() })
     }
 
     /// A toolkit of exactly `tools` (no builtins, skills, MCP or agents), first name wins:
@@ -264,7 +274,18 @@ impl Toolkit {
         for t in tools {
             inner.add(t);
         }
-        Toolkit { inner: RwLock::new(inner), skill: None, mcp: None, serve_blocks: (None, None) }
+        Toolkit { inner: RwLock::new(inner), skill: None, mcp: None, serve_blocks: (None, None), logger: None }
+    }
+
+    /// Send this toolkit's warnings to `logger` from now on (`None`: wherever the caller's go).
+    pub fn with_logger(mut self, logger: Option<crate::warn::Sink>) -> Toolkit {
+        self.logger = logger;
+        self
+    }
+
+    /// Where this toolkit's warnings go, when it was given a logger.
+    pub fn logger(&self) -> Option<&crate::warn::Sink> {
+        self.logger.as_ref()
     }
 
     fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
@@ -283,19 +304,23 @@ impl Toolkit {
     /// Add tools at runtime; first name wins. Returns, per tool, whether it was added.
     pub fn register(&self, tools: Vec<SharedTool>) -> Vec<bool> {
         let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
-        tools.into_iter().map(|t| inner.add(t)).collect()
+        crate::warn::within(self.logger.as_ref(), || tools.into_iter().map(|t| inner.add(t)).collect())
     }
 
     /// Resolve a remote agent's card and register its skills' tools (first name wins). A card
     /// that cannot be resolved is an error here (unlike at creation, where it is a warning).
     pub async fn add_agent(&self, agent: &Agent) -> Result<Vec<(SharedTool, bool)>> {
-        let tools = a2a::agent_tools(agent).await?;
+        let tools = crate::warn::scope_with(self.logger.as_ref(), a2a::agent_tools(agent)).await?;
         let added = self.register(tools.clone());
         Ok(tools.into_iter().zip(added).collect())
     }
 
     /// Route a call; an unknown name is an error result, not a failure.
     pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> Result<ToolResult> {
+        crate::warn::scope_with(self.logger.as_ref(), self.route(name, args, ctx)).await
+    }
+
+    async fn route(&self, name: &str, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         match self.get(name) {
             None => Ok(unknown_tool(name)),
             Some(t) => {
@@ -408,6 +433,57 @@ mod tests {
         assert_eq!(names, ["a", "b"]);
         let r = tk.execute("a", json!({}), ToolContext::default()).await.unwrap();
         assert_eq!(r.output, "first");
+    }
+
+    fn collector() -> (crate::warn::Sink, Arc<std::sync::Mutex<Vec<String>>>) {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = seen.clone();
+        let sink: crate::warn::Sink =
+            Arc::new(move |t: &str| into.lock().unwrap_or_else(PoisonError::into_inner).push(t.to_string()));
+        (sink, seen)
+    }
+
+    fn taken(seen: &std::sync::Mutex<Vec<String>>) -> Vec<String> {
+        std::mem::take(&mut *seen.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// A tool that warns `text` when it runs.
+    fn warning(name: &str, text: &'static str) -> SharedTool {
+        Arc::new(FnTool::new(name, "d", None, move |_, _| async move {
+            crate::warn::warn(text);
+            ToolResult::ok("ok")
+        }))
+    }
+
+    #[tokio::test]
+    async fn a_toolkits_logger_gets_its_assembly_its_registrations_and_its_tools_warnings() {
+        let (logger, seen) = collector();
+        let (caller, of_caller) = collector();
+        let tk = crate::warn::scope(Some(caller.clone()), async {
+            Toolkit::create(ToolkitOptions {
+                extra_tools: vec![tool("a", "1"), tool("a", "2"), warning("w", "[toolnexus] from w")],
+                skills_dir: Some(vec![PathBuf::from("/no/such/skills-dir-tn")]),
+                builtins: Some(json!(false)),
+                logger: Some(logger.clone()),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+        })
+        .await;
+        let lines = taken(&seen);
+        assert!(lines.contains(&"[toolnexus] duplicate tool name \"a\" — keeping first".to_string()), "{lines:?}");
+        assert!(lines.iter().any(|l| l.starts_with("[toolnexus] skills dir not found: ")), "{lines:?}");
+        tk.register(vec![tool("a", "3")]);
+        assert_eq!(taken(&seen), ["[toolnexus] duplicate tool name \"a\" — keeping first"]);
+        // Inside a caller's scope (a client's run), the toolkit's tool still warns to the toolkit's logger.
+        crate::warn::scope(Some(caller.clone()), tk.execute("w", json!({}), ToolContext::default())).await.unwrap();
+        assert_eq!(taken(&seen), ["[toolnexus] from w"]);
+        assert!(taken(&of_caller).is_empty());
+        // A toolkit without one leaves the caller's sink in place.
+        let plain = Toolkit::from_tools(vec![warning("w", "[toolnexus] plain w")]);
+        crate::warn::scope(Some(caller), plain.execute("w", json!({}), ToolContext::default())).await.unwrap();
+        assert_eq!(taken(&of_caller), ["[toolnexus] plain w"]);
     }
 
     #[tokio::test]

@@ -5,10 +5,19 @@
 //! The sink is found from where the warning is raised: the task doing the work (set with
 //! `scope`, carried across `spawn_blocking` and the runtime by `carry` / `carry_blocking`), else
 //! the thread's own sink (the host's event-loop thread), else standard error.
+//!
+//! A client, toolkit, server or agent runtime given a `logger` carries its own sink and scopes
+//! the work it does with it ([`scope_with`], [`within`]): the innermost owner with a sink wins,
+//! so a toolkit's tools warn to the toolkit's logger even inside another client's run, and an
+//! owner without one leaves its caller's sink in place.
 
 use std::cell::RefCell;
 use std::future::Future;
 use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::callback::SharedCallback;
 
 /// Where warnings go.
 pub type Sink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -47,6 +56,27 @@ pub fn set_thread_sink(sink: Option<Sink>) {
 /// Run `work` with its warnings going to `sink`.
 pub fn scope<F: Future>(sink: Option<Sink>, work: F) -> impl Future<Output = F::Output> {
     TASK.scope(sink, work)
+}
+
+/// Run `work` with its warnings going to `sink` when there is one, else to the caller's sink
+/// (read now, so it holds wherever `work` is polled): an owner's `logger`, if it has one.
+pub fn scope_with<F: Future>(sink: Option<&Sink>, work: F) -> impl Future<Output = F::Output> {
+    scope(sink.cloned().or_else(current), work)
+}
+
+/// Run `f` (synchronously) with its warnings going to `sink` when there is one.
+pub fn within<R>(sink: Option<&Sink>, f: impl FnOnce() -> R) -> R {
+    match sink {
+        Some(sink) => TASK.sync_scope(Some(sink.clone()), f),
+        None => f(),
+    }
+}
+
+/// A host's logger (a callback told each warning's text, as a JSON string) as a sink: told
+/// without waiting (`Callback::notify_now`), so a warning never blocks or fails the work that
+/// raised it, and whatever the callback does with it (a throw included) stays the host's.
+pub fn callback_sink(logger: SharedCallback) -> Sink {
+    Arc::new(move |text: &str| logger.notify_now(Value::String(text.to_string())))
 }
 
 /// `work`, keeping the caller's sink when it runs elsewhere (another task, the runtime).
@@ -96,5 +126,68 @@ mod tests {
         set_thread_sink(None);
         assert_eq!(taken(&on_thread), ["on the thread"]);
         assert_eq!(taken(&in_task), ["in the task", "in the blocking pool", "in another task"]);
+    }
+
+    #[tokio::test]
+    async fn an_owners_sink_wins_and_an_owner_without_one_keeps_its_callers() {
+        let (client, by_client) = collector();
+        let (toolkit, by_toolkit) = collector();
+        scope_with(Some(&client), async {
+            warn("the run");
+            // A toolkit with its own logger: its work warns there, even inside the run.
+            scope_with(Some(&toolkit), async { warn("the toolkit's tool") }).await;
+            within(Some(&toolkit), || warn("a duplicate the toolkit registered"));
+            // A toolkit without one: its work warns to the run's.
+            scope_with(None, async { warn("a plain toolkit's tool") }).await;
+            within(None, || warn("a plain register"));
+            // Work the toolkit sends to the runtime keeps the toolkit's sink.
+            scope_with(Some(&toolkit), async {
+                tokio::spawn(carry(async { warn("carried") })).await.ok();
+            })
+            .await;
+        })
+        .await;
+        assert_eq!(taken(&by_client), ["the run", "a plain toolkit's tool", "a plain register"]);
+        assert_eq!(taken(&by_toolkit), ["the toolkit's tool", "a duplicate the toolkit registered", "carried"]);
+    }
+
+    #[tokio::test]
+    async fn two_owners_at_once_do_not_cross() {
+        let (a, by_a) = collector();
+        let (b, by_b) = collector();
+        let run = |sink: Sink, name: &'static str| {
+            tokio::spawn(scope_with(Some(&sink), async move {
+                for i in 0..20 {
+                    warn(&format!("{name} {i}"));
+                    tokio::task::yield_now().await;
+                }
+            }))
+        };
+        let (ra, rb) = (run(a, "a"), run(b, "b"));
+        ra.await.ok();
+        rb.await.ok();
+        let (seen_a, seen_b) = (taken(&by_a), taken(&by_b));
+        assert_eq!(seen_a.len(), 20);
+        assert_eq!(seen_b.len(), 20);
+        assert!(seen_a.iter().all(|t| t.starts_with("a ")) && seen_b.iter().all(|t| t.starts_with("b ")));
+    }
+
+    #[test]
+    fn a_callback_logger_is_told_the_text_without_being_awaited() {
+        use crate::callback::Callback;
+        struct Told(Mutex<Vec<Value>>);
+        #[async_trait::async_trait]
+        impl Callback for Told {
+            async fn call(&self, _: Value) -> crate::error::Result<Value> {
+                Err(crate::error::Error::Invalid("a logger is never awaited".into()))
+            }
+            fn notify(&self, arg: Value) {
+                self.0.lock().unwrap_or_else(|p| p.into_inner()).push(arg);
+            }
+        }
+        let told = Arc::new(Told(Mutex::new(Vec::new())));
+        let sink = callback_sink(told.clone());
+        within(Some(&sink), || warn("[toolnexus] something"));
+        assert_eq!(*told.0.lock().unwrap_or_else(|p| p.into_inner()), [Value::String("[toolnexus] something".into())]);
     }
 }

@@ -225,6 +225,8 @@ fn rpc_post(endpoint: &str, method: &str, params: Value, headers: &[(String, Str
     body.insert("id".into(), uuid().into());
     body.insert("method".into(), method.into());
     body.insert("params".into(), params);
+    // Inside a traced tool call the peer is told which span asked.
+    crate::trace::inject(&mut pairs);
     Ok(Request {
         method: http::Method::POST,
         url: endpoint.to_string(),

@@ -113,7 +113,8 @@ impl Client {
 
     pub(super) async fn llm_json_with(&self, key: &str, body: &Value, translate: bool) -> Result<Value> {
         let t0 = Instant::now();
-        let req = self.request(key, body, translate);
+        let mut req = self.request(key, body, translate);
+        let mut span = self.chat_span(&mut req).await;
         let mut attempts = 0;
         let outcome = async {
             let transport = super::transport::current(&self.transport);
@@ -130,14 +131,41 @@ impl Client {
             Ok(data) => {
                 let mut one = Usage::default();
                 wire::add_usage(&mut one, data.get("usage"), self.opts.style);
+                if let Some(s) = span.take() {
+                    end_chat(s, Some(&data), one, self.opts.style);
+                }
                 self.llm_metric(true, t0, (one.prompt_tokens, one.completion_tokens), attempts).await?;
                 Ok(data)
             }
             Err(e) => {
+                let e = self.scrubbed(key, e);
+                if let Some(s) = span.take() {
+                    fail_chat(s, &e);
+                }
                 self.llm_metric(false, t0, (0, 0), attempts).await?;
-                Err(self.scrubbed(key, e))
+                Err(e)
             }
         }
+    }
+
+    /// The `chat <model>` span of one LLM call, when spans are recorded; the request carries it.
+    async fn chat_span(&self, req: &mut HttpRequest) -> Option<crate::trace::Span> {
+        if !crate::trace::active() {
+            return None;
+        }
+        let mut attrs = self.gen_ai("chat");
+        if let Ok(url) = url::Url::parse(&req.url) {
+            if let Some(host) = url.host_str() {
+                attrs.insert("server.address".into(), host.into());
+            }
+            if let Some(port) = url.port_or_known_default() {
+                attrs.insert("server.port".into(), port.into());
+            }
+        }
+        let name = if self.opts.model.is_empty() { "chat".to_string() } else { format!("chat {}", self.opts.model) };
+        let span = crate::trace::start(name, crate::trace::Kind::Client, attrs).await?;
+        span.inject(&mut req.headers);
+        Some(span)
     }
 
     /// One streaming call: text deltas go to the sink as they arrive; the turn is assembled.
@@ -150,7 +178,8 @@ impl Client {
     ) -> Result<Streamed> {
         let t0 = Instant::now();
         let before = *usage;
-        let req = self.request(key, body, false);
+        let mut req = self.request(key, body, false);
+        let mut span = self.chat_span(&mut req).await;
         let style = self.opts.style;
         let mut attempts = 0;
         let outcome = async {
@@ -181,12 +210,20 @@ impl Client {
             Ok(s) => {
                 let (p, c) =
                     (usage.prompt_tokens - before.prompt_tokens, usage.completion_tokens - before.completion_tokens);
+                if let Some(sp) = span.take() {
+                    let one = Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+                    end_chat(sp, None, one, style);
+                }
                 self.llm_metric(true, t0, (p, c), attempts).await?;
                 Ok(s)
             }
             Err(e) => {
+                let e = self.scrubbed(key, e);
+                if let Some(sp) = span.take() {
+                    fail_chat(sp, &e);
+                }
                 self.llm_metric(false, t0, (0, 0), attempts).await?;
-                Err(self.scrubbed(key, e))
+                Err(e)
             }
         }
     }
@@ -198,4 +235,35 @@ fn snippet(body: &str) -> String {
         s.push('…');
     }
     s
+}
+
+/// End a chat span with what the reply says of itself (a streamed reply: its usage only).
+fn end_chat(mut span: crate::trace::Span, data: Option<&Value>, usage: Usage, style: Style) {
+    if let Some(data) = data {
+        if let Some(m) = data.get("model").and_then(Value::as_str) {
+            span.set("gen_ai.response.model", m);
+        }
+        if let Some(id) = data.get("id").and_then(Value::as_str) {
+            span.set("gen_ai.response.id", id);
+        }
+        let reasons: Vec<Value> = match style {
+            Style::OpenAI => data
+                .get("choices")
+                .and_then(Value::as_array)
+                .map(|cs| cs.iter().filter_map(|c| c.get("finish_reason").filter(|r| r.is_string()).cloned()).collect())
+                .unwrap_or_default(),
+            Style::Anthropic => data.get("stop_reason").filter(|r| r.is_string()).cloned().into_iter().collect(),
+        };
+        if !reasons.is_empty() {
+            span.set("gen_ai.response.finish_reasons", reasons);
+        }
+    }
+    span.set("gen_ai.usage.input_tokens", usage.prompt_tokens);
+    span.set("gen_ai.usage.output_tokens", usage.completion_tokens);
+    span.end(None);
+}
+
+fn fail_chat(mut span: crate::trace::Span, e: &Error) {
+    span.set("error.type", e.kind());
+    span.end(Some(&e.to_string()));
 }

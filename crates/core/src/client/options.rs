@@ -48,6 +48,8 @@ pub struct ClientOptions {
     pub on_error: Option<SharedCallback>,
     /// Where `ask` keeps conversations; `None` ⇒ a fresh in-memory store.
     pub store: Option<Arc<dyn ConversationStore>>,
+    /// Where the warnings of this client's runs go; `None` ⇒ wherever the caller's go.
+    pub logger: Option<crate::warn::Sink>,
 }
 
 impl ClientOptions {
@@ -71,6 +73,7 @@ impl ClientOptions {
             on_metric: None,
             on_error: None,
             store: None,
+            logger: None,
         }
     }
 
@@ -127,6 +130,10 @@ struct ClientJson {
     /// An in-process client's model (read only by `in_process_from_json`).
     #[serde(default)]
     generate: HostFn,
+    /// The host's logger: a function told each warning's text (the host adapts its `{ warn }`
+    /// object into one).
+    #[serde(default)]
+    logger: HostFn,
 }
 
 impl ClientOptions {
@@ -185,6 +192,7 @@ impl ClientJson {
         opts.on_metric = self.on_metric.named(OWNER, "onMetric");
         opts.on_error = self.on_error.named(OWNER, "onError");
         opts.store = self.store.0;
+        opts.logger = self.logger.named(OWNER, "logger").map(crate::warn::callback_sink);
         opts
     }
 }

@@ -89,7 +89,7 @@ impl Client {
 
     /// Run the tool-calling loop to a final answer, a suspension, or `maxTurns`.
     pub async fn run(&self, prompt: &str, toolkit: &Toolkit, ro: RunOptions) -> Result<RunResult> {
-        self.execute(prompt, toolkit, ro, None).await
+        crate::warn::scope_with(self.opts.logger.as_ref(), self.execute(prompt, toolkit, ro, None)).await
     }
 
     /// The same loop, streaming: every event goes to `sink` (awaited, in order), ending
@@ -106,7 +106,8 @@ impl Client {
         if let Some(id) = id {
             ro.history = Some(self.store.get(id).await?.unwrap_or_default());
         }
-        let result = self.execute(prompt, toolkit, ro, Some(sink)).await?;
+        let result =
+            crate::warn::scope_with(self.opts.logger.as_ref(), self.execute(prompt, toolkit, ro, Some(sink))).await?;
         if let Some(id) = id {
             self.store.save(id, result.messages.clone()).await?;
         }

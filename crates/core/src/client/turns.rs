@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::json::{field, obj};
 use crate::tool::ToolContext;
 use crate::toolkit::Toolkit;
+use crate::trace::Kind;
 use crate::types::{pending_of, request_prompt, ToolResult};
 
 /// What one tool call settled to.
@@ -45,6 +46,61 @@ struct RunState {
 
 impl Client {
     pub(super) async fn execute(
+        &self,
+        prompt: &str,
+        toolkit: &Toolkit,
+        ro: RunOptions,
+        sink: Option<&dyn Callback>,
+    ) -> Result<RunResult> {
+        if !crate::trace::active() {
+            return self.execute_untraced(prompt, toolkit, ro, sink).await;
+        }
+        let mut span = crate::trace::start(
+            format!("invoke_agent {}", self.opts.model),
+            Kind::Internal,
+            self.gen_ai("invoke_agent"),
+        )
+        .await;
+        let out = match &span {
+            Some(s) => s.enter(self.execute_untraced(prompt, toolkit, ro, sink)).await,
+            None => self.execute_untraced(prompt, toolkit, ro, sink).await,
+        };
+        if let Some(mut s) = span.take() {
+            match &out {
+                Ok(r) => {
+                    s.set("gen_ai.usage.input_tokens", r.usage.prompt_tokens);
+                    s.set("gen_ai.usage.output_tokens", r.usage.completion_tokens);
+                    s.set("toolnexus.run.turns", r.turns);
+                    s.set("toolnexus.run.tool_calls", r.tool_calls.len());
+                    s.set("toolnexus.run.status", r.status.as_str());
+                    s.end(None)
+                }
+                Err(e) => {
+                    s.set("error.type", e.kind());
+                    s.end(Some(&e.to_string()))
+                }
+            }
+        }
+        out
+    }
+
+    /// The attributes every span of this client's starts with: the operation, the provider
+    /// and the model asked for.
+    pub(super) fn gen_ai(&self, operation: &str) -> Map<String, Value> {
+        let mut m = Map::with_capacity(5);
+        m.insert("gen_ai.operation.name".into(), operation.into());
+        let provider = match self.opts.style {
+            Style::OpenAI => "openai",
+            Style::Anthropic => "anthropic",
+        };
+        m.insert("gen_ai.provider.name".into(), provider.into());
+        if !self.opts.model.is_empty() {
+            m.insert("gen_ai.request.model".into(), self.opts.model.clone().into());
+        }
+        m
+    }
+
+    async fn execute_untraced(
         &self,
         prompt: &str,
         toolkit: &Toolkit,
@@ -459,7 +515,7 @@ impl Client {
         }
         let t0 = Instant::now();
         let ctx = ToolContext { answer: Some(answer), ..Default::default() };
-        let result = toolkit.execute(&call.name, args.clone(), ctx).await?;
+        let result = self.traced_execute(toolkit, call, args.clone(), ctx).await?;
         let mut result = self.after_tool(call, &args, result, turn).await?;
         self.emit_tool(toolkit, &call.name, &result, t0).await?;
         if pending_of(&result).is_some() {
@@ -483,12 +539,57 @@ impl Client {
                 args = a.clone();
             }
         }
-        let mut result = toolkit.execute(&call.name, args.clone(), ToolContext::default()).await?;
+        let mut result = self.traced_execute(toolkit, call, args.clone(), ToolContext::default()).await?;
         if pending_of(&result).is_none() {
             result = self.after_tool(call, &args, result, turn).await?;
         }
         self.emit_tool(toolkit, &call.name, &result, t0).await?;
         Ok((args, result))
+    }
+
+    /// One tool's execution, as an `execute_tool` span when spans are recorded: requests the
+    /// tool makes carry it, runs it starts are its children.
+    async fn traced_execute(
+        &self,
+        toolkit: &Toolkit,
+        call: &Call,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolResult> {
+        if !crate::trace::active() {
+            return toolkit.execute(&call.name, args, ctx).await;
+        }
+        let mut attrs = Map::with_capacity(5);
+        attrs.insert("gen_ai.operation.name".into(), "execute_tool".into());
+        attrs.insert("gen_ai.tool.name".into(), call.name.as_str().into());
+        attrs.insert("gen_ai.tool.type".into(), "function".into());
+        if let Some(id) = call.id.as_ref().and_then(Value::as_str) {
+            attrs.insert("gen_ai.tool.call.id".into(), id.into());
+        }
+        if let Some(t) = toolkit.get(&call.name) {
+            attrs.insert("toolnexus.tool.source".into(), t.source().into());
+        }
+        let Some(mut span) = crate::trace::start(format!("execute_tool {}", call.name), Kind::Internal, attrs).await
+        else {
+            return toolkit.execute(&call.name, args, ctx).await;
+        };
+        let out = span.enter(toolkit.execute(&call.name, args, ctx)).await;
+        match &out {
+            Ok(r) if pending_of(r).is_some() => {
+                span.set("toolnexus.tool.pending", true);
+                span.end(None)
+            }
+            Ok(r) if r.is_error => {
+                span.set("error.type", "tool_error");
+                span.end(Some(&r.output))
+            }
+            Ok(_) => span.end(None),
+            Err(e) => {
+                span.set("error.type", e.kind());
+                span.end(Some(&e.to_string()))
+            }
+        }
+        out
     }
 
     /// afterTool: it sees the result and may replace it.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
@@ -18,6 +18,23 @@ use tokio_util::sync::CancellationToken;
 type HttpError = StreamableHttpError<reqwest::Error>;
 
 const MAX_REDIRECTS: usize = 10;
+
+/// A tool call's W3C trace context (its request's `_meta`, see the MCP tool) as headers too.
+fn with_trace(
+    message: &ClientJsonRpcMessage,
+    mut headers: HashMap<HeaderName, HeaderValue>,
+) -> HashMap<HeaderName, HeaderValue> {
+    let ClientJsonRpcMessage::Request(r) = message else { return headers };
+    let ClientRequest::CallToolRequest(call) = &r.request else { return headers };
+    let Some(meta) = &call.params.meta else { return headers };
+    for key in ["traceparent", "tracestate"] {
+        let value = meta.0 .0.get(key).and_then(serde_json::Value::as_str).and_then(|v| HeaderValue::from_str(v).ok());
+        if let Some(value) = value {
+            headers.insert(HeaderName::from_static(key), value);
+        }
+    }
+    headers
+}
 
 /// A reqwest client whose requests end when `lifetime` is cancelled.
 #[derive(Clone)]
@@ -85,6 +102,7 @@ impl StreamableHttpClient for BoundedHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let custom_headers = with_trace(&message, custom_headers);
         let r = self.bounded(self.inner.post_message(uri, message, session_id, auth_header, custom_headers)).await?;
         Ok(self.bounded_response(r))
     }
@@ -98,6 +116,7 @@ impl StreamableHttpClient for BoundedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let custom_headers = with_trace(&message, custom_headers);
         let work = self.inner.post_message_with_max_sse_event_size(
             uri,
             message,
@@ -119,6 +138,7 @@ impl StreamableHttpClient for BoundedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let custom_headers = with_trace(&message, custom_headers);
         let work =
             self.inner.post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits);
         let r = self.bounded(work).await?;

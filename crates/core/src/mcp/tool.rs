@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, MetaObject, RequestMetaObject};
 use serde_json::{Map, Value};
 
 use super::config::{def_name, timer_delay_ms};
@@ -94,6 +94,17 @@ pub(crate) fn map_call_result(server: &str, result: &Value) -> ToolResult {
     ToolResult { output, is_error, metadata: Some(server_meta(server)) }
 }
 
+/// Inside a traced tool call, the W3C trace context in the request's `_meta` (as MCP's SEP-414
+/// places it; the HTTP transport also sends it as headers).
+fn trace_meta() -> Option<RequestMetaObject> {
+    let context: Map<String, Value> = crate::trace::headers()
+        .into_iter()
+        .filter(|(k, _)| k == "traceparent" || k == "tracestate")
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    (!context.is_empty()).then(|| RequestMetaObject(MetaObject(context)))
+}
+
 fn server_meta(server: &str) -> Value {
     let mut m = Map::with_capacity(1);
     m.insert("server".into(), Value::String(server.to_string()));
@@ -166,7 +177,8 @@ impl Tool for McpTool {
                 return Ok(r);
             }
         };
-        let params = CallToolRequestParams::new(self.tool.clone()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(self.tool.clone()).with_arguments(arguments);
+        params.meta = trace_meta();
         let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let timeout = ctx.timeout.map_or(self.timeout, timer_delay_ms);
         Ok(match self.conn.request(req, timeout, ctx.cancel.as_ref()).await {

@@ -47,6 +47,10 @@ pub struct StartOptions {
     /// How long a request's body may take once its headers are in; `None`: the default
     /// (`http::body_timeout`).
     pub body_timeout: Option<std::time::Duration>,
+    /// Where the server's warnings go (its start, its requests, the Tasks and tool calls it
+    /// runs); `None`: a served toolkit's logger (see [`StartOptions::serving`]), else wherever
+    /// the caller's go.
+    pub logger: Option<crate::warn::Sink>,
 }
 
 impl StartOptions {
@@ -78,7 +82,23 @@ impl StartOptions {
             hold: None,
             owner: None,
             body_timeout: None,
+            logger: None,
         })
+    }
+
+    /// These options serving `tk` (`toolkit.serve`): its config blocks where the options have
+    /// none, its skills on the card, its tools for the MCP profile, and its logger where the
+    /// options have none.
+    pub fn serving(mut self, tk: &Toolkit) -> StartOptions {
+        self.a2a = or_block(self.a2a.take(), tk.a2a_block());
+        self.mcp = or_block(self.mcp.take(), tk.mcp_server_block());
+        self.skills = toolkit_skills(tk);
+        self.mcp_tools = tk.tools();
+        self.reachable_tools = self.mcp_tools.iter().map(|t| t.name().to_string()).collect();
+        if self.logger.is_none() {
+            self.logger = tk.logger().cloned();
+        }
+        self
     }
 }
 
@@ -110,6 +130,11 @@ pub fn toolkit_skills(tk: &Toolkit) -> Vec<CardSkill> {
 
 /// Start the server (the store is resolved before anything is bound, as the reference does).
 pub async fn start_server(o: StartOptions) -> Result<Server> {
+    let logger = o.logger.clone();
+    crate::warn::scope_with(logger.as_ref(), start(o)).await
+}
+
+async fn start(o: StartOptions) -> Result<Server> {
     let a2a_cfg = match &o.a2a {
         Some(v) => A2AConfig::from_value(v)?,
         None => None,

@@ -77,6 +77,7 @@ fn options(a2a: Option<Value>, run_task: SharedCallback) -> StartOptions {
         hold: None,
         owner: None,
         body_timeout: None,
+        logger: None,
     }
 }
 
@@ -699,6 +700,40 @@ async fn open_addresses_serving_risky_tools_without_auth_are_warned_about() {
     srv.stop().await;
     assert_eq!(taken(&seen).len(), 2);
     assert!(taken(&seen)[1].as_str().unwrap().contains("write, edit"));
+}
+
+#[tokio::test]
+async fn a_servers_logger_gets_its_warnings_over_the_callers_sink_and_a_served_toolkits_logger_is_the_fallback() {
+    let sink_into = |seen: &Log| -> toolnexus_core::warn::Sink {
+        let seen = seen.clone();
+        Arc::new(move |t: &str| seen.lock().unwrap().push(json!(t)))
+    };
+    let (of_caller, of_server, of_toolkit) = (log(), log(), log());
+    let open = |logger: Option<toolnexus_core::warn::Sink>| {
+        let mut o = options(Some(json!({})), echo_runner(log()));
+        o.addr = "0.0.0.0:0".into();
+        o.reachable_tools = vec!["bash".into()];
+        o.logger = logger;
+        o
+    };
+    let caller = sink_into(&of_caller);
+    let srv = toolnexus_core::warn::scope(Some(caller.clone()), start_server(open(Some(sink_into(&of_server)))))
+        .await
+        .unwrap();
+    srv.stop().await;
+    assert!(taken(&of_caller).is_empty());
+    assert_eq!(taken(&of_server).len(), 1);
+    // Serving a toolkit with a logger and none of its own: the toolkit's.
+    let tk =
+        toolnexus_core::Toolkit::from_tools(vec![text_tool("bash", "x")]).with_logger(Some(sink_into(&of_toolkit)));
+    let mut o = open(None).serving(&tk);
+    o.addr = "0.0.0.0:0".into();
+    let srv = toolnexus_core::warn::scope(Some(caller), start_server(o)).await.unwrap();
+    srv.stop().await;
+    assert!(taken(&of_caller).is_empty());
+    let w = taken(&of_toolkit);
+    assert_eq!(w.len(), 1);
+    assert!(w[0].as_str().unwrap().starts_with("[toolnexus] serve: 0.0.0.0:0 "));
 }
 
 // ---- connections and stopping -----------------------------------------------------------

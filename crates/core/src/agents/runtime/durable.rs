@@ -74,7 +74,8 @@ impl Durable {
         w.running = true;
         drop(w);
         let me = self.clone();
-        self.rt.spawn(crate::warn::carry(async move { me.write_loop().await }));
+        let logger = self.inner.upgrade().and_then(|i| i.logger.clone());
+        self.rt.spawn(crate::warn::scope_with(logger.as_ref(), async move { me.write_loop().await }));
     }
 
     async fn write_loop(self: Arc<Self>) {
@@ -207,7 +208,7 @@ impl AgentRuntime {
         }
         let (tx, rx) = std::sync::mpsc::channel();
         let me = self.clone();
-        rt.spawn(crate::warn::carry(async move {
+        rt.spawn(crate::warn::scope_with(self.inner.logger.as_ref(), async move {
             let _ = tx.send(me.open_durable().await);
         }));
         match rx.recv_timeout(OPEN_WITHIN) {

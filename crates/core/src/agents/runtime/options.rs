@@ -140,6 +140,9 @@ struct RuntimeJson {
     on_metric: HostFn,
     #[serde(default)]
     on_budget: HostFn,
+    /// The host's logger: a function told each warning's text.
+    #[serde(default)]
+    logger: HostFn,
     /// Not the reference's: the name of this runtime's state on a durable store.
     #[serde(default)]
     runtime_id: Value,
@@ -170,6 +173,7 @@ impl RuntimeOptions {
         opts.hooks = o.hooks.finish(OWNER, style);
         opts.on_metric = o.on_metric.named(OWNER, "onMetric");
         opts.on_budget = o.on_budget.named(OWNER, "onBudget");
+        opts.logger = o.logger.named(OWNER, "logger").map(crate::warn::callback_sink);
         opts.spawner = host.spawner;
         if let Value::String(id) = o.runtime_id {
             if !id.is_empty() {

@@ -357,6 +357,7 @@ impl Inner {
         };
         o.hooks = def.hooks.clone().unwrap_or_else(|| self.hooks.clone());
         o.on_metric = def.on_metric.clone().or_else(|| self.on_metric.clone());
+        o.logger = self.logger.clone();
         o
     }
 

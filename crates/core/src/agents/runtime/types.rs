@@ -99,6 +99,9 @@ pub struct RuntimeOptions {
     pub spawner: Spawner,
     /// On a durable store: the name its state is kept under (one runtime per name).
     pub runtime_id: String,
+    /// Where the runtime's warnings go (its turns, its durable store); `None`: wherever the
+    /// caller's go.
+    pub logger: Option<crate::warn::Sink>,
 }
 
 impl RuntimeOptions {
@@ -119,6 +122,7 @@ impl RuntimeOptions {
             on_metric: None,
             on_budget: None,
             runtime_id: DEFAULT_RUNTIME_ID.into(),
+            logger: None,
             spawner: Arc::new(move |f| {
                 if let Some(rt) = &spawn_rt {
                     rt.spawn(f);
