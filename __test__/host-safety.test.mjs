@@ -307,3 +307,17 @@ test("a run started in a worker with nothing else to keep it alive completes", a
     assert.equal(r.stdout, "0\n")
   })
 })
+
+test("the addon loads in a process with no static TLS left for dlopen'ed libraries", async () => {
+  // glibc reserves a small surplus of static TLS at start for libraries loaded later that need it
+  // (initial-exec thread-locals). Other native modules may have used it up; the addon must not
+  // need any, or it fails to load ("cannot allocate memory in static TLS block").
+  const out = await runChild(
+    `const { createToolkit } = await import(ENTRY)
+     const tk = await createToolkit({ builtins: false })
+     console.log(tk.tools().length)`,
+    { env: { ...process.env, GLIBC_TUNABLES: "glibc.rtld.optional_static_tls=0" } },
+  )
+  assert.equal(out.code, 0, out.stderr)
+  assert.equal(out.stdout.trim(), "0")
+})

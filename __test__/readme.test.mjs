@@ -41,6 +41,9 @@
 //
 //   text: not checked, unless it carries `paths`: then the first word of each line must exist.
 //
+// A bare import other than toolnexus must name a dev or peer dependency of this repository (a
+// package the README tells its reader to install); it is linked into the run's node_modules.
+//
 // README_TEST_VERBOSE=1 prints each program's stdout and stderr as a test diagnostic.
 //
 // Across the whole README: every `TOOLNEXUS_*` environment variable it names is read somewhere in
@@ -192,10 +195,33 @@ function anthropicStream({ text, call, args }) {
 
 // ---- running a program block ----
 
+/**
+ * The packages a block imports that the README tells its reader to install beside toolnexus
+ * (zod, valibot, OpenTelemetry's SDK...): linked into the block's node_modules from this
+ * repository's, where they are development dependencies, as the reader's install would have them.
+ */
+function linkImports(dir, code) {
+  const wanted = new Set()
+  for (const m of code.matchAll(/\bfrom\s+["']([^"'.][^"']*)["']/g)) {
+    const spec = m[1]
+    if (spec.startsWith("node:") || spec === "toolnexus") continue
+    const parts = spec.split("/")
+    wanted.add(spec.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0])
+  }
+  for (const name of wanted) {
+    const known = PKG.devDependencies?.[name] ?? PKG.peerDependencies?.[name]
+    assert.ok(known, `a README block imports ${name}, which is no (dev or peer) dependency of this repository`)
+    const target = path.join(dir, "node_modules", name)
+    fs.mkdirSync(path.dirname(target), { recursive: true })
+    fs.symlinkSync(fs.realpathSync(path.join(REPO, "node_modules", name)), target, "dir")
+  }
+}
+
 function programDir(block) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-readme-"))
   fs.mkdirSync(path.join(dir, "node_modules"))
   fs.symlinkSync(REPO, path.join(dir, "node_modules", "toolnexus"), "dir")
+  linkImports(dir, block.code)
   fs.symlinkSync(fs.realpathSync(TSX_DIR), path.join(dir, "node_modules", "tsx"), "dir")
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ private: true, type: "module" }))
   const file = block.lang === "ts" ? "block.mts" : "block.mjs"
@@ -313,6 +339,7 @@ test("README.md: every ts block type-checks against index.d.ts (tsc --strict)", 
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   fs.mkdirSync(path.join(dir, "node_modules"))
   fs.symlinkSync(REPO, path.join(dir, "node_modules", "toolnexus"), "dir")
+  linkImports(dir, ts.map((b) => b.code).join("\n"))
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module", private: true }))
   const files = ts.map((b) => {
     const name = `readme-${b.line}.mts`
