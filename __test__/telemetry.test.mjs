@@ -105,6 +105,28 @@ test("a run started inside the caller's span is its child", async () => {
   }
 })
 
+test("runs started at once inside different spans each hang under their own", async () => {
+  exporter.reset()
+  const llm = await startLLM([oaText("hi")])
+  try {
+    const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", telemetry: true })
+    const toolkit = await createToolkit({ builtins: false })
+    const tracer = trace.getTracer("test")
+    const under = (name) =>
+      tracer.startActiveSpan(name, async (outer) => {
+        await Promise.all([client.run("a", { toolkit }), client.ask("b", { toolkit, id: name })])
+        outer.end()
+        return outer.spanContext().spanId
+      })
+    const [one, two] = await Promise.all([under("one"), under("two")])
+    const runs = byName(exporter.getFinishedSpans(), "invoke_agent m")
+    assert.equal(runs.length, 4)
+    assert.deepEqual(runs.map(parentOf).sort(), [one, one, two, two].sort())
+  } finally {
+    await llm.close()
+  }
+})
+
 test("a failed model call marks the chat span and the run as errors", async () => {
   exporter.reset()
   const llm = await startLLM([{ status: 400, body: { error: "bad request" } }])

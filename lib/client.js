@@ -8,7 +8,7 @@ const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
 const { engineUrl } = require("./stores.js")
-const { telemetryOption, recorder } = require("./telemetry.js")
+const { telemetryOption, recorder, Roots } = require("./telemetry.js")
 
 /** @typedef {import("./toolkit.js").Toolkit} Toolkit */
 /** @typedef {import("../index").RunResult} RunResult */
@@ -149,8 +149,8 @@ class Client {
   #native
   /** @type {ConversationStore} the store `ask` uses: the caller's, or one in memory */
   #store
-  /** @type {(() => unknown) | undefined} the tracer each run records its spans with (`telemetry`), if any */
-  #tracer
+  /** @type {Roots | undefined} the contexts runs were started in, by token (`telemetry` on) */
+  #roots
 
   /** @param {ClientInit} opts */
   constructor(opts) {
@@ -161,11 +161,13 @@ class Client {
     this.#store = /** @type {ConversationStore} */ ((given ? opts.store : undefined) ?? new InMemoryConversationStore())
     const generate = given ? opts[GENERATE] : undefined
     const onError = given ? opts.onError : undefined
-    this.#tracer = given ? telemetryOption(opts.telemetry) : undefined
+    const tracer = given ? telemetryOption(opts.telemetry) : undefined
+    this.#roots = tracer && new Roots()
     const adapted = given
       ? {
           ...opts,
-          telemetry: undefined,
+          // One recorder for all the client's runs; each run names its caller's context by token.
+          telemetry: tracer && raw(recorder(tracer, { roots: this.#roots })),
           fetch: fetchOption(opts.fetch),
           store: storeOption(this.#store),
           logger: loggerOption(opts.logger),
@@ -200,8 +202,14 @@ class Client {
     const handle = toolkitHandle(ctx, "run")
     // `null` crosses as "null": the core reads it as no history.
     const history = ctx.history === undefined ? undefined : encode(ctx.history)
-    const trace = this.#tracer && recorder(this.#tracer)
-    return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam(), trace))
+    const roots = this.#roots
+    if (roots === undefined) return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam()))
+    const root = roots.enter()
+    try {
+      return await runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam(), root))
+    } finally {
+      roots.delete(root)
+    }
   }
 
   /**
@@ -214,8 +222,13 @@ class Client {
     const handle = toolkitHandle(ctx, "ask")
     const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
-    const trace = this.#tracer && recorder(this.#tracer)
-    return runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam(), trace))
+    const roots = this.#roots
+    const root = roots?.enter()
+    try {
+      return await runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam(), root))
+    } finally {
+      if (root !== undefined) roots?.delete(root)
+    }
   }
 
   /**
@@ -261,7 +274,8 @@ class Client {
   stream(prompt, ctx) {
     const nativeClient = this.#native
     // The caller's context, where the stream was asked for (the generator's body runs later).
-    const trace = this.#tracer && recorder(this.#tracer)
+    const roots = this.#roots
+    const root = roots?.enter()
     return (async function* streamEvents() {
       const handle = toolkitHandle(ctx, "stream")
       const signal = ctx.signal
@@ -287,7 +301,7 @@ class Client {
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined
-      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent), userSeam(), trace).then(
+      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent), userSeam(), root).then(
         () => {
           settled = true
           poke()
@@ -318,6 +332,7 @@ class Client {
         if (!settled) /** @type {import("../binding").CancelToken} */ (token).cancel()
         for (const { ack } of queue.splice(0)) ack("null")
         release()
+        if (root !== undefined) roots?.delete(root)
       }
     })()
   }

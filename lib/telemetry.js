@@ -52,24 +52,30 @@ function telemetryOption(option) {
 }
 
 /**
- * The recorder one run's spans go to: spans with no parent in the run are children of the
- * context active where the run was started (the caller's span, if any).
+ * A recorder: the core tells it when its spans start and end. A span with a parent of its own
+ * (`parent`, a span of this recorder) goes under it; a server's request span continues the trace
+ * its request carried (`carrier`); an outermost span of a run goes under the context the run was
+ * started in (`root`, a token from `enterRun`); anything else under `fallback` (the context active
+ * when the span starts, by default).
  * @param {() => any} tracerOf
- * @param {any} [parentContext] the context the run's outermost span belongs to (the active one by default)
+ * @param {{ roots?: Map<number, any>, fallback?: any }} [where]
  * @returns {JsonFn} a function the core calls (see the core's `trace` module)
  */
-function recorder(tracerOf, parentContext) {
-  const { context, trace, propagation, SpanKind, SpanStatusCode } = otel
+function recorder(tracerOf, where = {}) {
+  const { context, trace, propagation, SpanKind, SpanStatusCode, ROOT_CONTEXT } = otel
+  const { roots, fallback } = where
   const tracer = tracerOf()
-  const root = parentContext ?? context.active()
   /** @type {Map<number, { span: any, ctx: any }>} */
   const open = new Map()
   const kinds = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT, server: SpanKind.SERVER }
   /** @param {any} ev */
   const record = (ev) => {
     if (ev.op === "start") {
-      // A server's span continues the trace its request carried (`carrier`), if any.
-      const parent = ev.carrier != null ? propagation.extract(root, ev.carrier) : ev.parent == null ? root : open.get(ev.parent)?.ctx ?? root
+      let parent
+      if (ev.carrier != null) parent = propagation.extract(ROOT_CONTEXT, ev.carrier)
+      else if (ev.parent != null) parent = open.get(ev.parent)?.ctx
+      else if (ev.root != null) parent = roots?.get(ev.root)
+      parent ??= fallback ?? context.active()
       const span = tracer.startSpan(ev.name, { kind: kinds[/** @type {keyof typeof kinds} */ (ev.kind)] ?? SpanKind.INTERNAL, attributes: ev.attributes }, parent)
       const ctx = trace.setSpan(parent, span)
       open.set(ev.id, { span, ctx })
@@ -91,12 +97,29 @@ function recorder(tracerOf, parentContext) {
 }
 
 /**
+ * A client's runs: each started run gets a token naming the context it was started in (the
+ * caller's span, if any), the parent of its outermost span; `leave` forgets it when the run ends.
+ */
+class Roots extends Map {
+  next = 0
+
+  /** @returns {number} a token for the context active now */
+  enter() {
+    this.next = (this.next + 1) % 0x7fffffff
+    this.set(this.next, otel.context.active())
+    // A stream asked for and never read keeps its entry: the oldest go past a bound.
+    if (this.size > 10_000) this.delete(this.keys().next().value)
+    return this.next
+  }
+}
+
+/**
  * A server's recorder: its request spans belong to no caller's context (each continues the trace
  * its request carried, or starts one).
  * @param {() => any} tracerOf
  * @returns {JsonFn}
  */
-const serverRecorder = (tracerOf) => recorder(tracerOf, otel.ROOT_CONTEXT)
+const serverRecorder = (tracerOf) => recorder(tracerOf, { fallback: otel.ROOT_CONTEXT })
 
 /**
  * `fn()` inside the trace a served request's span hands on (`carrier`: its propagation headers),
@@ -111,4 +134,7 @@ function withCarrier(carrier, fn) {
   return context.with(propagation.extract(ROOT_CONTEXT, carrier), fn)
 }
 
-module.exports = { telemetryOption, recorder, serverRecorder, withCarrier }
+/** @returns {any} the context active now (once `telemetryOption` has loaded the API) */
+const activeContext = () => otel.context.active()
+
+module.exports = { telemetryOption, recorder, serverRecorder, withCarrier, Roots, activeContext }

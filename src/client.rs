@@ -301,12 +301,13 @@ impl NativeClient {
         history: Option<String>,
         cancel: Option<&CancelToken>,
         seam: Option<bool>,
-        trace: Option<JsonFn>,
+        trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(history, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        let work = self.with_seam(seam, traced(trace, async move { client.run(&prompt, &tk, ro).await }));
+        let root = trace.map(u64::from);
+        let work = self.with_seam(seam, async move { client.traced(root, client.run(&prompt, &tk, ro)).await });
         crate::dispatch::local_promise(env, async move {
             let r = work.await.map_err(core_err)?;
             Ok(Crossed::of(r.into_value()))
@@ -325,18 +326,16 @@ impl NativeClient {
         cancel: Option<&CancelToken>,
         on_event: JsonFn,
         seam: Option<bool>,
-        trace: Option<JsonFn>,
+        trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        let work = self.with_seam(
-            seam,
-            traced(trace, async move {
-                let sink = JsCallback(on_event);
-                client.stream(&prompt, &tk, id.as_deref(), ro, &sink).await.map(|_| ())
-            }),
-        );
+        let root = trace.map(u64::from);
+        let work = self.with_seam(seam, async move {
+            let sink = JsCallback(on_event);
+            client.traced(root, client.stream(&prompt, &tk, id.as_deref(), ro, &sink)).await.map(|_| ())
+        });
         crate::dispatch::local_promise(env, async move {
             // The result already reached JavaScript in the `done` event.
             work.await.map_err(core_err)?;
@@ -356,19 +355,17 @@ impl NativeClient {
         cancel: Option<&CancelToken>,
         on_text: Option<JsonFn>,
         seam: Option<bool>,
-        trace: Option<JsonFn>,
+        trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
-        let work = self.with_seam(
-            seam,
-            traced(trace, async move {
-                let on_text = on_text.map(JsCallback);
-                let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
-                client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await
-            }),
-        );
+        let root = trace.map(u64::from);
+        let work = self.with_seam(seam, async move {
+            let on_text = on_text.map(JsCallback);
+            let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
+            client.traced(root, client.ask(&prompt, &tk, id.as_deref(), on_text, ro)).await
+        });
         crate::dispatch::local_promise(env, async move {
             let r = work.await.map_err(core_err)?;
             Ok(Crossed::of(r.into_value()))
@@ -406,12 +403,6 @@ pub fn tool_calls_json(result: String) -> Result<String> {
         let calls = r.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         Ok(json::to_string(&Value::Array(single::tool_calls_json(calls))))
     })
-}
-
-/// `work` with its spans recorded by `trace` (a JavaScript recorder), when one is given.
-fn traced<F: std::future::Future>(trace: Option<JsonFn>, work: F) -> impl std::future::Future<Output = F::Output> {
-    let sink = trace.map(|f| Arc::new(JsCallback(f)) as toolnexus_core::callback::SharedCallback);
-    toolnexus_core::trace::within(sink, work)
 }
 
 fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {

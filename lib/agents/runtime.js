@@ -3,7 +3,7 @@
 
 const { native } = require("../native.js")
 const { encode, fromCore, lift, bridge, raw, natives, crossing, loggerOption } = require("../crossing.js")
-const { telemetryOption, recorder } = require("../telemetry.js")
+const { telemetryOption, recorder, activeContext: otelContext } = require("../telemetry.js")
 
 /**
  * The `telemetry` option of a runtime: one recorder for all its turns, whose root spans belong
@@ -13,7 +13,7 @@ const { telemetryOption, recorder } = require("../telemetry.js")
  */
 function runtimeRecorder(option) {
   const tracer = telemetryOption(option)
-  return tracer && raw(/** @type {JsonFn} */ (recorder(tracer)))
+  return tracer && raw(recorder(tracer, { fallback: otelContext() }))
 }
 const { toolOption } = require("../core-tools.js")
 const { fetchOption, storeOption, InMemoryConversationStore } = require("../client.js")

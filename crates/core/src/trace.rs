@@ -31,6 +31,8 @@ struct Scope {
     tracer: Arc<Tracer>,
     span: Option<u64>,
     headers: Arc<[(String, String)]>,
+    /// The host's token for the context a piece of work was started in (see [`Tracing::run`]).
+    root: Option<u64>,
 }
 
 tokio::task_local! {
@@ -68,7 +70,14 @@ impl Tracing {
     /// `work` recording its spans here, under the span `parent` (one of this recorder's, as
     /// [`current_span`] named it), or the host's context when `None`.
     pub fn within<F: Future>(&self, parent: Option<u64>, work: F) -> impl Future<Output = F::Output> {
-        SCOPE.scope(Scope { tracer: self.0.clone(), span: parent, headers: Arc::from(Vec::new()) }, work)
+        SCOPE.scope(Scope { tracer: self.0.clone(), span: parent, headers: Arc::from(Vec::new()), root: None }, work)
+    }
+
+    /// `work` recording its spans here, its outermost ones under the host's context named by
+    /// `root` (a token the host gave when the work was started, told with each such span).
+    pub fn run<F: Future>(&self, root: u64, work: F) -> impl Future<Output = F::Output> {
+        SCOPE
+            .scope(Scope { tracer: self.0.clone(), span: None, headers: Arc::from(Vec::new()), root: Some(root) }, work)
     }
 }
 
@@ -83,7 +92,7 @@ pub async fn within<F: Future>(sink: Option<SharedCallback>, work: F) -> F::Outp
         None => work.await,
         Some(sink) => {
             let tracer = Arc::new(Tracer { sink, next: AtomicU64::new(1) });
-            SCOPE.scope(Scope { tracer, span: None, headers: Arc::from(Vec::new()) }, work).await
+            SCOPE.scope(Scope { tracer, span: None, headers: Arc::from(Vec::new()), root: None }, work).await
         }
     }
 }
@@ -165,8 +174,13 @@ async fn begin(
         ("kind", kind.name().into()),
         ("attributes", Value::Object(attributes)),
     ]);
-    if let (Some(carrier), Value::Object(m)) = (carrier, &mut ev) {
-        m.insert("carrier".into(), Value::Object(carrier));
+    if let Value::Object(m) = &mut ev {
+        if let Some(carrier) = carrier {
+            m.insert("carrier".into(), Value::Object(carrier));
+        }
+        if let (None, Some(root)) = (scope.span, scope.root) {
+            m.insert("root".into(), root.into());
+        }
     }
     // A recorder that fails loses its span's context, never the work.
     let answer = scope.tracer.sink.call(ev).await.unwrap_or(Value::Null);
@@ -205,7 +219,8 @@ impl Span {
     /// `work` with this span as the innermost one (the parent of spans begun inside it, and
     /// the context its requests carry).
     pub fn enter<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
-        let scope = Scope { tracer: self.tracer.clone(), span: Some(self.id), headers: self.headers.clone() };
+        let scope =
+            Scope { tracer: self.tracer.clone(), span: Some(self.id), headers: self.headers.clone(), root: None };
         SCOPE.scope(scope, work)
     }
 

@@ -50,6 +50,8 @@ pub struct ClientOptions {
     pub store: Option<Arc<dyn ConversationStore>>,
     /// Where the warnings of this client's runs go; `None` ⇒ wherever the caller's go.
     pub logger: Option<crate::warn::Sink>,
+    /// Records the spans of this client's runs (the `telemetry` option; see `trace`).
+    pub telemetry: Option<crate::trace::Tracing>,
 }
 
 impl ClientOptions {
@@ -71,6 +73,7 @@ impl ClientOptions {
             body_transform: None,
             transport: None,
             on_metric: None,
+            telemetry: None,
             on_error: None,
             store: None,
             logger: None,
@@ -120,6 +123,9 @@ struct ClientJson {
     body_transform: HostFn,
     #[serde(default)]
     on_metric: HostFn,
+    /// The host's span recorder, when `telemetry` is on.
+    #[serde(default)]
+    telemetry: HostFn,
     #[serde(default)]
     on_error: HostFn,
     /// The host's `fetch`, speaking [`HostTransport`]'s protocol.
@@ -190,6 +196,7 @@ impl ClientJson {
         opts.wait_for = self.wait_for.named(OWNER, "waitFor");
         opts.body_transform = self.body_transform.named(OWNER, "bodyTransform");
         opts.on_metric = self.on_metric.named(OWNER, "onMetric");
+        opts.telemetry = self.telemetry.named(OWNER, "telemetry").map(crate::trace::Tracing::new);
         opts.on_error = self.on_error.named(OWNER, "onError");
         opts.store = self.store.0;
         opts.logger = self.logger.named(OWNER, "logger").map(crate::warn::callback_sink);

@@ -137,6 +137,15 @@ impl Client {
         Ok(result)
     }
 
+    /// `work` (a run of this client's) with its spans recorded, when `telemetry` is on and the
+    /// host named the context the run was started in (`root`); as it is otherwise.
+    pub async fn traced<F: std::future::Future>(&self, root: Option<u64>, work: F) -> F::Output {
+        match (&self.opts.telemetry, root) {
+            (Some(tracing), Some(root)) => tracing.run(root, work).await,
+            _ => work.await,
+        }
+    }
+
     /// Feed an event to the registry and to `onMetric`.
     pub(super) async fn emit(&self, ev: MetricEvent) -> Result<()> {
         self.registry.record(&ev);
