@@ -198,7 +198,22 @@ test("toolkit adapters and an MCP client listing a served toolkit see the JSON S
   }
 })
 
-test("a Standard Schema with no JSON Schema: defineTool accepts it; the run, the stream, translate, adapters and MCP serving refuse it", async (t) => {
+/** console.warn's lines while `fn` runs. */
+async function warnings(t, fn) {
+  const said = []
+  const mock = t.mock.method(console, "warn", (...args) => void said.push(args.join(" ")))
+  try {
+    await fn()
+  } finally {
+    mock.mock.restore()
+  }
+  return said
+}
+
+const EMPTY = { type: "object", properties: {}, additionalProperties: false }
+const DECLARED_EMPTY = `[toolnexus] ${FOREIGN_REFUSAL} (declared as an empty object schema)`
+
+test("a Standard Schema with no JSON Schema: defineTool accepts it; the run, the stream and translate refuse it before any request", async (t) => {
   const llm = await startLLM([oaText("never")])
   t.after(() => llm.close())
   const strange = defineTool({ name: "strange", description: "d", inputSchema: foreign(), run: () => "ran" })
@@ -213,22 +228,73 @@ test("a Standard Schema with no JSON Schema: defineTool accepts it; the run, the
   }, { name: "TypeError", message: FOREIGN_REFUSAL })
   await assert.rejects(c.translate({ messages: [{ role: "user", content: "go" }], toolkit: tk }), { name: "TypeError", message: FOREIGN_REFUSAL })
   assert.equal(llm.requests.length, 0, "nothing was sent")
-  for (const adapt of [toOpenAI, toAnthropic, toGemini]) assert.throws(() => adapt([strange]), { name: "TypeError", message: FOREIGN_REFUSAL })
-  assert.throws(() => tk.toOpenAI(), { name: "TypeError", message: FOREIGN_REFUSAL })
-  await assert.rejects(tk.serve("127.0.0.1:0", { mcp: true }), { name: "TypeError", message: FOREIGN_REFUSAL })
-  assert.throws(() => buildMcpServer([strange]), { name: "TypeError", message: FOREIGN_REFUSAL })
-  await assert.rejects(startA2AServer({ addr: "127.0.0.1:0", runTask: () => ({ status: "done", text: "" }), mcp: true, mcpTools: [strange] }), { name: "TypeError", message: FOREIGN_REFUSAL })
-  // Not exposed by the profile: nothing to refuse.
-  const srv = await tk.serve("127.0.0.1:0", { mcp: { tools: ["other"] } })
-  await srv.stop()
   // Called directly, the tool still runs (its validate passes everything).
   assert.deepStrictEqual(await strange.execute({}), { output: "ran", isError: false })
 })
 
-test("a zod schema its converter cannot express is refused with the converter's words", async () => {
+test("a Standard Schema with no JSON Schema: adapters and MCP serving go on with the empty object schema and warn once", async (t) => {
+  const strange = defineTool({ name: "strange", description: "d", inputSchema: foreign(), run: () => "ran" })
+  const tk = await createToolkit({ builtins: false, extraTools: [strange] })
+  t.after(() => tk.close())
+  const said = await warnings(t, async () => {
+    for (let i = 0; i < 2; i++) {
+      assert.deepStrictEqual(toOpenAI([strange])[0].function.parameters, EMPTY)
+      assert.deepStrictEqual(toAnthropic([strange])[0].input_schema, EMPTY)
+      assert.deepStrictEqual(toGemini([strange])[0].functionDeclarations[0].parameters, EMPTY)
+      assert.deepStrictEqual(tk.toOpenAI()[0].function.parameters, EMPTY)
+    }
+  })
+  assert.deepStrictEqual(said, [DECLARED_EMPTY], "said once for the schema, however often it is adapted")
+
+  // Served over MCP: listed with the empty object schema (never the schema's internals), still callable.
+  const other = defineTool({ name: "strange", description: "d", inputSchema: foreign(), run: () => "ran" })
+  const tk2 = await createToolkit({ builtins: false, extraTools: [other] })
+  t.after(() => tk2.close())
+  let srv
+  const served = await warnings(t, async () => {
+    srv = await tk2.serve("127.0.0.1:0", { mcp: { name: "s", version: "1.0.0" } })
+  })
+  t.after(() => srv.stop())
+  assert.deepStrictEqual(served, [DECLARED_EMPTY])
+  const client = new McpClient({ name: "schema-test", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url + "/mcp")))
+  try {
+    const { tools: listed } = await client.listTools()
+    assert.deepStrictEqual(listed.map((x) => [x.name, x.inputSchema]), [["strange", EMPTY]])
+    const out = await client.callTool({ name: "strange", arguments: {} })
+    assert.deepStrictEqual(out.content, [{ type: "text", text: "ran" }])
+  } finally {
+    await client.close()
+  }
+
+  // buildMcpServer and startA2AServer's mcpTools: built, with the same warning (for a schema not yet told).
+  const third = defineTool({ name: "strange", description: "d", inputSchema: foreign(), run: () => "ran" })
+  const built = await warnings(t, () => void buildMcpServer([third]))
+  assert.deepStrictEqual(built, [DECLARED_EMPTY])
+  const fourth = defineTool({ name: "strange", description: "d", inputSchema: foreign(), run: () => "ran" })
+  let a2a
+  const started = await warnings(t, async () => {
+    a2a = await startA2AServer({ addr: "127.0.0.1:0", runTask: () => ({ status: "done", text: "" }), mcp: true, mcpTools: [fourth] })
+  })
+  t.after(() => a2a.stop())
+  assert.deepStrictEqual(started, [DECLARED_EMPTY])
+  // Not exposed by the profile: nothing to say.
+  const fifth = defineTool({ name: "strange", description: "d", inputSchema: foreign(), run: () => "ran" })
+  const tk3 = await createToolkit({ builtins: false, extraTools: [fifth] })
+  t.after(() => tk3.close())
+  const quiet = await warnings(t, async () => {
+    const s = await tk3.serve("127.0.0.1:0", { mcp: { tools: ["other"] } })
+    await s.stop()
+  })
+  assert.deepStrictEqual(quiet, [])
+})
+
+test("a zod schema its converter cannot express is refused with the converter's words", async (t) => {
   const when = defineTool({ name: "when", description: "d", inputSchema: z.object({ at: z.date() }), run: () => "" })
   assert.ok(typeof when.inputSchema["~standard"] === "object", "defineTool did not throw and kept the schema")
-  assert.throws(() => toOpenAI([when]), (e) => e instanceof TypeError && e.message.startsWith('tool "when": its inputSchema is a zod Standard Schema that cannot be sent as JSON Schema: ') && /Date/.test(e.message))
+  const said = await warnings(t, () => assert.deepStrictEqual(toOpenAI([when])[0].function.parameters, EMPTY))
+  assert.equal(said.length, 1)
+  assert.ok(said[0].startsWith('[toolnexus] tool "when": its inputSchema is a zod Standard Schema that cannot be sent as JSON Schema: ') && /Date/.test(said[0]), said[0])
 })
 
 test("valibot without @valibot/to-json-schema installed: the refusal says what to install", async (t) => {

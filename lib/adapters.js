@@ -3,7 +3,7 @@
 
 const { native } = require("./native.js")
 const { encode } = require("./crossing.js")
-const { isStandardSchema, sendableSchema } = require("./schema.js")
+const { isStandardSchema, declaredSchema, warnUnsendable, emptySchema } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */
 
@@ -28,7 +28,7 @@ const { isStandardSchema, sendableSchema } = require("./schema.js")
  * What of a tool the core declares.
  * @param {Tool} t
  */
-const declOf = (t) => ({ name: t.name, description: t.description, inputSchema: sendableSchema(t) })
+const declOf = (t) => ({ name: t.name, description: t.description, inputSchema: declaredSchema(t.inputSchema) })
 
 /**
  * The core builds the declarations; the schema in each is then the tool's own `inputSchema`
@@ -44,9 +44,11 @@ function withSchemas(style, out, tools) {
   tools.forEach((t, i) => {
     const d = decls[i]
     if (!d || (style === "openai" ? d.function?.name : d.name) !== t.name) return
-    // A Standard Schema is shown as its JSON Schema; one that has none is refused (a TypeError
-    // naming the tool): the declarations are made to be sent, and the provider would refuse it.
-    const schema = isStandardSchema(t.inputSchema) ? sendableSchema(t) : t.inputSchema
+    // A Standard Schema is shown as its JSON Schema; one that has none as the empty object
+    // schema, and a warning says so (the reference handed these out too, as they were).
+    /** @type {unknown} */
+    let schema = t.inputSchema
+    if (isStandardSchema(schema)) schema = warnUnsendable(t.name, schema) ? emptySchema() : declaredSchema(schema)
     if (style === "openai") d.function.parameters = schema
     else if (style === "anthropic") d.input_schema = schema
     else d.parameters = schema

@@ -4,7 +4,7 @@
 // `execute` with a signal of its own when the caller can give up).
 
 const { encode, encodeLenient, fromCore, answer, raw, abortWiring } = require("./crossing.js")
-const { declaredSchema, schemaRefusal } = require("./schema.js")
+const { declaredSchema, warnUnsendable } = require("./schema.js")
 
 /**
  * The outcome of a tool call.
@@ -189,8 +189,7 @@ function toolOption(t) {
   const execute = raw(signalled((args, ctx) => /** @type {Tool} */ (t).execute(args, ctx)))
   // The runtime's turns send their tool lists from the core, out of our reach: a Standard
   // Schema with no JSON Schema is declared as the empty object schema, and said so.
-  const refused = schemaRefusal(t.name, t.inputSchema)
-  if (refused) console.warn(`[toolnexus] ${refused.message} (declared as an empty object schema)`)
+  warnUnsendable(t.name, t.inputSchema)
   return { name: t.name, description: t.description, inputSchema: declaredSchema(t.inputSchema), source: t.source, execute }
 }
 

@@ -4,7 +4,7 @@
 const { native } = require("./native.js")
 const { encode, bridge, callable } = require("./crossing.js")
 const { nativeHandle, signalled } = require("./core-tools.js")
-const { declaredSchema, schemaRefusal } = require("./schema.js")
+const { declaredSchema, schemaRefusal, warnUnsendable } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */
 
@@ -39,22 +39,24 @@ function exposedMcpTools(tools, cfg) {
 }
 
 /**
- * The refusal of the first tool an MCP profile would list whose Standard Schema has no JSON
- * Schema; undefined when every listed schema can be sent. A server's `tools/list` answer is
- * fixed when it is built, so this is asked then.
+ * Warn of each tool an MCP profile lists whose Standard Schema has no JSON Schema (it is listed
+ * with the empty object schema, as the server is built; the reference's server sent the
+ * schema library's internals at each `tools/list`).
  * @param {ReadonlyArray<{ name?: unknown, inputSchema?: unknown } | null | undefined>} tools
  * @param {unknown} cfg the MCP serving profile (an object filters by its `tools`)
- * @returns {TypeError | undefined}
  */
-function mcpRefusal(tools, cfg) {
-  const refused = tools.map((t) => (t == null ? undefined : schemaRefusal(t.name, t.inputSchema)))
-  if (!refused.some(Boolean)) return undefined
+function warnUnlisted(tools, cfg) {
+  const refused = tools.map((t) => t != null && schemaRefusal(t.name, t.inputSchema) !== undefined)
+  if (!refused.includes(true)) return
   const profile = cfg !== null && typeof cfg === "object" ? encode(cfg) : undefined
   const picked = native.mcpExposed(
     tools.map((t) => String(t?.name)),
     profile,
   )
-  return (picked == null ? refused : picked.map((/** @type {number} */ i) => refused[i])).find(Boolean)
+  for (const i of picked == null ? tools.keys() : picked) {
+    const t = tools[i]
+    if (t != null && refused[i]) warnUnsendable(t.name, t.inputSchema)
+  }
 }
 
 /**
@@ -195,8 +197,7 @@ function buildMcpServer(tools, cfg, onCall) {
   const observe = callable("buildMcpServer", "onCall", onCall)
   const server = new native.NativeMcpServer(cfg === undefined ? undefined : encode(cfg), observe && bridge(observe))
   const list = [...tools]
-  const refused = mcpRefusal(list, cfg)
-  if (refused) throw refused
+  warnUnlisted(list, cfg)
   for (const t of list) {
     const handle = nativeHandle(t)
     if (handle) {
@@ -209,4 +210,4 @@ function buildMcpServer(tools, cfg, onCall) {
   return new McpServer(server)
 }
 
-module.exports = { exposedMcpTools, buildMcpServer, mcpRefusal }
+module.exports = { exposedMcpTools, buildMcpServer, warnUnlisted }

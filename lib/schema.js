@@ -210,16 +210,29 @@ function schemaRefusal(name, schema) {
   return new TypeError(`tool "${String(name)}": its inputSchema is a ${vendor} Standard Schema that cannot be sent as JSON Schema: ${reason}; ${remedy}`)
 }
 
+/** @returns {Record<string, unknown>} the empty object schema, as the core declares a tool without one */
+const emptySchema = () => ({ type: "object", properties: {}, additionalProperties: false })
+
+/** Schemas already said to be unsendable (so an adapter called each turn says it once). */
+const warned = new WeakSet()
+
 /**
- * The JSON Schema to show for a tool object's `inputSchema`, throwing the refusal when there
- * is none (used where a declaration leaves us: the adapters).
- * @param {{ name?: unknown, inputSchema?: unknown }} t
- * @returns {unknown}
+ * Where the reference handed a tool's schema on without failing (the adapters, an MCP server's
+ * `tools/list`, a runtime's turns), one with no JSON Schema is declared as the empty object
+ * schema and a warning says so, once per schema; never its internals.
+ * @param {unknown} name
+ * @param {unknown} schema
+ * @returns {boolean} whether the schema cannot be sent (and was declared empty)
  */
-function sendableSchema(t) {
-  const refused = schemaRefusal(t.name, t.inputSchema)
-  if (refused) throw refused
-  return declaredSchema(t.inputSchema)
+function warnUnsendable(name, schema) {
+  const refused = schemaRefusal(name, schema)
+  if (refused === undefined) return false
+  const key = /** @type {object} */ (schema)
+  if (!warned.has(key)) {
+    warned.add(key)
+    console.warn(`[toolnexus] ${refused.message} (declared as an empty object schema)`)
+  }
+  return true
 }
 
 /**
@@ -272,4 +285,4 @@ async function validateArgs(schema, name, args) {
   return { value: result?.value }
 }
 
-module.exports = { isStandardSchema, shownSchema, declaredSchema, schemaRefusal, sendableSchema, validateArgs, issuesText }
+module.exports = { isStandardSchema, shownSchema, declaredSchema, schemaRefusal, warnUnsendable, emptySchema, validateArgs, issuesText }

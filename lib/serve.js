@@ -6,7 +6,7 @@ const { native } = require("./native.js")
 const { encode, bridge, loggerOption } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
-const { mcpRefusal } = require("./mcpserve.js")
+const { warnUnlisted } = require("./mcpserve.js")
 const { telemetryOption, serverRecorder, withCarrier } = require("./telemetry.js")
 
 /** @typedef {import("../index").A2ATask} Task an A2A Task, as the core keeps it */
@@ -227,9 +227,8 @@ const buildAgentCard = (cfg, skills, url) => JSON.parse(native.buildAgentCard(en
  */
 async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   const { a2a, mcp, onTask, onCall } = opts
-  // A listed tool whose Standard Schema has no JSON Schema is refused before the list is made.
-  const refused = mcpTools && mcp ? mcpRefusal(mcpTools, mcp) : undefined
-  if (refused) throw refused
+  // A listed tool whose Standard Schema has no JSON Schema is listed with the empty object schema, and said so.
+  if (mcpTools && mcp) warnUnlisted(mcpTools, mcp)
   const plain = {
     addr,
     a2a: a2a && typeof a2a === "object" ? { ...a2a, store: storeObject(a2a.store) ? undefined : a2a.store } : a2a,

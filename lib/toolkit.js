@@ -7,7 +7,7 @@ const { withSchemas } = require("./adapters.js")
 const { toolResult, wrapNative, toolSpec, contextJson } = require("./core-tools.js")
 const { agentList } = require("./a2a.js")
 const { storeObject, startServer } = require("./serve.js")
-const { mcpRefusal } = require("./mcpserve.js")
+const { warnUnlisted } = require("./mcpserve.js")
 const { schemaRefusal } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */
@@ -268,10 +268,9 @@ class Toolkit {
     const a2a = opts.a2a ?? undefined
     const store = a2a == null ? this.#configStore : storeObject(a2a.store)
     // The served MCP profile lists the caller's tools: a Standard Schema with no JSON Schema is
-    // refused before the list is made.
+    // listed with the empty object schema, and said so.
     const profile = opts.mcp ?? this.#configMcp
-    const refused = profile ? mcpRefusal(this.#entries.filter((e) => e.slot >= 0).map((e) => this.#slots[e.slot]), profile) : undefined
-    if (refused) return Promise.reject(refused)
+    if (profile) warnUnlisted(this.#entries.filter((e) => e.slot >= 0).map((e) => this.#slots[e.slot]), profile)
     return startServer(addr, opts, { runTask, store, toolkit: this.#native })
   }
 
