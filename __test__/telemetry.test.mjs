@@ -85,6 +85,33 @@ test("a run records invoke_agent, a chat span per model call and an execute_tool
   }
 })
 
+test("spans carry the times the run began and ended them, however late the recorder hears of them", async () => {
+  exporter.reset()
+  const llm = await startLLM([oaCalls([{ id: "s1", name: "slow", args: {} }], usage), oaText("done", usage)])
+  // The tool's span starts and ends between two model calls: the recorder is told of both
+  // with the second call's batch, yet the span must last as long as the tool ran.
+  const slow = defineTool({ name: "slow", description: "waits", run: () => new Promise((r) => setTimeout(() => r("ok"), 120)) })
+  const toolkit = await createToolkit({ extraTools: [slow], builtins: false })
+  try {
+    const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", telemetry: true })
+    const before = Date.now()
+    await client.run("go", { toolkit })
+    const after = Date.now()
+    const ms = ([s, ns]) => s * 1e3 + ns / 1e6
+    const spans = exporter.getFinishedSpans()
+    const [tool] = byName(spans, "execute_tool slow")
+    const [run] = byName(spans, "invoke_agent m")
+    const [first, second] = byName(spans, "chat m").sort((a, b) => ms(a.startTime) - ms(b.startTime))
+    assert.ok(ms(tool.duration) >= 110, `the tool span lasts as the tool ran (${ms(tool.duration)} ms)`)
+    assert.ok(ms(first.endTime) <= ms(tool.startTime) && ms(tool.endTime) <= ms(second.startTime), "in the order they happened")
+    assert.ok(ms(run.startTime) >= before - 5 && ms(run.endTime) <= after + 5, "within the run's wall-clock time")
+    assert.ok(ms(run.startTime) <= ms(first.startTime) && ms(second.endTime) <= ms(run.endTime), "the run spans its children")
+  } finally {
+    await toolkit.close()
+    await llm.close()
+  }
+})
+
 test("a run started inside the caller's span is its child", async () => {
   exporter.reset()
   const llm = await startLLM([oaText("hi")])

@@ -52,11 +52,13 @@ function telemetryOption(option) {
 }
 
 /**
- * A recorder: the core tells it when its spans start and end. A span with a parent of its own
- * (`parent`, a span of this recorder) goes under it; a server's request span continues the trace
- * its request carried (`carrier`); an outermost span of a run goes under the context the run was
- * started in (`root`, a token from `enterRun`); anything else under `fallback` (the context active
- * when the span starts, by default).
+ * A recorder: the core tells it, in batches, when its spans started and ended (`at`, as
+ * OpenTelemetry's HrTime), and asks for the propagation headers of the span named `want` when
+ * a request is about to leave inside it. A span with a parent of its own (`parent`, a span of
+ * this recorder) goes under it; a server's request span continues the trace its request
+ * carried (`carrier`); an outermost span of a run goes under the context the run was started
+ * in (`root`, a token from `Roots.enter`); anything else under `fallback` (the context active
+ * when the batch arrives, by default).
  * @param {() => any} tracerOf
  * @param {{ roots?: Map<number, any>, fallback?: any }} [where]
  * @returns {JsonFn} a function the core calls (see the core's `trace` module)
@@ -69,29 +71,41 @@ function recorder(tracerOf, where = {}) {
   const open = new Map()
   const kinds = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT, server: SpanKind.SERVER }
   /** @param {any} ev */
-  const record = (ev) => {
-    if (ev.op === "start") {
-      let parent
-      if (ev.carrier != null) parent = propagation.extract(ROOT_CONTEXT, ev.carrier)
-      else if (ev.parent != null) parent = open.get(ev.parent)?.ctx
-      else if (ev.root != null) parent = roots?.get(ev.root)
-      parent ??= fallback ?? context.active()
-      const span = tracer.startSpan(ev.name, { kind: kinds[/** @type {keyof typeof kinds} */ (ev.kind)] ?? SpanKind.INTERNAL, attributes: ev.attributes }, parent)
-      const ctx = trace.setSpan(parent, span)
-      open.set(ev.id, { span, ctx })
-      /** @type {Record<string, string>} */
-      const headers = {}
-      propagation.inject(ctx, headers)
-      return headers
-    }
+  const begin = (ev) => {
+    let parent
+    if (ev.carrier != null) parent = propagation.extract(ROOT_CONTEXT, ev.carrier)
+    else if (ev.parent != null) parent = open.get(ev.parent)?.ctx
+    else if (ev.root != null) parent = roots?.get(ev.root)
+    parent ??= fallback ?? context.active()
+    const kind = kinds[/** @type {keyof typeof kinds} */ (ev.kind)] ?? SpanKind.INTERNAL
+    const span = tracer.startSpan(ev.name, { kind, attributes: ev.attributes, startTime: ev.at }, parent)
+    open.set(ev.id, { span, ctx: trace.setSpan(parent, span) })
+  }
+  /** @param {any} ev */
+  const finish = (ev) => {
     const entry = open.get(ev.id)
-    if (entry === undefined) return null
+    if (entry === undefined) return
     open.delete(ev.id)
     const { span } = entry
     if (ev.attributes) span.setAttributes(ev.attributes)
     if (ev.error != null) span.setStatus({ code: SpanStatusCode.ERROR, message: String(ev.error) })
-    span.end()
-    return null
+    span.end(ev.at)
+  }
+  /** @param {any} batch */
+  const record = (batch) => {
+    // One span the user's tracer refuses never costs the others theirs.
+    for (const ev of batch.events) {
+      try {
+        if (ev.op === "start") begin(ev)
+        else finish(ev)
+      } catch {}
+    }
+    const wanted = batch.want == null ? undefined : open.get(batch.want)
+    if (wanted === undefined) return null
+    /** @type {Record<string, string>} */
+    const headers = {}
+    propagation.inject(wanted.ctx, headers)
+    return headers
   }
   return bridge(record)
 }

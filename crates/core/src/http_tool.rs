@@ -407,6 +407,7 @@ impl Tool for HttpTool {
         "http"
     }
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
+        crate::trace::ready().await;
         let req = match self.request(self.prepare(args)) {
             Ok(r) => r,
             Err(msg) => return Ok(ToolResult::error(msg)),

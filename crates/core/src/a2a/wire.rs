@@ -204,6 +204,7 @@ pub(crate) async fn json_rpc(
     until: Option<Instant>,
     token: Option<&CancellationToken>,
 ) -> Result<Reply, Fail> {
+    crate::trace::ready().await;
     let req = rpc_post(endpoint, method, params, headers)?;
     let (status, text) = send(req, until, token).await?;
     read_reply(status, &text, headers)
@@ -268,6 +269,7 @@ pub(crate) async fn json_rpc_events(
 ) -> Result<Vec<Reply>, Fail> {
     let mut all = headers.to_vec();
     all.push(("Accept".to_string(), "text/event-stream".to_string()));
+    crate::trace::ready().await;
     let req = rpc_post(endpoint, method, params, &all)?;
     let (status, text) = send(req, until, token).await?;
     if !(200..300).contains(&status) || text.trim_start().starts_with('{') {

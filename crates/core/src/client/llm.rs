@@ -164,6 +164,7 @@ impl Client {
         }
         let name = if self.opts.model.is_empty() { "chat".to_string() } else { format!("chat {}", self.opts.model) };
         let span = crate::trace::start(name, crate::trace::Kind::Client, attrs).await?;
+        span.ready().await;
         span.inject(&mut req.headers);
         Some(span)
     }

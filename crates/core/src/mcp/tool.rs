@@ -178,6 +178,7 @@ impl Tool for McpTool {
             }
         };
         let mut params = CallToolRequestParams::new(self.tool.clone()).with_arguments(arguments);
+        crate::trace::ready().await;
         params.meta = trace_meta();
         let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let timeout = ctx.timeout.map_or(self.timeout, timer_delay_ms);

@@ -410,6 +410,7 @@ impl A2AService {
             }
             arg.insert("call".into(), id.clone().into());
             // Under a traced request, the host runs the Task in the request's trace.
+            crate::trace::ready().await;
             let trace = crate::trace::headers();
             if !trace.is_empty() {
                 let carrier: Map<String, Value> = trace.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
