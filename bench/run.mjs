@@ -27,7 +27,7 @@ import { clockTicks, control, num, spawnEndpoint, toolnexusVersion, versionOf, w
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
 const FLOOR = "floor"
-const ALL_RUNNERS = ["floor", "toolnexus", "toolnexus-otel", "limit", "toolnexus-mcp", "ai-sdk", "langchain"]
+const ALL_RUNNERS = ["floor", "toolnexus", "toolnexus-otel", "otel-sdk", "limit", "toolnexus-mcp", "ai-sdk", "langchain"]
 /** The runner that is not JavaScript: the same core driven from Rust (bench/limit), its own binary. */
 const LIMIT = "limit"
 const LIMIT_PACKAGE = "toolnexus-bench-limit"
