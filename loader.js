@@ -2,7 +2,9 @@
 // Finds and loads the native addon. The root package ships JavaScript and types only; the addon
 // for each platform is its own package (`@toolnexus/binding-<platform>`), an optional dependency
 // that npm installs only where its `os`, `cpu` and `libc` match. A local build next to this file
-// (`toolnexus.<platform>.node`, what `npm run build` writes in a checkout) comes first.
+// (`toolnexus.<platform>.node`, what `npm run build` writes in a checkout) comes first. Before
+// both, `NAPI_RS_NATIVE_LIBRARY_PATH` (the override napi-rs packages honour) names the one file to
+// load: a build kept elsewhere; when it does not load, that is the error, with nothing tried after.
 //
 // When nothing loads, this throws ONE error that says what was detected, what was looked for,
 // which platforms have a prebuilt addon, and the command that fixes it. A file that exists but
@@ -25,7 +27,7 @@ const { version } = require("./package.json")
 
 /**
  * One place the addon was looked for that did not load, and why (a thrown value: anything).
- * @typedef {{ where: string, error: unknown, local?: boolean }} Failure
+ * @typedef {{ where: string, error: unknown, local?: boolean, override?: boolean }} Failure
  */
 
 /**
@@ -155,7 +157,8 @@ function failure(host, pkg, failures, supported) {
   const spec = `${pkg}@${version}`
   if (failures.length) {
     const f = failures[0]
-    lines.push(`toolnexus: the native addon ${f.where} failed to load: ${firstLine(f.error).replace(`${f.where}: `, "")}`)
+    const named = f.override ? `${f.where} (NAPI_RS_NATIVE_LIBRARY_PATH)` : f.where
+    lines.push(`toolnexus: the native addon ${named} failed to load: ${firstLine(f.error).replace(`${f.where}: `, "")}`)
     for (const more of failures.slice(1)) lines.push(`  also: ${more.where}: ${firstLine(more.error)}`)
     const glibc = /GLIBC_([0-9.]+)' not found/.exec(String(f.error && /** @type {{ message?: unknown }} */ (f.error).message))
     if (glibc) {
@@ -164,7 +167,8 @@ function failure(host, pkg, failures, supported) {
       )
     }
     lines.push(`Detected: ${describe(host)}, platform package ${spec}.`)
-    if (glibc) lines.push(`Fix: run it on a system with glibc >= ${glibc[1]}, or build it from source (Rust stable, Node >= 20): ${REPOSITORY}.`)
+    if (f.override) lines.push(`Fix: point NAPI_RS_NATIVE_LIBRARY_PATH at a toolnexus addon built for ${host.abi} (npm run build writes toolnexus.${host.abi}.node), or unset it.`)
+    else if (glibc) lines.push(`Fix: run it on a system with glibc >= ${glibc[1]}, or build it from source (Rust stable, Node >= 20): ${REPOSITORY}.`)
     else if (f.local) lines.push(`Fix: rebuild it (npm run build in ${__dirname}) or delete it${supported ? ` and npm install ${spec}` : ""}.`)
     else lines.push(`Fix: reinstall the platform package: npm install --force ${spec}`)
   } else if (supported) {
@@ -197,6 +201,17 @@ function load() {
   const supported = SUPPORTED.includes(host.abi)
   /** @type {Failure[]} */
   const failures = []
+
+  const override = process.env.NAPI_RS_NATIVE_LIBRARY_PATH
+  if (override) {
+    // Relative to the working directory, as a path typed in a shell is.
+    const file = path.resolve(override)
+    try {
+      return require(file)
+    } catch (error) {
+      throw failure(host, pkg, [{ where: file, error, override: true }], supported)
+    }
+  }
 
   // A local build: a checkout after `npm run build`, or an unsupported platform built from source.
   const local = path.join(__dirname, `toolnexus.${host.abi}.node`)

@@ -73,13 +73,13 @@ function platformPackage(dir, { binary, version = VERSION, abi = ABI } = {}) {
 }
 
 /** Loads the copy in a child (with `preload`, a CommonJS file run first) and returns what it saw. */
-function probe(dir, preload) {
+function probe(dir, preload, env = process.env) {
   const args = []
   if (preload) {
     writeFileSync(path.join(dir, "preload.cjs"), preload)
     args.push("-r", path.join(dir, "preload.cjs"))
   }
-  const r = spawnSync(process.execPath, [...args, path.join(dir, "probe.cjs")], { cwd: dir, encoding: "utf8" })
+  const r = spawnSync(process.execPath, [...args, path.join(dir, "probe.cjs")], { cwd: dir, encoding: "utf8", env })
   assert.equal(r.status, 0, r.stderr)
   return { ...JSON.parse(r.stdout.trim().split("\n").pop()), stderr: r.stderr }
 }
@@ -259,6 +259,44 @@ test("a local build comes before the platform package (a checkout after npm run 
     platformPackage(d, { binary: Buffer.from("damaged") })
   }))
   assert.equal(r.loaded, true, r.message)
+})
+
+test("NAPI_RS_NATIVE_LIBRARY_PATH loads the addon from another folder, before a local build and the platform package", () => {
+  assert.ok(existsSync(BUILT), `${BUILT} is missing: npm run build first`)
+  const elsewhere = mkdtempSync(path.join(os.tmpdir(), "toolnexus-addon-"))
+  temps.push(elsewhere)
+  cpSync(BUILT, path.join(elsewhere, "custom-name.node"))
+  // Both the usual places are damaged: only the override can load.
+  const dir = copy((d) => {
+    writeFileSync(path.join(d, `toolnexus.${ABI}.node`), "damaged")
+    platformPackage(d, { binary: Buffer.from("damaged") })
+  })
+  const absolute = probe(dir, undefined, { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: path.join(elsewhere, "custom-name.node") })
+  assert.equal(absolute.loaded, true, absolute.message)
+  assert.equal(absolute.sanitized, "a_b")
+  assert.equal(absolute.stderr, "")
+  // A relative path is taken from the working directory (the copy's).
+  const relative = probe(dir, undefined, { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: path.relative(dir, path.join(elsewhere, "custom-name.node")) })
+  assert.equal(relative.loaded, true, relative.message)
+})
+
+test("NAPI_RS_NATIVE_LIBRARY_PATH naming nothing loadable is the error, with no fallback", () => {
+  assert.ok(existsSync(BUILT), `${BUILT} is missing: npm run build first`)
+  const missing = path.join(os.tmpdir(), "toolnexus-no-such-addon.node")
+  // A good platform package is there, and still not taken: the user asked for that file.
+  const dir = copy((d) => platformPackage(d, { binary: BUILT }))
+  const r = probe(dir, undefined, { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: missing })
+  assert.equal(r.loaded, false)
+  assert.equal(r.code, "ERR_TOOLNEXUS_NATIVE")
+  assert.ok(firstLine(r.message).startsWith(`toolnexus: the native addon ${missing} (NAPI_RS_NATIVE_LIBRARY_PATH) failed to load: Cannot find module`), r.message)
+  assert.ok(r.message.includes(`Fix: point NAPI_RS_NATIVE_LIBRARY_PATH at a toolnexus addon built for ${ABI}`), r.message)
+  assert.ok(r.cause.startsWith("Cannot find module"), r.cause)
+  // A file that is not an addon: dlopen's own words.
+  const junk = path.join(dir, "junk.node")
+  writeFileSync(junk, "not an addon")
+  const bad = probe(dir, undefined, { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: junk })
+  assert.equal(bad.loaded, false)
+  assert.ok(firstLine(bad.message).includes(`${junk} (NAPI_RS_NATIVE_LIBRARY_PATH) failed to load`), bad.message)
 })
 
 test("a damaged local build falls back to the platform package, with a warning", () => {
