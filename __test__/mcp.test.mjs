@@ -22,7 +22,8 @@ import {
 } from "../index.js"
 import { REPO, cleanEnv, closedPort, runChild } from "./support/llm.mjs"
 
-const FIXTURE = path.resolve(REPO, "..", "shared", "fixtures", "examples", "mcp.json")
+// An MCP config in the shape users write: the official server-everything over stdio, and a remote one switched off.
+const FIXTURE = path.join(REPO, "__test__", "fixtures", "mcp-servers.json")
 const SERVER = path.join(REPO, "crates", "core", "tests", "fixtures", "mcp_server.mjs")
 const local = (...flags) => ({ type: "local", command: [process.execPath, SERVER, ...flags] })
 const tag = (what) => `tn-js-${what}-${process.pid}-${Date.now()}`
@@ -140,9 +141,9 @@ async function startHttp() {
   }
 }
 
-test("the shared fixture starts server-everything over stdio and its echo tool answers", { timeout: 120_000 }, async () => {
+test("a config file starts server-everything over stdio and its echo tool answers", { timeout: 120_000 }, async () => {
   const mcp = await loadMcp(FIXTURE)
-  assert.deepEqual(mcp.status, { everything: "connected", "example-remote": "disabled" })
+  assert.deepEqual(mcp.status, { everything: "connected", "switched-off": "disabled" })
   const echo = mcp.tools.find((t) => t.name === "everything_echo")
   assert.ok(echo, `tools: ${mcp.tools.map((t) => t.name).join(", ")}`)
   assert.equal(echo.source, "mcp")
@@ -367,7 +368,7 @@ test("listMcpTools lists unfiltered original names and disconnects", { timeout: 
 
 test("createToolkit({ mcpConfig }): MCP tools first, stable Tool objects, real mcpStatus, close", { timeout: 30_000 }, async () => {
   const mine = { name: "mine", description: "", inputSchema: { type: "object" }, source: "custom", execute: async () => ({ output: "m", isError: false }) }
-  const dir = fs.mkdtempSync(path.join(REPO, "target", "mcp-cfg-"))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-mcp-cfg-"))
   const cfgPath = path.join(dir, "mcp.json")
   fs.writeFileSync(cfgPath, JSON.stringify({ mcpServers: { fx: { ...local(), tools: { echo: true, structured: true } }, gone: { url: "http://127.0.0.1:9/mcp", timeout: 2000 } } }))
   try {
@@ -411,7 +412,7 @@ test("createToolkit's waitFor answers MCP elicitation", { timeout: 30_000 }, asy
 
 test("parseMcpConfig, expandEnvHeaders and the elicitation mappings", () => {
   const cfg = parseMcpConfig(FIXTURE)
-  assert.deepEqual(Object.keys(cfg), ["everything", "example-remote"])
+  assert.deepEqual(Object.keys(cfg), ["everything", "switched-off"])
   assert.deepEqual(parseMcpConfig({ a: { url: "u" }, builtins: false, agents: [], a2a: {}, mcpServer: {} }), { a: { url: "u" } })
   assert.deepEqual(parseMcpConfig({ servers: { s: {} } }), { s: {} })
   assert.throws(() => parseMcpConfig("does-not-exist.json"), /ENOENT/)
