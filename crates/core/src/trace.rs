@@ -409,7 +409,7 @@ pub async fn around<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
 
 #[cfg(test)]
 mod tests {
-    use super::{around, headers, inject, ready, start, within, Kind, Tracing, BATCH};
+    use super::{around, current_span, headers, inject, ready, start, within, Kind, Tracing, BATCH};
     use crate::callback::{callback, Callback};
     use serde_json::{json, Map, Value};
     use std::sync::{Arc, Mutex};
@@ -537,7 +537,7 @@ mod tests {
         let parent = tracing
             .within(None, async {
                 let s = start("task".into(), Kind::Internal, Map::new()).await.unwrap();
-                let id = s.enter(async { super::current_span() }).await;
+                let id = s.enter(async { current_span() }).await;
                 s.end(None);
                 id
             })
