@@ -10,11 +10,16 @@
 // Everywhere else (macOS, Windows, musl) and with TOOLNEXUS_NATIVE_GLIBC=1 this is the plain
 // `napi build --platform --release`, linked against whatever the host has.
 //
+// `--linux-arm64` (`npm run build:linux-arm64`) builds `toolnexus.linux-arm64-gnu.node` the same way
+// from an x64 Linux machine: Debian's rustc-web/cargo-web, whose standard library for
+// aarch64-unknown-linux-gnu comes as `libstd-rust-web-dev:arm64` (rustup cannot fetch one without
+// its own server), with zig linking against glibc 2.17, into target/linux-arm64.
+//
 // Extra arguments are passed on to `napi build` (`npm run build -- --verbose`); one that picks a target
 // or a cross-compile mode (`--target`, `-x`, `--use-napi-cross`, ...) turns the zig route off.
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { delimiter, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -26,6 +31,12 @@ const GLIBC_FLOOR = "2.17"
 const ZIGBUILD = "cargo-zigbuild==0.24.1"
 const ZIG = "ziglang==0.15.2"
 const TARGET = "x86_64-unknown-linux-gnu"
+const ARM64_TARGET = "aarch64-unknown-linux-gnu"
+// The Debian toolchain the arm64 build uses, and what installs it.
+const DEBIAN_RUST = "/usr/bin/rustc"
+const DEBIAN_CARGO = "/usr/bin/cargo"
+const ARM64_STD = "/usr/lib/rustlib/aarch64-unknown-linux-gnu"
+const ARM64_PACKAGES = "dpkg --add-architecture arm64 && apt-get update && apt-get install rustc-web cargo-web libstd-rust-web-dev:arm64"
 
 const toolsDir = join(root, ".tools")
 const zigbuildDir = join(toolsDir, "zigbuild")
@@ -207,10 +218,13 @@ function zigEnv() {
   return env
 }
 
-const extra = process.argv.slice(2)
+const arm64 = process.argv.includes("--linux-arm64")
+const extra = process.argv.slice(2).filter((a) => a !== "--linux-arm64")
 const native = /^(1|true|yes)$/i.test(process.env.TOOLNEXUS_NATIVE_GLIBC ?? "")
 // An explicit target or cross-compile choice on the command line is the caller's: build exactly that.
 const ownTarget = extra.some((a) => /^(--target|-t|--cross-compile|-x|--use-cross|--use-napi-cross)(=|$)/.test(a))
+
+if (arm64) process.exit(await buildArm64())
 
 if (!isLinuxX64Gnu() || native || ownTarget) {
   if (native) console.error("build: TOOLNEXUS_NATIVE_GLIBC is set: linking against this machine's glibc")
@@ -249,3 +263,33 @@ if (spawnSync("objdump", ["--version"], { stdio: "ignore" }).error) {
 }
 const checker = join(root, "scripts", "check-glibc.mjs")
 process.exit(run(process.execPath, [checker, "--max", GLIBC_FLOOR, join(root, "toolnexus.linux-x64-gnu.node")]))
+
+
+/** `npm run build:linux-arm64`: toolnexus.linux-arm64-gnu.node, linked against glibc 2.17. */
+async function buildArm64() {
+  if (process.platform !== "linux" || process.arch !== "x64") fail("--linux-arm64 cross-builds from x64 Linux only")
+  const missing = [DEBIAN_RUST, DEBIAN_CARGO, ARM64_STD].filter((f) => !existsSync(f))
+  if (missing.length) fail(`--linux-arm64 needs Debian's Rust with the arm64 standard library (missing ${missing.join(", ")}): ${ARM64_PACKAGES}`)
+  if (!(await ensureToolchain())) fail("--linux-arm64 needs the zig toolchain (python3 with pip, or python3 and unzip, to install it)")
+  // Debian's cargo and rustc ahead of rustup's proxies, through a directory of their own (not all of /usr/bin).
+  const shims = join(toolsDir, "debian-rust")
+  mkdirSync(shims, { recursive: true })
+  for (const [name, target] of [["cargo", DEBIAN_CARGO], ["rustc", DEBIAN_RUST], ["rustdoc", "/usr/bin/rustdoc"]]) {
+    const link = join(shims, name)
+    rmSync(link, { force: true })
+    symlinkSync(target, link)
+  }
+  const env = zigEnv()
+  env.PATH = [join(zigbuildDir, "bin"), shims, env.PATH].join(delimiter)
+  delete env.RUSTUP_TOOLCHAIN
+  env.CARGO = DEBIAN_CARGO
+  env.RUSTC = DEBIAN_RUST
+  // Its own target directory: another compiler's artifacts would make each build start over.
+  env.CARGO_TARGET_DIR = join(root, "target", "linux-arm64")
+  const args = ["build", "--platform", "--release", "--no-js", "--cross-compile", "--target", `${ARM64_TARGET}.${GLIBC_FLOOR}`, ...extra]
+  const status = napiBuild(args, env)
+  if (status !== 0) return status
+  const built = join(root, "toolnexus.linux-arm64-gnu.node")
+  if (!existsSync(built)) fail(`napi build finished but ${built} is missing`)
+  return run(process.execPath, [join(root, "scripts", "check-glibc.mjs"), "--max", GLIBC_FLOOR, built])
+}

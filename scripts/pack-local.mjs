@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Packs what a release publishes, for this machine only: the root package (optionalDependencies
 // written as `napi pre-publish` writes them) and the platform package of the host, holding the
-// local build (`toolnexus.<platform>.node`, from `npm run build`). Both are packed from staging
+// local build (`toolnexus.<platform>.node`, from `npm run build`; another platform's, from its
+// cross-build, when asked: `packLocal(out, "linux-arm64-gnu")`). Both are packed from staging
 // copies, so the checkout is left as it is. Usage: node scripts/pack-local.mjs [out dir]
 // (default: ./pack). Prints the two tarballs' paths as JSON.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -32,10 +33,9 @@ function npmPack(dir, out) {
   return { file: path.join(out, info.filename), size: info.size, unpackedSize: info.unpackedSize, entries: info.entryCount }
 }
 
-export function packLocal(out) {
+export function packLocal(out, abi = hostAbi()) {
   mkdirSync(out, { recursive: true })
   const pkg = readRoot()
-  const abi = hostAbi()
   if (!pkg.napi.targets.map(abiOf).includes(abi)) throw new Error(`${abi} is not one of napi.targets`)
   const binary = path.join(root, `${pkg.napi.binaryName}.${abi}.node`)
   if (!existsSync(binary)) throw new Error(`${path.basename(binary)} is missing: npm run build first`)

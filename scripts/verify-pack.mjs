@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync
 import { spawnSync } from "node:child_process"
 import os from "node:os"
 import path from "node:path"
+import { fileURLToPath } from "node:url"
 import { packLocal } from "./pack-local.mjs"
 import { readRoot } from "./targets.mjs"
 
@@ -23,6 +24,22 @@ const nodes = [process.execPath, ...process.argv.filter((a) => a.startsWith("--n
 // the shared examples runner beside it (<dir>/../tools/docs-examples.mjs).
 const seeds = process.argv.find((a) => a.startsWith("--seeds="))?.slice(8)
 const keep = process.argv.includes("--keep")
+// `--abi=<platform>`: verify another platform's cross-built addon (linux-arm64-gnu, run under qemu):
+// npm installs for that CPU, and every check runs with the `--node` binaries given (that
+// platform's Node), none with this one.
+const abi = process.argv.find((a) => a.startsWith("--abi="))?.slice(6)
+const cpuOf = { "linux-arm64-gnu": "arm64", "linux-x64-gnu": "x64" }
+if (abi && !cpuOf[abi]) {
+  console.error(`verify-pack: --abi=${abi} is not one this script can install (${Object.keys(cpuOf).join(", ")})`)
+  process.exit(2)
+}
+const installFlags = abi ? [`--cpu=${cpuOf[abi]}`] : []
+if (abi && nodes.length < 2) {
+  console.error("verify-pack: --abi needs --node=<that platform's node>")
+  process.exit(2)
+}
+const runners = abi ? nodes.slice(1) : nodes
+const mainNode = runners[0]
 const pkg = readRoot()
 const work = mkdtempSync(path.join(os.tmpdir(), "toolnexus-verify-"))
 let failed = 0
@@ -55,7 +72,7 @@ function project(name, extra = {}) {
 }
 
 try {
-  const packed = packLocal(path.join(work, "tarballs"))
+  const packed = packLocal(path.join(work, "tarballs"), abi)
   const plat = `${pkg.napi.packageName}-${packed.abi}`
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`
   console.log(`root     ${path.basename(packed.root.file)}: ${kb(packed.root.size)} packed, ${kb(packed.root.unpackedSize)} unpacked, ${packed.root.entries} files`)
@@ -66,7 +83,7 @@ try {
 
   // 1. root + platform package.
   const ok = project("with-platform", { overrides: { [plat]: `file:${packed.platform.file}` } })
-  let r = run("npm", ["install", "--no-audit", "--no-fund", packed.root.file], ok)
+  let r = run("npm", ["install", "--no-audit", "--no-fund", ...installFlags, packed.root.file], ok)
   check(r.status === 0, "npm install of the root tarball (platform package through its optional dependency)", r.stderr)
   writeFileSync(
     path.join(ok, "esm.mjs"),
@@ -115,7 +132,7 @@ await toolkit.close?.()
 console.log(result.status, result.text)
 `,
   )
-  for (const node of nodes) {
+  for (const node of runners) {
     const version = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim()
     for (const [file, want] of [["esm.mjs", /esm ok/], ["cjs.cjs", /cjs ok/], ["program.mjs", /sum=42/]]) {
       r = run(node, [file], ok)
@@ -126,7 +143,10 @@ console.log(result.status, result.text)
     const tool = path.resolve(seeds, "..", "tools", "docs-examples.mjs")
     const root = path.resolve(seeds, "..", "fixtures")
     const out = path.join(work, "seeds-out")
-    r = run(process.execPath, [tool, "--docs", path.resolve(seeds), "--pkg", path.join(ok, "node_modules", "toolnexus"), "--out", out, "--root", root], ok)
+    // Under another platform's Node, the programs the runner starts use it too (its PATH).
+    const seedEnv = abi ? { ...env, PATH: [path.dirname(mainNode), env.PATH].join(path.delimiter) } : env
+    const tsx = path.join(fileURLToPath(new URL("..", import.meta.url)), "node_modules", ".bin", "tsx")
+    r = spawnSync(mainNode, [tool, "--docs", path.resolve(seeds), "--pkg", path.join(ok, "node_modules", "toolnexus"), "--out", out, "--root", root, "--tsx", tsx], { cwd: ok, env: seedEnv, encoding: "utf8", timeout: 600_000 })
     check(r.status === 0 && /\b0 failed/.test(r.stdout), "the seed examples run against the installed package", r.stdout + r.stderr)
     console.log(r.stdout.trim().split("\n").at(-1).replace(/^/, "     "))
   }
@@ -138,9 +158,9 @@ console.log(result.status, result.text)
 
   // 2. root alone.
   const bare = project("without-platform")
-  r = run("npm", ["install", "--no-audit", "--no-fund", packed.root.file], bare)
+  r = run("npm", ["install", "--no-audit", "--no-fund", ...installFlags, packed.root.file], bare)
   check(r.status === 0, "npm install of the root tarball alone succeeds (the platform package is optional)", r.stderr)
-  r = run(process.execPath, ["-e", "require('toolnexus')"], bare)
+  r = run(mainNode, ["-e", "require('toolnexus')"], bare)
   const fix = `npm install ${plat}@${pkg.version}`
   check(r.status !== 0 && r.stderr.includes(fix) && r.stderr.includes("Supported:"), `loading fails with the fix: ${fix}`, r.stderr)
   console.log(r.stderr.split("\n").filter((l) => l.startsWith("toolnexus:") || /^(Looked|Fix|Supported)/.test(l)).map((l) => "     " + l).join("\n"))
