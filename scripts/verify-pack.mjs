@@ -9,7 +9,7 @@
 //      error, which names the package and the install command.
 // Then publint --strict on both packages and @arethetypeswrong/cli on the root tarball (from the npm registry;
 // --no-lint skips them). Needs `npm run build` first. Exit code 1 on any failure.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs"
 import { spawnSync } from "node:child_process"
 import os from "node:os"
 import path from "node:path"
@@ -49,17 +49,17 @@ const check = (ok, what, detail = "") => {
   if (!ok) failed++
 }
 
-// PATH without any directory holding cargo or rustc: what a user without Rust has.
+// What a user without Rust has: cargo, rustc and rustup answer "not found" from a directory put first
+// on PATH. (Dropping the directories that hold them would drop /usr/bin, and node and npm with it,
+// on a machine with Debian's Rust.)
 const isWin = process.platform === "win32"
-const noRustPath = process.env.PATH.split(path.delimiter)
-  .filter((dir) => !["cargo", "rustc", "rustup"].some((b) => {
-    try {
-      return statSync(path.join(dir, isWin ? `${b}.exe` : b)).isFile()
-    } catch {
-      return false
-    }
-  }))
-  .join(path.delimiter)
+const noRust = path.join(work, "no-rust")
+mkdirSync(noRust, { recursive: true })
+for (const b of ["cargo", "rustc", "rustup"]) {
+  if (isWin) writeFileSync(path.join(noRust, `${b}.cmd`), "@exit /b 127\r\n")
+  else writeFileSync(path.join(noRust, b), "#!/bin/sh\necho \"$0: not installed\" >&2\nexit 127\n", { mode: 0o755 })
+}
+const noRustPath = [noRust, process.env.PATH].join(path.delimiter)
 const env = { ...process.env, PATH: noRustPath, CARGO_HOME: path.join(work, "no-cargo"), RUSTUP_HOME: path.join(work, "no-rustup") }
 
 const run = (cmd, args, cwd) => spawnSync(cmd, args, { cwd, env, encoding: "utf8", shell: isWin, timeout: 300_000 })
