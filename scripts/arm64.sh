@@ -8,12 +8,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian's Rust (1.96, with the arm64 standard library rustup cannot fetch without its own server)
-# and qemu's user-mode emulator.
-if [ ! -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ] || [ ! -x /usr/bin/cargo ] || ! command -v qemu-aarch64 >/dev/null; then
+# and qemu's user-mode emulator. `--download` only fetches them (.ci/run does that in the background
+# while the x64 addon builds); they are installed here, after the x64 steps, so none of those ever
+# sees Debian's cargo in /usr/bin.
+packages=(rustc-web cargo-web libstd-rust-web-dev:arm64 qemu-user qemu-user-binfmt)
+need_packages() {
+  [ ! -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ] || [ ! -x /usr/bin/cargo ] || ! command -v qemu-aarch64 >/dev/null
+}
+apt_get() {
   dpkg --add-architecture arm64
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rustc-web cargo-web libstd-rust-web-dev:arm64 qemu-user qemu-user-binfmt >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" "${packages[@]}" >/dev/null
+}
+if [ "${1:-}" = --download ]; then
+  if need_packages; then apt_get --download-only; fi
+  exit 0
 fi
+if need_packages; then apt_get; fi
 # binfmt_misc, so an emulated Node can start emulated children (the examples runner, the checks).
 [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || cat /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register

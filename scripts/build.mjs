@@ -286,7 +286,8 @@ async function buildArm64() {
   env.RUSTC = DEBIAN_RUST
   // Its own target directory: another compiler's artifacts would make each build start over.
   env.CARGO_TARGET_DIR = join(root, "target", "linux-arm64")
-  const args = ["build", "--platform", "--release", "--no-js", "--cross-compile", "--target", `${ARM64_TARGET}.${GLIBC_FLOOR}`, ...extra]
+  // baseArgs: the generated declarations go to binding.d.ts, never over the hand-written index.d.ts.
+  const args = [...baseArgs, "--cross-compile", "--target", `${ARM64_TARGET}.${GLIBC_FLOOR}`, ...extra]
   const status = napiBuild(args, env)
   if (status !== 0) return status
   const built = join(root, "toolnexus.linux-arm64-gnu.node")

@@ -4,7 +4,7 @@
 // local build (`toolnexus.<platform>.node`, from `npm run build`; another platform's, from its
 // cross-build, when asked: `packLocal(out, "linux-arm64-gnu")`). Both are packed from staging
 // copies, so the checkout is left as it is. Usage: node scripts/pack-local.mjs [out dir]
-// (default: ./pack). Prints the two tarballs' paths as JSON.
+// (default: ./pack) [--abi=linux-arm64-gnu]. Prints the two tarballs' paths as JSON.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { execFileSync } from "node:child_process"
 import os from "node:os"
@@ -58,5 +58,8 @@ export function packLocal(out, abi = hostAbi()) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  console.log(JSON.stringify(packLocal(path.resolve(process.argv[2] ?? "pack")), null, 2))
+  const args = process.argv.slice(2)
+  const abi = args.find((a) => a.startsWith("--abi="))?.slice(6)
+  const out = args.find((a) => !a.startsWith("--")) ?? "pack"
+  console.log(JSON.stringify(packLocal(path.resolve(out), abi), null, 2))
 }
