@@ -11,16 +11,31 @@ use crate::fetch::{Fetcher, Request};
 
 pub struct FetchTransport {
     fetcher: Fetcher,
+    /// Whether a request holds the host while it is out (see `shared`).
+    holds: bool,
 }
 
 impl FetchTransport {
+    /// Over `fetcher`, whose sockets the host is taken to see (the binding's event-loop sockets):
+    /// a request takes no hold of its own.
     pub fn new(fetcher: Fetcher) -> Self {
-        FetchTransport { fetcher }
+        FetchTransport { fetcher, holds: false }
     }
 
-    /// Over the process's shared fetcher (tokio's sockets, one pool per origin).
+    /// Over the process's shared fetcher (tokio's sockets, one pool per origin). A host that
+    /// polls a run on its own thread cannot see those sockets, so each request holds the host
+    /// (`host::hold`) until its reply has been read to the end: without it, a host whose only
+    /// pending work is the run could end its process mid-request.
     pub fn shared() -> Self {
-        FetchTransport { fetcher: Fetcher::shared() }
+        FetchTransport { fetcher: Fetcher::shared(), holds: true }
+    }
+
+    fn hold(&self) -> Option<crate::host::Hold> {
+        if self.holds {
+            crate::host::hold()
+        } else {
+            None
+        }
     }
 
     async fn send(&self, req: HttpRequest) -> Result<crate::fetch::Response> {
@@ -50,6 +65,7 @@ pub fn text_of(bytes: Vec<u8>) -> String {
 #[async_trait]
 impl Transport for FetchTransport {
     async fn post(&self, req: HttpRequest) -> Result<HttpResponse> {
+        let _hold = self.hold();
         let res = self.send(req).await?;
         let (status, headers) = (res.status, res.headers.clone());
         // `res.text()` cannot make a string of more bytes than V8's limit; stop reading there
@@ -62,8 +78,13 @@ impl Transport for FetchTransport {
     }
 
     async fn post_stream(&self, req: HttpRequest) -> Result<StreamResponse> {
+        let hold = self.hold();
         let res = self.send(req).await?;
-        let body = res.body.map(|piece| piece.map(Vec::from).map_err(Error::Fetch));
+        // The hold goes with the body: it ends when the body is dropped, read to the end or not.
+        let body = res.body.map(move |piece| {
+            let _held = &hold;
+            piece.map(Vec::from).map_err(Error::Fetch)
+        });
         Ok(StreamResponse { status: res.status, headers: res.headers, body: body.boxed() })
     }
 }

@@ -118,3 +118,113 @@ fn a_toolkit_of_plain_tools_is_made_in_one_poll() {
     };
     assert!(!mcp.waits_on_nothing() && !agents.waits_on_nothing());
 }
+
+/// Holds taken through the test holder, per thread that took them (other tests of this binary
+/// may take some on their own threads once it is installed).
+static HOLDS: Mutex<Vec<std::thread::ThreadId>> = Mutex::new(Vec::new());
+
+struct CountedHold(std::thread::ThreadId);
+
+impl Drop for CountedHold {
+    fn drop(&mut self) {
+        let mut holds = HOLDS.lock().unwrap();
+        if let Some(i) = holds.iter().position(|t| *t == self.0) {
+            holds.remove(i);
+        }
+    }
+}
+
+fn counted_hold() -> Option<host::Hold> {
+    let me = std::thread::current().id();
+    HOLDS.lock().unwrap().push(me);
+    Some(Box::new(CountedHold(me)))
+}
+
+fn holds_here() -> usize {
+    let me = std::thread::current().id();
+    HOLDS.lock().unwrap().iter().filter(|t| **t == me).count()
+}
+
+/// Polls `fut` until the server has its request (the socket's progress needs polls; the waker
+/// is not watched here), then leaves it pending.
+fn until_sent<F: Future + Unpin>(fut: &mut F, got: &std::sync::mpsc::Receiver<()>) {
+    let waker = futures::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        assert!(Pin::new(&mut *fut).poll(&mut cx).is_pending(), "answered before the server was told to");
+        if got.recv_timeout(std::time::Duration::from_millis(2)).is_ok() {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the request never reached the server");
+    }
+}
+
+/// The built-in transport over the runtime's own sockets (the fallback where the host's event
+/// loop cannot watch them): a request polled on the host's thread holds the host until its reply
+/// has been read, so a host with nothing else pending does not end mid-request.
+#[test]
+fn the_shared_transport_holds_the_host_while_a_request_is_out() {
+    use futures::StreamExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use toolnexus_core::client::http::FetchTransport;
+    use toolnexus_core::client::{HttpRequest, Transport};
+
+    host::set_holder(counted_hold);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let _enter = rt.enter();
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
+    // Each request is answered once the test says so; the streamed reply's body in two pieces.
+    let (got_tx, got_rx) = std::sync::mpsc::channel::<()>();
+    let (go_tx, go_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    rt.spawn(async move {
+        let mut go_rx = go_rx;
+        for streamed in [false, true] {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut seen = Vec::new();
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buf).await.unwrap();
+                seen.extend_from_slice(&buf[..n]);
+            }
+            got_tx.send(()).unwrap();
+            go_rx.recv().await.unwrap();
+            if streamed {
+                socket.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n").await.unwrap();
+                go_rx.recv().await.unwrap();
+                socket.write_all(b"3\r\ndef\r\n0\r\n\r\n").await.unwrap();
+            } else {
+                socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}").await.unwrap();
+            }
+        }
+    });
+    let request = || HttpRequest { url: url.clone(), headers: vec![], body: "{}".into() };
+    let transport = FetchTransport::shared();
+
+    // A whole-body request: held from its first poll until the reply is in.
+    let mut post = OnHost(Box::pin(transport.post(request())));
+    until_sent(&mut post, &got_rx);
+    assert_eq!(holds_here(), 1, "held while the request is out");
+    go_tx.send(()).unwrap();
+    let res = futures::executor::block_on(post).unwrap();
+    assert_eq!((res.status, res.body.as_str()), (200, "{}"));
+    assert_eq!(holds_here(), 0, "released with the reply");
+
+    // A streamed reply: still held after the head has come, until the body has ended.
+    let mut head = OnHost(Box::pin(transport.post_stream(request())));
+    until_sent(&mut head, &got_rx);
+    go_tx.send(()).unwrap();
+    let mut res = futures::executor::block_on(head).unwrap();
+    assert_eq!(res.status, 200);
+    assert_eq!(futures::executor::block_on(res.body.next()).unwrap().unwrap(), b"abc");
+    assert_eq!(holds_here(), 1, "held while the body is still coming");
+    go_tx.send(()).unwrap();
+    let mut rest = Vec::new();
+    while let Some(piece) = futures::executor::block_on(res.body.next()) {
+        rest.extend(piece.unwrap());
+    }
+    assert_eq!(rest, b"def");
+    drop(res);
+    assert_eq!(holds_here(), 0, "released with the body");
+}
