@@ -1,8 +1,8 @@
 // The benchmark driver (issue #5): `npm run bench` from the repository root, or `node bench/run.mjs`.
 //
 // 1. Installs the bench's own dependencies into bench/node_modules if missing (npm ci --prefix bench),
-//    builds the addon if no toolnexus.*.node is present (npm run build), and, when the `limit`
-//    runner is on, has cargo bring its binary up to date (bench/limit; skipped without cargo).
+//    builds the addon if no toolnexus.*.node is present (npm run build), and, when the `limit` or `floor-hyper`
+//    runner is on, has cargo bring its binary up to date (bench/limit, bench/floor; skipped without cargo).
 // 2. Starts the scripted endpoint (server.mjs) in its own process on 127.0.0.1.
 // 3. For each round, runner order rotated by one each round: one fresh worker process per runner
 //    (worker.mjs): cold init, warm-up, timed sequential runs, throughput at N in flight.
@@ -27,15 +27,34 @@ import { clockTicks, control, num, spawnEndpoint, toolnexusVersion, versionOf, w
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.dirname(BENCH)
 const FLOOR = "floor"
-const ALL_RUNNERS = ["floor", "toolnexus", "toolnexus-otel", "otel-sdk", "limit", "toolnexus-mcp", "ai-sdk", "langchain"]
+const ALL_RUNNERS = ["floor", "toolnexus", "toolnexus-otel", "otel-sdk", "limit", "floor-hyper", "toolnexus-mcp", "ai-sdk", "langchain"]
 /** The runner that is not JavaScript: the same core driven from Rust (bench/limit), its own binary. */
 const LIMIT = "limit"
-const LIMIT_PACKAGE = "toolnexus-bench-limit"
-/** The "JS cost": toolnexus's figures over the limit's, per round; with the goals the issue sets. */
-const JS_COST = [
-  { key: "p50", goal: 1.15 },
-  { key: "cpu", goal: 1.3 },
-  { key: "tput", goal: null },
+/** The floor of the work: the same run with hyper and serde_json alone, no toolnexus (bench/floor). */
+const FLOOR_HYPER = "floor-hyper"
+/** The Rust runners and the workspace packages whose binaries they are, built by cargo on first use. */
+const RUST_RUNNERS = { [LIMIT]: "toolnexus-bench-limit", [FLOOR_HYPER]: "toolnexus-bench-floor" }
+/**
+ * Rows of ratios under the main table, each a runner's figures over another's from the same round,
+ * with the goals the issues set (`atMost` for times and CPU, `atLeast` for throughput in runs/s).
+ * JS cost: what Node, the binding and the JS layer add to the core. Core cost: what the core adds
+ * to the least a program can do for the same run.
+ */
+const COST_ROWS = [
+  {
+    id: "jsCost",
+    label: "JS cost",
+    of: "toolnexus",
+    over: LIMIT,
+    goals: { p50: { atMost: 1.15 }, cpu: { atMost: 1.3 }, tput: { atLeast: 0.9 } },
+  },
+  {
+    id: "coreCost",
+    label: "core cost",
+    of: LIMIT,
+    over: FLOOR_HYPER,
+    goals: { p50: { atMost: 1.3 }, cpu: { atMost: 1.3 }, tput: null },
+  },
 ]
 
 // ---------------------------------------------------------------------------------------------
@@ -92,28 +111,28 @@ function ensureAddon() {
 }
 
 /**
- * The limit runner's binary, built release by cargo (a no-op when it is up to date; it follows
- * the core, so a changed core is rebuilt here as the addon would be). `{ bin }`, or `{ skip }`
- * without cargo, or `{ error }` when the build fails.
+ * The Rust runners' binaries, built release by cargo in one call (a no-op when they are up to
+ * date; the limit follows the core, so a changed core is rebuilt here as the addon would be).
+ * For each name: `{ bin }`, or `{ skip }` without cargo, or `{ error }` when the build fails.
  */
-function ensureLimit() {
-  log(`building the limit runner: cargo build --release -p ${LIMIT_PACKAGE}`)
-  const r = spawnSync("cargo", ["build", "--release", "-p", LIMIT_PACKAGE, "--message-format=json-render-diagnostics"], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-    encoding: "utf8",
-    maxBuffer: 256 * 2 ** 20,
-  })
-  if (r.error?.code === "ENOENT") return { skip: "cargo is not installed (the limit runner is a Rust binary)" }
-  if (r.error) return { error: `cargo: ${r.error.message}` }
-  if (r.status !== 0) return { error: `cargo build --release -p ${LIMIT_PACKAGE} failed (exit ${r.status})` }
-  let bin = null
+function ensureRust(names) {
+  const packages = names.map((n) => RUST_RUNNERS[n])
+  const all = (x) => Object.fromEntries(names.map((n) => [n, x]))
+  const args = ["build", "--release", ...packages.flatMap((p) => ["-p", p]), "--message-format=json-render-diagnostics"]
+  log(`building the Rust runners: cargo ${args.slice(0, -1).join(" ")}`)
+  const r = spawnSync("cargo", args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", maxBuffer: 256 * 2 ** 20 })
+  if (r.error?.code === "ENOENT") return all({ skip: "cargo is not installed (this runner is a Rust binary)" })
+  if (r.error) return all({ error: `cargo: ${r.error.message}` })
+  if (r.status !== 0) return all({ error: `cargo ${args.slice(0, -1).join(" ")} failed (exit ${r.status})` })
+  const bins = {}
   for (const l of r.stdout.split("\n")) {
     if (!l.startsWith("{")) continue
     const m = JSON.parse(l)
-    if (m.reason === "compiler-artifact" && m.target?.name === LIMIT_PACKAGE && m.executable) bin = m.executable
+    if (m.reason === "compiler-artifact" && m.executable) bins[m.target?.name] = m.executable
   }
-  return bin ? { bin } : { error: "cargo built the limit runner but named no executable" }
+  return Object.fromEntries(
+    names.map((n) => [n, bins[RUST_RUNNERS[n]] ? { bin: bins[RUST_RUNNERS[n]] } : { error: `cargo built ${RUST_RUNNERS[n]} but named no executable` }]),
+  )
 }
 
 /**
@@ -152,11 +171,10 @@ function startServer() {
 // ---------------------------------------------------------------------------------------------
 // Workers
 
-async function runWorker(server, runner, mode, clkTck, limit) {
-  if (runner === LIMIT && !limit?.bin) {
-    return limit?.skip
-      ? { runner, mode, ok: false, skipped: true, reason: limit.skip }
-      : { runner, mode, ok: false, error: limit?.error ?? "the limit runner was not built" }
+async function runWorker(server, runner, mode, clkTck, rust) {
+  const native = RUST_RUNNERS[runner] ? (rust?.[runner] ?? { error: `the ${runner} runner was not built` }) : null
+  if (native && !native.bin) {
+    return native.skip ? { runner, mode, ok: false, skipped: true, reason: native.skip } : { runner, mode, ok: false, error: native.error }
   }
   await control(server.origin, "POST", "/reset")
   const loadavg = os.loadavg()
@@ -175,8 +193,8 @@ async function runWorker(server, runner, mode, clkTck, limit) {
   })
   const t0 = process.hrtime.bigint()
   env.BENCH_SPAWN_NS = String(process.hrtime.bigint()) // the cold-init clock starts here
-  // The limit runner is its own binary, started the same way and printing the same result line.
-  const [cmd, argv] = runner === LIMIT ? [limit.bin, [mode]] : [process.execPath, [...args, path.join(BENCH, "worker.mjs"), runner, mode]]
+  // A Rust runner is its own binary, started the same way and printing the same result line.
+  const [cmd, argv] = native ? [native.bin, [mode]] : [process.execPath, [...args, path.join(BENCH, "worker.mjs"), runner, mode]]
   const child = spawn(cmd, argv, { env, stdio: ["ignore", "pipe", "pipe"] })
   const { result: line, code } = await workerResult(child, `[${runner}]`, config.workerTimeoutS)
   const wallS = Number(process.hrtime.bigint() - t0) / 1e9
@@ -233,23 +251,27 @@ function summarizeRunner(name, rounds) {
 }
 
 /**
- * toolnexus's figures divided by the limit's from the same round (median, min–max over rounds),
- * or null unless both ran.
+ * Each cost row whose two runners ran: the first's figures divided by the second's from the same
+ * round (median, min–max over rounds), with the row's goals. `{ [id]: { label, of, over, [metric]: { ratio, goal } } }`.
  */
-function summarizeJsCost(rounds) {
-  if (!runners.includes("toolnexus") || !runners.includes(LIMIT)) return null
+function summarizeCosts(rounds) {
   const out = {}
-  for (const { key, goal } of JS_COST) {
-    const m = METRICS.find((x) => x.key === key)
-    const ratios = []
-    for (const r of rounds) {
-      const js = r.results.toolnexus
-      const limit = r.results[LIMIT]
-      if (!js?.ok || !limit?.ok) continue
-      const l = m.get(limit)
-      if (l > 0) ratios.push(m.get(js) / l)
+  for (const row of COST_ROWS) {
+    if (!runners.includes(row.of) || !runners.includes(row.over)) continue
+    const cells = { label: row.label, of: row.of, over: row.over }
+    for (const key of Object.keys(row.goals)) {
+      const m = METRICS.find((x) => x.key === key)
+      const ratios = []
+      for (const r of rounds) {
+        const a = r.results[row.of]
+        const b = r.results[row.over]
+        if (!a?.ok || !b?.ok) continue
+        const d = m.get(b)
+        if (d > 0) ratios.push(m.get(a) / d)
+      }
+      cells[key] = { ratio: summarize(ratios), goal: row.goals[key] }
     }
-    out[key] = { ratio: summarize(ratios), goal }
+    out[row.id] = cells
   }
   return out
 }
@@ -285,7 +307,7 @@ function summarizeLeak(result) {
 
 function versions() {
   const v = { toolnexus: toolnexusVersion(ROOT) }
-  if (runners.includes(LIMIT)) {
+  if (Object.keys(RUST_RUNNERS).some((n) => runners.includes(n))) {
     try {
       v.rustc = execFileSync("rustc", ["--version"], { encoding: "utf8" }).trim().replace(/^rustc /, "")
     } catch {
@@ -312,9 +334,12 @@ async function main() {
   const started = Date.now()
   ensureDeps()
   ensureAddon()
-  const limit = runners.includes(LIMIT) || (config.leakRuns > 0 && config.leakRunner === LIMIT) ? ensureLimit() : null
-  if (limit?.skip) log(`limit runner skipped: ${limit.skip}`)
-  if (limit?.error) log(`limit runner not built: ${limit.error}`)
+  const wanted = Object.keys(RUST_RUNNERS).filter((n) => runners.includes(n) || (config.leakRuns > 0 && config.leakRunner === n))
+  const rust = wanted.length ? ensureRust(wanted) : {}
+  for (const [n, b] of Object.entries(rust)) {
+    if (b.skip) log(`${n} runner skipped: ${b.skip}`)
+    if (b.error) log(`${n} runner not built: ${b.error}`)
+  }
   const clkTck = clockTicks()
   const loadavgStart = os.loadavg()
   const trialReasons = []
@@ -335,7 +360,7 @@ async function main() {
       const roundStart = Date.now()
       const round = { round: i + 1, order, results: {} }
       for (const name of order) {
-        const r = await runWorker(server, name, "measure", clkTck, limit)
+        const r = await runWorker(server, name, "measure", clkTck, rust)
         round.results[name] = r
         log(`  ${name.padEnd(14)} ${oneLine(r)}`)
         await new Promise((res) => setTimeout(res, config.pauseMs))
@@ -346,7 +371,7 @@ async function main() {
     }
     if (config.leakRuns > 0) {
       log(`leak check: ${config.leakRunner}, ${config.leakRuns} runs, memory every ${config.leakEvery}`)
-      const r = await runWorker(server, config.leakRunner, "leak", clkTck, limit)
+      const r = await runWorker(server, config.leakRunner, "leak", clkTck, rust)
       leak = summarizeLeak(r)
       if (leak.ok) {
         const f = leak.rss
@@ -359,10 +384,11 @@ async function main() {
 
   const others = runOtherBenches()
   const summary = Object.fromEntries(runners.map((n) => [n, summarizeRunner(n, rounds)]))
-  const jsCost = summarizeJsCost(rounds)
-  if (jsCost) {
-    const show = (k) => `${fmt(jsCost[k].ratio.median)}×${jsCost[k].goal ? ` (goal ≤ ${jsCost[k].goal}×)` : ""}`
-    log(`JS cost (toolnexus ÷ limit, median over rounds): p50 ${show("p50")}, CPU/run ${show("cpu")}, throughput ${show("tput")}`)
+  const costs = summarizeCosts(rounds)
+  for (const c of Object.values(costs)) {
+    const goal = (g) => (g?.atMost ? ` (goal ≤ ${g.atMost}×)` : g?.atLeast ? ` (goal ≥ ${g.atLeast}×)` : "")
+    const show = (k) => `${fmt(c[k].ratio.median)}×${goal(c[k].goal)}`
+    log(`${c.label} (${c.of} ÷ ${c.over}, median over rounds): p50 ${show("p50")}, CPU/run ${show("cpu")}, throughput ${show("tput")}`)
   }
   const results = {
     generatedAt: new Date().toISOString(),
@@ -376,7 +402,8 @@ async function main() {
     machine: machine(loadavgStart),
     versions: versions(),
     summary,
-    jsCost,
+    jsCost: costs.jsCost ?? null,
+    coreCost: costs.coreCost ?? null,
     leak,
     others,
     rounds,

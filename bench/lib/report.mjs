@@ -47,13 +47,19 @@ export function detailRows(res, row) {
   return ok.map((name) => row(name, res.summary[name], res.summary[name].details))
 }
 
-/** A cell of the JS cost row: the ratio, its range, and the goal with whether it is met. */
-function jsCostCell(c) {
+/**
+ * A cell of a cost row: the ratio, its range, and the goal with whether it is met. A goal is
+ * `{ atMost }` (times, CPU) or `{ atLeast }` (throughput, runs/s); a bare number is read as atMost.
+ */
+function costCell(c) {
   if (!c) return "—"
   const r = c.ratio
   if (r.median === null) return "n/a"
   const spread = r.n > 1 ? ` (${fmtRatio(r.min)}–${fmtRatio(r.max)})` : ""
-  const goal = c.goal ? `<br>goal ≤ ${c.goal}×: ${r.median <= c.goal ? "met" : "not met"}` : ""
+  const g = typeof c.goal === "number" ? { atMost: c.goal } : c.goal
+  let goal = ""
+  if (g?.atMost) goal = `<br>goal ≤ ${g.atMost}×: ${r.median <= g.atMost ? "met" : "not met"}`
+  else if (g?.atLeast) goal = `<br>goal ≥ ${g.atLeast}×: ${r.median >= g.atLeast ? "met" : "not met"}`
   return `×${fmtRatio(r.median)}${spread}${goal}`
 }
 
@@ -80,13 +86,21 @@ export function renderMarkdown(res) {
   )
   line()
   for (const l of metricTable(res, METRICS)) line(l)
-  if (res.jsCost) line(`| **JS cost** (toolnexus ÷ limit) | ${METRICS.map((m) => jsCostCell(res.jsCost[m.key])).join(" | ")} |`)
+  if (res.jsCost) line(`| **JS cost** (toolnexus ÷ limit) | ${METRICS.map((m) => costCell(res.jsCost[m.key])).join(" | ")} |`)
+  if (res.coreCost) line(`| **core cost** (limit ÷ floor-hyper) | ${METRICS.map((m) => costCell(res.coreCost[m.key])).join(" | ")} |`)
   line()
   if (res.jsCost) {
     line(
       "JS cost: toolnexus's figure divided by the limit's (the same core driven from Rust, no JavaScript) from the same " +
         "round; median of the per-round ratios, min–max in brackets. It is what Node, the binding and the JS layer add " +
         "to a run. Throughput is runs/s, so below 1 means fewer runs per second than the limit.",
+    )
+    line()
+  }
+  if (res.coreCost) {
+    line(
+      "Core cost: the limit's figure divided by floor-hyper's (the same two requests and two tools with hyper and serde_json " +
+        "alone, no toolnexus) from the same round. It is what the toolnexus core adds to the least a program can do for this run.",
     )
     line()
   }
@@ -173,6 +187,7 @@ const escapeXml = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").
 function colorOf(name, floor) {
   if (name === floor) return "#9aa0a6"
   if (name === "limit") return "#34a853"
+  if (name === "floor-hyper") return "#0b8043"
   if (name.startsWith("toolnexus")) return "#e8710a"
   return "#4285f4"
 }
