@@ -83,13 +83,13 @@ impl Cause {
 
     /// A name that did not resolve.
     pub fn lookup(e: &io::Error, host: &str) -> Self {
-        let text = e.to_string();
-        // getaddrinfo's own texts (glibc, musl), as libuv maps them to Node's codes.
-        let (code, errno) = if text.contains("Temporary failure") || text.contains("Try again") {
-            ("EAI_AGAIN", -3001)
-        } else {
-            ("ENOTFOUND", -3008)
-        };
+        let text = e.to_string().to_ascii_lowercase();
+        // getaddrinfo's own texts, as libuv maps them to Node's codes: glibc's and musl's
+        // ("Temporary failure in name resolution", "Try again"), macOS's (lower case), Windows'
+        // WSATRY_AGAIN ("... a temporary error during hostname resolution ...").
+        let transient = ["temporary failure", "try again", "temporary error"];
+        let (code, errno) =
+            if transient.iter().any(|t| text.contains(t)) { ("EAI_AGAIN", -3001) } else { ("ENOTFOUND", -3008) };
         Cause::new("Error", format!("getaddrinfo {code} {host}"))
             .with("errno", errno)
             .with("code", code)
@@ -213,5 +213,33 @@ fn kind_code(kind: io::ErrorKind) -> &'static str {
         K::NetworkDown => "ENETDOWN",
         K::UnexpectedEof => "ECONNRESET",
         _ => "EIO",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cause;
+    use serde_json::Value;
+    use std::io;
+
+    fn code(message: &str) -> Value {
+        let cause = Cause::lookup(&io::Error::other(message.to_string()), "example.test");
+        cause.fields.iter().find(|(k, _)| *k == "code").map(|(_, v)| v.clone()).unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn a_transient_lookup_failure_is_eai_again_whatever_the_platform_says() {
+        assert_eq!(code("failed to lookup address information: Temporary failure in name resolution"), "EAI_AGAIN");
+        assert_eq!(code("failed to lookup address information: Try again"), "EAI_AGAIN");
+        assert_eq!(code("failed to lookup address information: temporary failure in name resolution"), "EAI_AGAIN");
+        assert_eq!(
+            code("This is usually a temporary error during hostname resolution and means that the local server did not receive a response from an authoritative server."),
+            "EAI_AGAIN"
+        );
+        assert_eq!(code("failed to lookup address information: Name or service not known"), "ENOTFOUND");
+        assert_eq!(
+            code("failed to lookup address information: nodename nor servname provided, or not known"),
+            "ENOTFOUND"
+        );
     }
 }

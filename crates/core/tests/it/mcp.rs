@@ -56,6 +56,7 @@ async fn whoami(source: &McpSource, server: &str) -> Value {
 }
 
 /// A process that exited and was reaped, or is a zombie, counts as gone.
+#[cfg(target_os = "linux")]
 fn alive(pid: u64) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
@@ -63,13 +64,37 @@ fn alive(pid: u64) -> bool {
     }
 }
 
+/// Without /proc (macOS, the BSDs): what `ps` says, a zombie (state Z) counting as gone.
+#[cfg(not(target_os = "linux"))]
+fn alive(pid: u64) -> bool {
+    let out = std::process::Command::new("ps").args(["-o", "stat=", "-p", &pid.to_string()]).output().expect("ps");
+    let state = String::from_utf8_lossy(&out.stdout);
+    !state.trim().is_empty() && !state.trim_start().starts_with('Z')
+}
+
 /// Live processes whose command line carries `tag`.
+#[cfg(target_os = "linux")]
 fn tagged(tag: &str) -> Vec<u64> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok())
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == tag.as_bytes()))
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+/// Without /proc: `ps`'s list of every process and its arguments (split on spaces; the tags
+/// have none).
+#[cfg(not(target_os = "linux"))]
+fn tagged(tag: &str) -> Vec<u64> {
+    let out = std::process::Command::new("ps").args(["-axww", "-o", "pid=,args="]).output().expect("ps");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (pid, args) = line.trim_start().split_once(' ')?;
+            args.split(' ').any(|a| a == tag).then(|| pid.parse().ok())?
         })
         .filter(|pid| alive(*pid))
         .collect()
