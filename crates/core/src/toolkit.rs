@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -184,6 +184,10 @@ impl ToolDecl {
 struct Inner {
     tools: Vec<SharedTool>,
     index: HashMap<String, usize>,
+    /// The tools' OpenAI and Anthropic declarations, made on first use and shared by every
+    /// run until the list changes: a run need not build them again.
+    openai: OnceLock<Arc<[Value]>>,
+    anthropic: OnceLock<Arc<[Value]>>,
 }
 
 impl Inner {
@@ -195,6 +199,8 @@ impl Inner {
         }
         self.index.insert(t.name().to_string(), self.tools.len());
         self.tools.push(t);
+        self.openai = OnceLock::new();
+        self.anthropic = OnceLock::new();
         true
     }
 }
@@ -362,6 +368,18 @@ impl Toolkit {
         adapters::to_anthropic(self.tools().iter().map(|t| t.as_ref()))
     }
 
+    /// [`to_openai`](Toolkit::to_openai), made once until the tool list changes, and shared.
+    pub fn openai_declarations(&self) -> Arc<[Value]> {
+        self.read(|i| i.openai.get_or_init(|| adapters::to_openai(i.tools.iter().map(|t| t.as_ref())).into()).clone())
+    }
+
+    /// [`to_anthropic`](Toolkit::to_anthropic), made once until the tool list changes, and shared.
+    pub fn anthropic_declarations(&self) -> Arc<[Value]> {
+        self.read(|i| {
+            i.anthropic.get_or_init(|| adapters::to_anthropic(i.tools.iter().map(|t| t.as_ref())).into()).clone()
+        })
+    }
+
     /// The tools for the provider `style` names (see [`adapters::adapt`]).
     pub fn adapt(&self, style: &str) -> Result<Vec<Value>> {
         adapters::adapt(style, self.tools().iter().map(|t| t.as_ref()))
@@ -433,6 +451,21 @@ mod tests {
         assert_eq!(names, ["a", "b"]);
         let r = tk.execute("a", json!({}), ToolContext::default()).await.unwrap();
         assert_eq!(r.output, "first");
+    }
+
+    #[test]
+    fn declarations_are_made_once_and_again_when_a_tool_is_registered() {
+        let tk = Toolkit::from_tools(vec![tool("a", "a")]);
+        let (first, again) = (tk.openai_declarations(), tk.openai_declarations());
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(&first[..], &tk.to_openai()[..]);
+        assert_eq!(&tk.anthropic_declarations()[..], &tk.to_anthropic()[..]);
+        assert_eq!(tk.register(vec![tool("a", "dup")]), [false]);
+        assert_eq!(tk.register(vec![tool("b", "b")]), [true]);
+        let now = tk.openai_declarations();
+        assert_eq!(now.len(), 2);
+        assert_eq!(&now[..], &tk.to_openai()[..]);
+        assert_eq!(tk.anthropic_declarations().len(), 2);
     }
 
     fn collector() -> (crate::warn::Sink, Arc<std::sync::Mutex<Vec<String>>>) {

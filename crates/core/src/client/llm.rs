@@ -39,6 +39,16 @@ impl Client {
         }
     }
 
+    /// The loop's request body as JSON text: written straight from its parts when neither
+    /// `requestParams` nor `bodyTransform` reshapes it, else built, reshaped, then written.
+    pub(super) async fn body_text(&self, parts: &wire::Parts<'_>) -> Result<String> {
+        if self.opts.request_params.is_none() && self.opts.body_transform.is_none() {
+            return parts.to_text();
+        }
+        let body = self.finalize_body(parts.to_map()).await?;
+        wire::json_text(&body)
+    }
+
     fn endpoint(&self) -> String {
         let base = self.opts.base_url.strip_suffix('/').unwrap_or(&self.opts.base_url);
         match self.opts.style {
@@ -96,7 +106,7 @@ impl Client {
         }
     }
 
-    fn request(&self, key: &str, body: &Value, translate: bool) -> HttpRequest {
+    fn request(&self, key: &str, body: &str, translate: bool) -> HttpRequest {
         HttpRequest { url: self.endpoint(), headers: self.headers(key, translate), body: body.to_string() }
     }
 
@@ -107,11 +117,11 @@ impl Client {
     }
 
     /// One non-streaming call: POST with retries; a non-2xx is `LLM <status>: <body>`.
-    pub(super) async fn llm_json(&self, key: &str, body: &Value) -> Result<Value> {
+    pub(super) async fn llm_json(&self, key: &str, body: &str) -> Result<Value> {
         self.llm_json_with(key, body, false).await
     }
 
-    pub(super) async fn llm_json_with(&self, key: &str, body: &Value, translate: bool) -> Result<Value> {
+    pub(super) async fn llm_json_with(&self, key: &str, body: &str, translate: bool) -> Result<Value> {
         let t0 = Instant::now();
         let mut req = self.request(key, body, translate);
         let mut span = self.chat_span(&mut req).await;
@@ -173,7 +183,7 @@ impl Client {
     pub(super) async fn llm_stream(
         &self,
         key: &str,
-        body: &Value,
+        body: &str,
         sink: &dyn Callback,
         usage: &mut Usage,
     ) -> Result<Streamed> {

@@ -117,44 +117,73 @@ pub struct Registry {
     series: Mutex<Series>,
 }
 
-fn escape(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+/// The series key `k="v",…` for `pairs` (values escaped as Prometheus reads them), written
+/// over `out`: one buffer serves every key of an event, so recording allocates only the first
+/// time a series appears.
+fn labels<'a>(out: &'a mut String, pairs: &[(&str, &str)]) -> &'a str {
+    out.clear();
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(k);
+        out.push_str("=\"");
+        for c in v.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '"' => out.push_str("\\\""),
+                '\n' => out.push_str("\\n"),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+    out
 }
 
-fn labels(pairs: &[(&str, &str)]) -> String {
-    pairs.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect::<Vec<_>>().join(",")
+fn bump(m: &mut BTreeMap<String, f64>, key: &str, by: f64) {
+    match m.get_mut(key) {
+        Some(v) => *v += by,
+        None => {
+            m.insert(key.to_string(), by);
+        }
+    }
 }
 
-fn bump(m: &mut BTreeMap<String, f64>, key: String, by: f64) {
-    *m.entry(key).or_insert(0.0) += by;
+fn observe(m: &mut BTreeMap<String, Histogram>, key: &str, seconds: f64) {
+    match m.get_mut(key) {
+        Some(h) => h.observe(seconds),
+        None => m.entry(key.to_string()).or_default().observe(seconds),
+    }
 }
 
 impl Registry {
     pub fn record(&self, ev: &MetricEvent) {
+        let mut key = String::with_capacity(96);
         let mut s = self.series.lock().unwrap_or_else(PoisonError::into_inner);
         match ev {
             MetricEvent::Llm { model, ok, ms, prompt_tokens, completion_tokens, .. } => {
                 let status = if *ok { "ok" } else { "error" };
-                bump(&mut s.llm_requests, labels(&[("model", model), ("status", status)]), 1.0);
+                bump(&mut s.llm_requests, labels(&mut key, &[("model", model), ("status", status)]), 1.0);
                 if *ok {
-                    bump(&mut s.llm_tokens, labels(&[("type", "prompt")]), *prompt_tokens as f64);
-                    bump(&mut s.llm_tokens, labels(&[("type", "completion")]), *completion_tokens as f64);
+                    bump(&mut s.llm_tokens, labels(&mut key, &[("type", "prompt")]), *prompt_tokens as f64);
+                    bump(&mut s.llm_tokens, labels(&mut key, &[("type", "completion")]), *completion_tokens as f64);
                 }
-                s.llm_duration.entry(labels(&[("model", model)])).or_default().observe(*ms as f64 / 1000.0);
+                observe(&mut s.llm_duration, labels(&mut key, &[("model", model)]), *ms as f64 / 1000.0);
             }
             MetricEvent::Tool { tool, source, is_error, ms, pending } => {
-                let key = labels(&[
-                    ("tool", tool),
-                    ("source", source),
+                let pairs = [
+                    ("tool", tool.as_str()),
+                    ("source", source.as_str()),
                     ("is_error", if *is_error { "true" } else { "false" }),
                     ("pending", if *pending { "true" } else { "false" }),
-                ]);
-                bump(&mut s.tool_calls, key, 1.0);
-                s.tool_duration.entry(labels(&[("tool", tool)])).or_default().observe(*ms as f64 / 1000.0);
+                ];
+                bump(&mut s.tool_calls, labels(&mut key, &pairs), 1.0);
+                observe(&mut s.tool_duration, labels(&mut key, &[("tool", tool)]), *ms as f64 / 1000.0);
             }
             MetricEvent::Run { model, error, .. } => {
                 if error.is_some() {
-                    bump(&mut s.run_errors, labels(&[("model", model)]), 1.0);
+                    bump(&mut s.run_errors, labels(&mut key, &[("model", model)]), 1.0);
                 }
             }
         }
@@ -225,6 +254,26 @@ pub(crate) fn elapsed_ms(t0: std::time::Instant) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_values_escape_backslash_quote_and_newline_and_the_buffer_is_reused() {
+        let mut buf = String::from("left over");
+        assert_eq!(labels(&mut buf, &[("tool", "a\\b\"c\nd"), ("x", "é")]), r#"tool="a\\b\"c\nd",x="é""#);
+        assert_eq!(labels(&mut buf, &[]), "");
+        let r = Registry::default();
+        for _ in 0..2 {
+            r.record(&MetricEvent::Tool {
+                tool: "t\n".into(),
+                source: "s".into(),
+                is_error: true,
+                ms: 0,
+                pending: false,
+            });
+        }
+        assert!(r.render().contains(
+            "toolnexus_tool_calls_total{tool=\"t\\n\",source=\"s\",is_error=\"true\",pending=\"false\"} 2\n"
+        ));
+    }
 
     #[test]
     fn an_empty_registry_renders_only_help_and_type() {

@@ -158,9 +158,9 @@ impl Client {
                 }
             }
         }
-        let body = self.finalize_body(body).await?;
+        let body = wire::json_text(&self.finalize_body(body).await?)?;
         let data = self.llm_json_with(key, &body, true).await?;
-        self.after_llm(data.clone(), 0).await?;
+        self.after_llm(&data, 0).await?;
         let mut usage = Usage::default();
         wire::add_usage(&mut usage, data.get("usage"), style);
         let (text, tool_calls, finish_reason) = match style {

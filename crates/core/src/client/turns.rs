@@ -33,7 +33,8 @@ struct Settled {
 /// report how far it got.
 struct RunState {
     messages: Vec<Value>,
-    tools: Vec<Value>,
+    /// The toolkit's declarations, shared with every other run, until `beforeLLM` replaces them.
+    tools: std::sync::Arc<[Value]>,
     records: Vec<ToolCallRecord>,
     usage: Usage,
     turns: u32,
@@ -119,8 +120,8 @@ impl Client {
         }
         messages.push(obj([("role", "user".into()), ("content", prompt.into())]));
         let tools = match style {
-            Style::OpenAI => toolkit.to_openai(),
-            Style::Anthropic => toolkit.to_anthropic(),
+            Style::OpenAI => toolkit.openai_declarations(),
+            Style::Anthropic => toolkit.anthropic_declarations(),
         };
         let mut st =
             RunState { messages, tools, records: vec![], usage: Usage::default(), turns: 0, llm_since: None, limits };
@@ -194,7 +195,7 @@ impl Client {
             if let Some(h) = &self.opts.hooks.before_llm {
                 let ev = obj([
                     ("messages", Value::Array(st.messages.clone())),
-                    ("tools", Value::Array(st.tools.clone())),
+                    ("tools", Value::Array(st.tools.to_vec())),
                     ("model", model.clone().into()),
                     ("turn", turn.into()),
                 ]);
@@ -203,11 +204,18 @@ impl Client {
                     st.messages = expect_array(m, "beforeLLM: `messages` must be an array")?;
                 }
                 if let Some(t) = field(&ov, "tools") {
-                    st.tools = expect_array(t, "beforeLLM: `tools` must be an array")?;
+                    st.tools = expect_array(t, "beforeLLM: `tools` must be an array")?.into();
                 }
             }
-            let body = wire::body(style, &model, system, &st.messages, &st.tools, sink.is_some());
-            let body = self.finalize_body(body).await?;
+            let parts = wire::Parts {
+                style,
+                model: &model,
+                system,
+                messages: &st.messages,
+                tools: &st.tools,
+                stream: sink.is_some(),
+            };
+            let body = self.body_text(&parts).await?;
             st.llm_since = Some(Instant::now());
             let spent_before = st.usage.total_tokens;
             let reply = match sink {
@@ -222,8 +230,8 @@ impl Client {
                     st.llm_since = None;
                     let data = data?;
                     wire::add_usage(&mut st.usage, data.get("usage"), style);
-                    self.after_llm(data.clone(), turn).await?;
-                    let (assistant, calls, text) = wire::read_reply(style, &data)?;
+                    self.after_llm(&data, turn).await?;
+                    let (assistant, calls, text) = wire::read_reply(style, data)?;
                     Streamed { assistant, finished: calls.is_empty(), calls, text }
                 }
                 Some(sink) => {
@@ -237,7 +245,7 @@ impl Client {
                     st.llm_since = None;
                     let s = s?;
                     let response = obj([("streamed", true.into()), ("usage", st.usage.to_value())]);
-                    self.after_llm(response, turn).await?;
+                    self.after_llm(&response, turn).await?;
                     s
                 }
             };
@@ -342,9 +350,10 @@ impl Client {
         Ok(out)
     }
 
-    pub(super) async fn after_llm(&self, response: Value, turn: u32) -> Result<()> {
+    pub(super) async fn after_llm(&self, response: &Value, turn: u32) -> Result<()> {
         if let Some(h) = &self.opts.hooks.after_llm {
-            let ev = obj([("response", response), ("model", self.opts.model.clone().into()), ("turn", turn.into())]);
+            let ev =
+                obj([("response", response.clone()), ("model", self.opts.model.clone().into()), ("turn", turn.into())]);
             h.call(ev).await?;
         }
         Ok(())

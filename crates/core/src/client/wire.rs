@@ -33,45 +33,111 @@ impl Style {
     }
 }
 
-/// The request body before request shaping. Empty tool lists leave their keys out.
-pub fn body(
-    style: Style,
-    model: &str,
-    system: &str,
-    messages: &[Value],
-    tools: &[Value],
-    stream: bool,
-) -> Map<String, Value> {
-    let mut b = Map::with_capacity(6);
-    // A client made without a model sends none (the reference's `model: undefined`).
-    if !model.is_empty() {
-        b.insert("model".into(), model.into());
-    }
-    match style {
-        Style::OpenAI => {
-            b.insert("messages".into(), Value::Array(messages.to_vec()));
-            if !tools.is_empty() {
-                b.insert("tools".into(), Value::Array(tools.to_vec()));
-                b.insert("tool_choice".into(), "auto".into());
+/// What a loop's request body is made of, borrowed from the run: [`Parts::to_map`] builds
+/// the body as a value (for `requestParams` and `bodyTransform` to reshape), [`Parts::to_text`]
+/// writes the same body's JSON text straight from the parts, copying nothing of the transcript.
+pub struct Parts<'a> {
+    pub style: Style,
+    pub model: &'a str,
+    pub system: &'a str,
+    pub messages: &'a [Value],
+    pub tools: &'a [Value],
+    pub stream: bool,
+}
+
+impl Parts<'_> {
+    /// The request body before request shaping. Empty tool lists leave their keys out.
+    pub fn to_map(&self) -> Map<String, Value> {
+        let mut b = Map::with_capacity(6);
+        // A client made without a model sends none (the reference's `model: undefined`).
+        if !self.model.is_empty() {
+            b.insert("model".into(), self.model.into());
+        }
+        match self.style {
+            Style::OpenAI => {
+                b.insert("messages".into(), Value::Array(self.messages.to_vec()));
+                if !self.tools.is_empty() {
+                    b.insert("tools".into(), Value::Array(self.tools.to_vec()));
+                    b.insert("tool_choice".into(), "auto".into());
+                }
+                if self.stream {
+                    b.insert("stream".into(), true.into());
+                    b.insert("stream_options".into(), obj([("include_usage", true.into())]));
+                }
             }
-            if stream {
-                b.insert("stream".into(), true.into());
-                b.insert("stream_options".into(), obj([("include_usage", true.into())]));
+            Style::Anthropic => {
+                b.insert("max_tokens".into(), 4096.into());
+                b.insert("system".into(), self.system.into());
+                b.insert("messages".into(), Value::Array(self.messages.to_vec()));
+                if !self.tools.is_empty() {
+                    b.insert("tools".into(), Value::Array(self.tools.to_vec()));
+                }
+                if self.stream {
+                    b.insert("stream".into(), true.into());
+                }
             }
         }
-        Style::Anthropic => {
-            b.insert("max_tokens".into(), 4096.into());
-            b.insert("system".into(), system.into());
-            b.insert("messages".into(), Value::Array(messages.to_vec()));
-            if !tools.is_empty() {
-                b.insert("tools".into(), Value::Array(tools.to_vec()));
+        b
+    }
+
+    /// The JSON text of [`to_map`](Parts::to_map)'s body, byte for byte, without building it.
+    pub fn to_text(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| Error::Invalid(format!("request body: {e}")))
+    }
+}
+
+/// Keys in `to_map`'s order, so the text is the same bytes as the map's.
+impl serde::Serialize for Parts<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        if !self.model.is_empty() {
+            m.serialize_entry("model", self.model)?;
+        }
+        match self.style {
+            Style::OpenAI => {
+                m.serialize_entry("messages", self.messages)?;
+                if !self.tools.is_empty() {
+                    m.serialize_entry("tools", self.tools)?;
+                    m.serialize_entry("tool_choice", "auto")?;
+                }
+                if self.stream {
+                    m.serialize_entry("stream", &true)?;
+                    m.serialize_entry("stream_options", &IncludeUsage)?;
+                }
             }
-            if stream {
-                b.insert("stream".into(), true.into());
+            Style::Anthropic => {
+                m.serialize_entry("max_tokens", &4096)?;
+                m.serialize_entry("system", self.system)?;
+                m.serialize_entry("messages", self.messages)?;
+                if !self.tools.is_empty() {
+                    m.serialize_entry("tools", self.tools)?;
+                }
+                if self.stream {
+                    m.serialize_entry("stream", &true)?;
+                }
             }
         }
+        m.end()
     }
-    b
+}
+
+/// `{"include_usage":true}`
+struct IncludeUsage;
+
+impl serde::Serialize for IncludeUsage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("include_usage", &true)?;
+        m.end()
+    }
+}
+
+/// A body as JSON text: `JSON.stringify`'s compact form (serde_json's writer, not `Display`,
+/// which goes through the formatter a piece at a time).
+pub fn json_text(body: &Value) -> Result<String> {
+    serde_json::to_string(body).map_err(|e| Error::Invalid(format!("request body: {e}")))
 }
 
 /// Add one reply's usage to the run's totals.
@@ -115,16 +181,20 @@ fn name_of(v: Option<&Value>) -> String {
     }
 }
 
-/// The assistant message to record, the tool calls it asks for, and its text.
-pub(super) fn read_reply(style: Style, data: &Value) -> Result<(Value, Vec<Call>, String)> {
+/// The assistant message to record, the tool calls it asks for, and its text. The reply is
+/// used up: its message moves into the transcript rather than being copied there.
+pub(super) fn read_reply(style: Style, mut data: Value) -> Result<(Value, Vec<Call>, String)> {
     match style {
         Style::OpenAI => {
-            let msg = data
-                .get("choices")
-                .and_then(|c| c.get(0))
-                .and_then(|c| c.get("message"))
+            let Some(msg) = data
+                .get_mut("choices")
+                .and_then(|c| c.get_mut(0))
+                .and_then(|c| c.get_mut("message"))
                 .filter(|m| m.is_object())
-                .ok_or_else(|| Error::BadShape(format!("LLM response has no choices[0].message: {}", short(data))))?;
+                .map(Value::take)
+            else {
+                return Err(Error::BadShape(format!("LLM response has no choices[0].message: {}", short(&data))));
+            };
             let calls = msg
                 .get("tool_calls")
                 .and_then(Value::as_array)
@@ -142,16 +212,11 @@ pub(super) fn read_reply(style: Style, data: &Value) -> Result<(Value, Vec<Call>
                 })
                 .unwrap_or_default();
             let text = text_of(msg.get("content"));
-            Ok((msg.clone(), calls, text))
+            Ok((msg, calls, text))
         }
         Style::Anthropic => {
-            let content = data.get("content");
-            let mut assistant = Map::with_capacity(2);
-            assistant.insert("role".into(), "assistant".into());
-            if let Some(c) = content {
-                assistant.insert("content".into(), c.clone());
-            }
-            let blocks = content.and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            let content = data.get_mut("content").map(Value::take);
+            let blocks = content.as_ref().and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
             let is = |b: &Value, t: &str| b.get("type").and_then(Value::as_str) == Some(t);
             let calls: Vec<Call> = blocks
                 .iter()
@@ -163,6 +228,11 @@ pub(super) fn read_reply(style: Style, data: &Value) -> Result<(Value, Vec<Call>
                 })
                 .collect();
             let text = blocks.iter().filter(|b| is(b, "text")).map(|b| text_of(b.get("text"))).collect::<String>();
+            let mut assistant = Map::with_capacity(2);
+            assistant.insert("role".into(), "assistant".into());
+            if let Some(c) = content {
+                assistant.insert("content".into(), c);
+            }
             Ok((Value::Object(assistant), calls, text))
         }
     }
@@ -252,5 +322,37 @@ pub(crate) fn text_of(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
         Some(other) => js_string(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{json_text, Parts, Style};
+    use serde_json::{json, Value};
+
+    #[test]
+    fn the_body_text_is_the_bytes_of_the_built_body_in_every_shape() {
+        let messages = vec![
+            json!({"role": "user", "content": "naïve \"quote\" \u{1F600} \n tab\t </script>"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "add", "arguments": "{\"a\":2,\"b\":2.5}"}}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "4.5", "n": 1e300, "f": 0.1, "i": -7}),
+        ];
+        let tools = [json!({"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}})];
+        for style in [Style::OpenAI, Style::Anthropic] {
+            for model in ["", "m-1"] {
+                for system in ["", "be brief"] {
+                    for tools in [&[][..], &tools[..]] {
+                        for stream in [false, true] {
+                            let parts = Parts { style, model, system, messages: &messages, tools, stream };
+                            let built = Value::Object(parts.to_map());
+                            let text = parts.to_text().unwrap();
+                            assert_eq!(text, built.to_string(), "{style:?} {model:?} {system:?} {stream}");
+                            assert_eq!(json_text(&built).unwrap(), text);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

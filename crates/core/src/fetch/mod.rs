@@ -129,6 +129,9 @@ struct Inner {
     /// more than a millisecond.
     connector: OnceLock<Option<tokio_rustls::TlsConnector>>,
     idle: Mutex<HashMap<Origin, Vec<Idle>>>,
+    /// The last URL parsed and what it parsed to: a client posts to one endpoint over and
+    /// over, and parsing it again each time is a good part of a request's own cost.
+    last_url: Mutex<Option<(String, url::Url)>>,
     connect_timeout: Duration,
     headers_timeout: Duration,
     body_timeout: Duration,
@@ -187,6 +190,7 @@ impl Fetcher {
                 tls: o.tls,
                 connector: OnceLock::new(),
                 idle: Mutex::new(HashMap::new()),
+                last_url: Mutex::new(None),
                 connect_timeout: o.connect_timeout,
                 headers_timeout: o.headers_timeout,
                 body_timeout: o.body_timeout,
@@ -230,7 +234,7 @@ impl Fetcher {
     /// Send `req`, following redirects as `fetch` does (`redirect: "follow"`).
     pub async fn fetch(&self, req: Request) -> Result<Response> {
         let Request { mut method, url, mut headers, mut body } = req;
-        let mut url = parse_url(&url)?;
+        let mut url = self.url_of(&url)?;
         let mut redirected = false;
         for _ in 0..=MAX_REDIRECTS {
             let res = self.once(&method, &url, &headers, body.clone()).await?;
@@ -239,7 +243,7 @@ impl Fetcher {
                 _ => None,
             };
             let Some(location) = location else {
-                return Ok(Response { url: url.to_string(), redirected, ..res });
+                return Ok(Response { url: url.as_str().to_owned(), redirected, ..res });
             };
             let next = url.join(&location).map_err(|_| invalid_redirect(&location))?;
             if !matches!(next.scheme(), "http" | "https") {
@@ -265,6 +269,18 @@ impl Fetcher {
             redirected = true;
         }
         Err(FetchError::failed(Cause::new("Error", "redirect count exceeded")))
+    }
+
+    /// `raw` parsed as fetch parses a request's URL (the last one parsed is remembered).
+    fn url_of(&self, raw: &str) -> Result<url::Url> {
+        let last = self.inner.last_url.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, url)) = last.as_ref().filter(|(r, _)| r == raw) {
+            return Ok(url.clone());
+        }
+        drop(last);
+        let url = parse_url(raw)?;
+        *self.inner.last_url.lock().unwrap_or_else(PoisonError::into_inner) = Some((raw.to_owned(), url.clone()));
+        Ok(url)
     }
 
     /// One request on one connection, no redirects.
@@ -747,8 +763,8 @@ fn build_request(
     map.insert(http::header::CONNECTION, HeaderValue::from_static("keep-alive"));
     let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     for (k, v) in headers {
-        let lower = k.to_ascii_lowercase();
-        if matches!(lower.as_str(), "host" | "connection" | "content-length" | "transfer-encoding" | "keep-alive") {
+        let fetch_owns = ["host", "connection", "content-length", "transfer-encoding", "keep-alive"];
+        if fetch_owns.iter().any(|h| k.eq_ignore_ascii_case(h)) {
             continue;
         }
         let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| invalid_header("name", k))?;

@@ -374,6 +374,9 @@ async fn one_transport_alternating_between_endpoints_reaches_each_in_turn() {
     }
     assert_eq!(seen, vec![1, 2, 4]);
     assert_eq!((a.count(), b.count()), (2, 1));
+    // The fetcher remembers the last URL it parsed; a bad one after it is still refused as such.
+    let e = t.post(post("not a url/chat".into())).await.unwrap_err();
+    assert!(e.to_string().contains("Failed to parse URL from not a url/chat"), "{e}");
 }
 
 #[tokio::test]
