@@ -134,10 +134,9 @@ impl serde::Serialize for IncludeUsage {
     }
 }
 
-/// A body as JSON text: `JSON.stringify`'s compact form (serde_json's writer, not `Display`,
-/// which goes through the formatter a piece at a time).
+/// A reshaped body as JSON text: the project's compact writer, which any depth is safe with.
 pub fn json_text(body: &Value) -> Result<String> {
-    serde_json::to_string(body).map_err(|e| Error::Invalid(format!("request body: {e}")))
+    Ok(crate::json::to_string(body))
 }
 
 /// Add one reply's usage to the run's totals.
