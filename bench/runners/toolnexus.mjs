@@ -1,9 +1,13 @@
-// toolnexus (this package) with the two tools as defineTool JS functions.
+// toolnexus (this package) with the two tools as defineTool JS functions. BENCH_OURS_PKG names
+// another build's index.js to load instead (bench/ab.mjs sets it to compare two builds).
 
 import { createRequire } from "node:module"
+import path from "node:path"
 import { ADD_DESCRIPTION, ADD_SCHEMA, API_KEY, MODEL, PROMPT, WEATHER_DESCRIPTION, WEATHER_SCHEMA, add, getWeather } from "../lib/scenario.mjs"
 
-const { createClient, createToolkit, defineTool } = createRequire(import.meta.url)("../../index.js")
+const { createClient, createToolkit, defineTool } = createRequire(import.meta.url)(
+  process.env.BENCH_OURS_PKG ? path.resolve(process.env.BENCH_OURS_PKG) : "../../index.js",
+)
 
 export async function setup({ baseURL }) {
   const toolkit = await createToolkit({

@@ -125,7 +125,11 @@ impl Client {
         };
         let mut st =
             RunState { messages, tools, records: vec![], usage: Usage::default(), turns: 0, llm_since: None, limits };
-        let outcome = self.bounded(abort, self.drive(&mut st, &key, &system, toolkit, sink, started)).await;
+        // The loop's future is the biggest part of a run's; boxed, it is written once into the
+        // heap, and the futures above it (bounded, traced, the host's) stay small enough that
+        // moving them costs nothing (unboxed, a run copied ~10 KB at each of several levels).
+        let drive = Box::pin(self.drive(&mut st, &key, &system, toolkit, sink, started));
+        let outcome = self.bounded(abort, drive).await;
         match outcome {
             Ok(r) => Ok(r),
             Err(e) => {
