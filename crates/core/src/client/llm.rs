@@ -45,8 +45,8 @@ impl Client {
         if self.opts.request_params.is_none() && self.opts.body_transform.is_none() {
             return parts.to_text();
         }
-        let body = self.finalize_body(parts.to_map()).await?;
-        wire::json_text(&body)
+        // Written by the project's compact writer, which any depth is safe with.
+        Ok(crate::json::to_string(&self.finalize_body(parts.to_map()).await?))
     }
 
     fn endpoint(&self) -> String {

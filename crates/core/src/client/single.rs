@@ -158,7 +158,7 @@ impl Client {
                 }
             }
         }
-        let body = wire::json_text(&self.finalize_body(body).await?)?;
+        let body = crate::json::to_string(&self.finalize_body(body).await?);
         let data = self.llm_json_with(key, &body, true).await?;
         self.after_llm(&data, 0).await?;
         let mut usage = Usage::default();

@@ -134,11 +134,6 @@ impl serde::Serialize for IncludeUsage {
     }
 }
 
-/// A reshaped body as JSON text: the project's compact writer, which any depth is safe with.
-pub fn json_text(body: &Value) -> Result<String> {
-    Ok(crate::json::to_string(body))
-}
-
 /// Add one reply's usage to the run's totals.
 pub fn add_usage(acc: &mut Usage, raw: Option<&Value>, style: Style) {
     let Some(raw) = raw.filter(|r| !r.is_null()) else {
@@ -326,7 +321,7 @@ pub(crate) fn text_of(v: Option<&Value>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{json_text, Parts, Style};
+    use super::{Parts, Style};
     use serde_json::{json, Value};
 
     #[test]
@@ -347,7 +342,7 @@ mod tests {
                             let built = Value::Object(parts.to_map());
                             let text = parts.to_text().unwrap();
                             assert_eq!(text, built.to_string(), "{style:?} {model:?} {system:?} {stream}");
-                            assert_eq!(json_text(&built).unwrap(), text);
+                            assert_eq!(crate::json::to_string(&built), text);
                         }
                     }
                 }
