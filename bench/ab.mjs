@@ -7,62 +7,38 @@
 //
 // Prints, per round and as medians, p50 of a sequential run, CPU per run, and runs/s at
 // CONCURRENCY in flight, with B ÷ A per round (median, min–max). The worker's settings apply
-// (WARMUP, RUNS, TPUT_RUNS, CONCURRENCY, as BENCH_<NAME> or <NAME>); ROUNDS (default 6) and
-// BENCH_AB_OUT (a file for the JSON) are this script's own.
+// (WARMUP, RUNS, TPUT_RUNS, CONCURRENCY, WORKER_TIMEOUT_S, as BENCH_<NAME> or <NAME>); ROUNDS
+// (default 6) and BENCH_AB_OUT (a file for the JSON) are this script's own.
 import { spawn } from "node:child_process"
 import { existsSync, writeFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
+import { num, spawnEndpoint, workerEnv, workerResult } from "./lib/orchestrator.mjs"
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url))
-const setting = (name, fallback) => process.env[`BENCH_${name}`] ?? process.env[name] ?? fallback
 
 const builds = process.argv.slice(2, 4).map((p) => path.resolve(p))
 if (builds.length !== 2 || !builds.every((p) => existsSync(p))) {
   console.error("usage: node bench/ab.mjs <A index.js> <B index.js> (both must exist)")
   process.exit(2)
 }
-const rounds = Math.max(1, Number(setting("ROUNDS", 6)) || 6)
-const env = {
-  ...process.env,
-  BENCH_WARMUP: setting("WARMUP", "1000"),
-  BENCH_RUNS: setting("RUNS", "2000"),
-  BENCH_TPUT_RUNS: setting("TPUT_RUNS", "2000"),
-  BENCH_CONCURRENCY: setting("CONCURRENCY", "32"),
-  BENCH_LEAK_RUNS: "0",
-}
+const rounds = Math.max(1, num("ROUNDS", 6))
+const settings = { WARMUP: num("WARMUP", 1000), RUNS: num("RUNS", 2000), TPUT_RUNS: num("TPUT_RUNS", 2000), CONCURRENCY: num("CONCURRENCY", 32) }
+const timeoutS = num("WORKER_TIMEOUT_S", 600)
 
-/** Start the scripted endpoint; resolve with its child and base URL once it prints its port. */
-function endpoint() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(BENCH, "server.mjs"), "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] })
-    let out = ""
-    child.stdout.on("data", (d) => {
-      out += d
-      const m = out.match(/\{"listening":(\d+)\}/)
-      if (m) resolve({ child, baseURL: `http://127.0.0.1:${m[1]}/v1` })
-    })
-    child.on("exit", (code) => reject(new Error(`the endpoint exited (${code}) before listening`)))
+/** One worker process of the toolnexus runner on build `pkg`: its figures. */
+async function measure(pkg, baseURL) {
+  const env = workerEnv({
+    ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [`BENCH_${k}`, String(v)])),
+    BENCH_LEAK_RUNS: "0",
+    BENCH_OURS_PKG: pkg,
+    BENCH_BASE_URL: baseURL,
+    BENCH_SPAWN_NS: String(process.hrtime.bigint()),
   })
-}
-
-/** One worker process of the toolnexus runner on build `pkg`: its parsed result. */
-function measure(pkg, baseURL) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(BENCH, "worker.mjs"), "toolnexus", "measure"], {
-      env: { ...env, BENCH_OURS_PKG: pkg, BENCH_BASE_URL: baseURL, BENCH_SPAWN_NS: String(process.hrtime.bigint()) },
-      stdio: ["ignore", "pipe", "inherit"],
-    })
-    let out = ""
-    child.stdout.on("data", (d) => (out += d))
-    child.on("exit", (code) => {
-      const line = out.split("\n").find((l) => l.startsWith("BENCH_RESULT "))
-      if (code !== 0 || !line) return reject(new Error(`worker for ${pkg} exited ${code}:\n${out}`))
-      const r = JSON.parse(line.slice("BENCH_RESULT ".length))
-      if (!r.ok) return reject(new Error(`worker for ${pkg} failed: ${r.error ?? line}`))
-      resolve({ p50Ms: r.seq.p50Ms, cpuUs: r.seq.cpuPerRunUs, runsPerSec: r.tput?.runsPerSec ?? null, loadavg: r.loadavg })
-    })
-  })
+  const child = spawn(process.execPath, [path.join(BENCH, "worker.mjs"), "toolnexus", "measure"], { env, stdio: ["ignore", "pipe", "pipe"] })
+  const { result: r, code } = await workerResult(child, `[${path.basename(path.dirname(pkg))}]`, timeoutS)
+  if (!r?.ok) throw new Error(`worker for ${pkg} ended ${code}: ${r?.error ?? "no result"}`)
+  return { p50Ms: r.seq.p50Ms, cpuUs: r.seq.cpuPerRunUs, runsPerSec: r.tput?.runsPerSec ?? null }
 }
 
 const median = (xs) => {
@@ -73,7 +49,8 @@ const median = (xs) => {
 }
 const spread = (xs) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`
 
-const { child, baseURL } = await endpoint()
+const { child, origin } = await spawnEndpoint([path.join(BENCH, "server.mjs"), "--port", "0"], "endpoint")
+const baseURL = `${origin}/v1`
 const rows = []
 try {
   for (let round = 1; round <= rounds; round++) {
@@ -101,5 +78,5 @@ console.log("| figure | A (median) | B (median) | B ÷ A per round: median (min�
 for (const [name, f] of Object.entries(summary)) {
   console.log(`| ${name} | ${f.a?.toFixed(3)} | ${f.b?.toFixed(3)} | ×${spread(f.ratio)} |`)
 }
-const out = setting("AB_OUT", null)
-if (out) writeFileSync(out, JSON.stringify({ generatedAt: new Date().toISOString(), builds, env: { WARMUP: env.BENCH_WARMUP, RUNS: env.BENCH_RUNS, TPUT_RUNS: env.BENCH_TPUT_RUNS, CONCURRENCY: env.BENCH_CONCURRENCY }, rows, summary }, null, 2))
+const out = process.env.BENCH_AB_OUT
+if (out) writeFileSync(out, JSON.stringify({ generatedAt: new Date().toISOString(), builds, settings, rows, summary }, null, 2))
