@@ -349,7 +349,7 @@ test("npm pack of the root refuses without pinned optionalDependencies, and pack
   r = npmPack(rootCopy({ optionalDependencies: pinned }))
   assert.equal(r.status, 0, r.stderr)
   const files = JSON.parse(r.stdout.slice(r.stdout.indexOf("[")))[0].files.map((f) => f.path).sort()
-  assert.deepEqual(files, ["CHANGELOG.md", "COMPAT.md", "LICENSE", "README.md", "dist/toolnexus.js", "index.d.ts", "index.js", "loader.js", "package.json"])
+  assert.deepEqual(files, ["CHANGELOG.md", "COMPAT.md", "LICENSE", "README.md", "dist/toolnexus.js", "index.d.mts", "index.d.ts", "index.js", "index.mjs", "loader.js", "package.json"])
 })
 
 test("npm pack of a platform package refuses without its binary", () => {

@@ -1,9 +1,14 @@
-// The package entry is CommonJS; ESM consumers must still get every named export.
+// The package has two entries: index.js for require() and index.mjs for import, one set of
+// objects behind both. ESM consumers get every named export either way.
 import test from "node:test"
 import assert from "node:assert/strict"
+import fs from "node:fs"
+import os from "node:os"
+import path from "node:path"
 import { createRequire } from "node:module"
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import * as esm from "../index.mjs"
 import * as ns from "../index.js"
 import pkgDefault, { pending, defineTool, createToolkit, createClient, toOpenAI, sanitize } from "../index.js"
 
@@ -29,12 +34,48 @@ test("ESM named exports are the very functions require() hands out", () => {
   for (const name of EXPORTS) assert.equal(ns[name], cjs[name], `${name} is shared`)
 })
 
-test("package.json exposes the entry and its types through exports", () => {
+test("package.json exposes both entries and their types through exports", () => {
   const manifest = require("../package.json")
   assert.equal(manifest.name, "toolnexus")
   assert.equal(manifest.main, "index.js")
-  assert.equal(manifest.exports["."].default, "./index.js")
-  assert.equal(manifest.exports["."].types, "./index.d.ts")
+  assert.deepEqual(manifest.exports["."], {
+    import: { types: "./index.d.mts", default: "./index.mjs" },
+    require: { types: "./index.d.ts", default: "./index.js" },
+  })
+  for (const file of ["index.js", "index.mjs", "index.d.ts", "index.d.mts"]) assert.ok(manifest.files.includes(file), `${file} is published`)
+})
+
+test("the ES module entry exports exactly what the CommonJS entry does, the same objects, and it as default", () => {
+  const cjs = require("../index.js")
+  const named = Object.keys(esm).filter((k) => k !== "default")
+  assert.deepEqual(named.sort(), Object.keys(cjs).sort())
+  for (const name of named) assert.equal(esm[name], cjs[name], `${name} is shared`)
+  assert.equal(esm.default, cjs)
+})
+
+test("a project importing the package by name gets the ES module entry, requiring it the CommonJS one, one copy between them", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-entry-"))
+  try {
+    fs.mkdirSync(path.join(dir, "node_modules"))
+    fs.symlinkSync(fileURLToPath(new URL("..", import.meta.url)), path.join(dir, "node_modules", "toolnexus"), "dir")
+    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module", private: true }))
+    fs.writeFileSync(
+      path.join(dir, "main.js"),
+      `import tn, { createClient, agents } from "toolnexus"
+      import { createRequire } from "node:module"
+      const cjs = createRequire(import.meta.url)("toolnexus")
+      console.log(JSON.stringify({
+        imported: import.meta.resolve("toolnexus").split("/").pop(),
+        required: createRequire(import.meta.url).resolve("toolnexus").split("/").pop(),
+        same: tn === cjs && createClient === cjs.createClient && agents === cjs.agents,
+      }))`,
+    )
+    const r = spawnSync(process.execPath, ["main.js"], { cwd: dir, encoding: "utf8" })
+    assert.equal(r.status, 0, r.stderr)
+    assert.deepEqual(JSON.parse(r.stdout), { imported: "index.mjs", required: "index.js", same: true })
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test("the agents namespace compiles its code on first use and then holds plain data members", () => {
