@@ -137,12 +137,13 @@ function ensureRust(names) {
 
 /**
  * The benches with scenarios of their own, each in its own process after the main one (whose
- * endpoint is gone by then), writing its own results beside ours: the streaming scenario and
- * grep/glob against ripgrep. `BENCH_OTHERS=none` (or a comma list of names) picks them.
+ * endpoint is gone by then), writing its own results beside ours: the streaming scenario,
+ * grep/glob against ripgrep and the cold start. `BENCH_OTHERS=none` (or a comma list of names) picks them.
  */
 const OTHER_BENCHES = [
   { name: "stream", script: "stream.mjs", results: "stream-results.md" },
   { name: "grep-glob", script: "grep-glob.mjs", results: "grep-glob.json" },
+  { name: "cold", script: "cold.mjs", results: "cold-results.json" },
 ]
 
 function runOtherBenches() {
