@@ -105,8 +105,10 @@ export function versionOf(file) {
 export function toolnexusVersion(root) {
   let v = versionOf(path.join(root, "package.json"))
   try {
-    const head = execFileSync("git", ["-C", root, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-    const dirty = execFileSync("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" }).trim()
+    // git's own complaint about a folder outside any repository stays out of the report's output.
+    const quiet = { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }
+    const head = execFileSync("git", ["-C", root, "rev-parse", "--short", "HEAD"], quiet).trim()
+    const dirty = execFileSync("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"], quiet).trim()
     v += ` (${head}${dirty ? ", uncommitted changes" : ""})`
   } catch {}
   return v
