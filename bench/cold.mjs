@@ -16,6 +16,7 @@ import { writeFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { firstJsonLine, num, spawnEndpoint, toolnexusVersion, workerEnv } from "./lib/orchestrator.mjs"
+import { percentile } from "./lib/worker.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.dirname(here)
@@ -35,12 +36,8 @@ async function once(env) {
   return { ...result, wall: Number(process.hrtime.bigint() - t0) / 1e6 }
 }
 
-function quantile(values, q) {
-  const s = [...values].sort((a, b) => a - b)
-  const rank = q * (s.length - 1)
-  const lo = Math.floor(rank)
-  return s[lo] + (s[Math.ceil(rank)] - s[lo]) * (rank - lo)
-}
+/** The q-th quantile (0-1) of `values`, in any order. */
+const quantile = (values, q) => percentile([...values].sort((a, b) => a - b), q * 100)
 
 const { child: endpoint, origin } = await spawnEndpoint([path.join(here, "server.mjs")], "the scripted endpoint")
 const baseURL = `${origin}/v1`

@@ -6,8 +6,8 @@
 //
 //   node bench/cold/worker.mjs   (COLD_BASE_URL, COLD_PKG: the package folder; COLD_MODE)
 //
-// The package is imported by the file its package.json names for \`import\` (what Node resolves
-// \`import ... from "toolnexus"\` to), found before the clock starts.
+// The package is imported by the file its package.json names for `import` (what Node resolves
+// `import ... from "toolnexus"` to), found before the clock starts.
 //
 // The result is one stdout line of JSON.
 
