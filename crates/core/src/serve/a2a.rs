@@ -193,11 +193,20 @@ pub struct A2AService {
     pub running: std::sync::Mutex<std::collections::HashMap<String, Arc<Running>>>,
 }
 
-/// A Task this server is running: how to cancel it, and its latest state for those waiting
-/// on it (a blocking send, a stream, a cancel).
+/// A Task this server is running: how to cancel it, and every state it has been in so far
+/// for those waiting on it (a blocking send and a cancel want the last; a stream shows each,
+/// even those a fast run left before the stream's task got to look).
 pub struct Running {
     cancel: tokio_util::sync::CancellationToken,
-    latest: tokio::sync::watch::Sender<Value>,
+    latest: tokio::sync::watch::Sender<Vec<Value>>,
+}
+
+/// The states a Task has been in, oldest first, as its waiters see them.
+type States = tokio::sync::watch::Receiver<Vec<Value>>;
+
+/// The last of a Task's states (`Null` before the first, which cannot be seen).
+fn last_of(states: &[Value]) -> Value {
+    states.last().cloned().unwrap_or(Value::Null)
 }
 
 /// What a JSON-RPC request is answered with.
@@ -351,7 +360,7 @@ impl A2AService {
         if let Some(run) = self.running(&task_id) {
             let latest = run.latest.subscribe();
             run.cancel.cancel();
-            let now = latest.borrow().clone();
+            let now = last_of(&latest.borrow());
             let last = settle(latest, now).await;
             return match state_of(&last) {
                 Some("canceled") => rpc_result(id, dialect.got(last)),
@@ -377,15 +386,11 @@ impl A2AService {
 
     /// Save a new `submitted` Task and start its fulfilment: the Task as submitted, and where
     /// its later states will show.
-    async fn send(
-        self: Arc<Self>,
-        text: String,
-        context: Option<String>,
-    ) -> Result<(Value, tokio::sync::watch::Receiver<Value>), Error> {
+    async fn send(self: Arc<Self>, text: String, context: Option<String>) -> Result<(Value, States), Error> {
         let id = new_id();
         let submitted = task(&id, &context, "submitted", None, None);
         self.store.save_own(submitted.clone()).await?;
-        let (latest, rx) = tokio::sync::watch::channel(submitted.clone());
+        let (latest, rx) = tokio::sync::watch::channel(vec![submitted.clone()]);
         let run = Arc::new(Running { cancel: tokio_util::sync::CancellationToken::new(), latest });
         self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.clone(), run.clone());
         // Polled with the stack for whatever depth a run's result may have.
@@ -402,7 +407,7 @@ impl A2AService {
         let outcome: Result<(Value, &str), Error> = async {
             let working = task(&id, &context, "working", None, None);
             self.store.save_own(working.clone()).await?;
-            run.latest.send_replace(working);
+            run.latest.send_modify(|states| states.push(working));
             let mut arg = Map::new();
             arg.insert("text".into(), text.into());
             if let Some(c) = &context {
@@ -461,7 +466,7 @@ impl A2AService {
         // A store that fails here must not stop the server, nor the host hearing of the Task.
         let _ = self.store.save_own(final_task.clone()).await;
         self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
-        run.latest.send_replace(final_task.clone());
+        run.latest.send_modify(|states| states.push(final_task.clone()));
         if let Some(on_task) = &self.on_task {
             let mut ev = Map::new();
             ev.insert("id".into(), id.into());
@@ -476,15 +481,15 @@ impl A2AService {
 }
 
 /// The Task once it has settled (or as it last was, should its fulfilment vanish).
-async fn settle(mut latest: tokio::sync::watch::Receiver<Value>, mut last: Value) -> Value {
+async fn settle(mut latest: States, mut last: Value) -> Value {
     loop {
         if settled(state_of(&last)) {
             return last;
         }
         if latest.changed().await.is_err() {
-            return latest.borrow().clone();
+            return last_of(&latest.borrow());
         }
-        last = latest.borrow_and_update().clone();
+        last = last_of(&latest.borrow_and_update());
     }
 }
 
@@ -494,7 +499,7 @@ fn stream(
     id: Value,
     dialect: super::dialect::Dialect,
     submitted: Value,
-    mut latest: tokio::sync::watch::Receiver<Value>,
+    mut latest: States,
 ) -> tokio::sync::mpsc::Receiver<Value> {
     use super::dialect::Event;
     let (tx, rx) = tokio::sync::mpsc::channel(8);
@@ -503,12 +508,23 @@ fn stream(
         if send(Event::Task(submitted.clone())).await.is_err() {
             return;
         }
-        let mut shown = state_of(&submitted).map(str::to_string);
+        // How many of the Task's states the stream has shown: the first is the submitted Task.
+        let mut shown = 1;
         loop {
-            let now = latest.borrow_and_update().clone();
-            let state = state_of(&now).map(str::to_string);
-            if state != shown {
-                let last = settled(state.as_deref());
+            let fresh = latest.borrow_and_update().get(shown..).unwrap_or_default().to_vec();
+            if fresh.is_empty() {
+                if latest.changed().await.is_err() {
+                    // The fulfilment is gone without a last word, and nothing more will come.
+                    return;
+                }
+                continue;
+            }
+            // Once the fulfilment is gone, the last state it left ends the stream.
+            let gone = latest.has_changed().is_err();
+            let count = fresh.len();
+            for (i, now) in fresh.into_iter().enumerate() {
+                shown += 1;
+                let last = settled(state_of(&now)) || (gone && i + 1 == count);
                 if last {
                     if let Some(Value::Array(artifacts)) = now.get("artifacts") {
                         for a in artifacts {
@@ -518,18 +534,9 @@ fn stream(
                         }
                     }
                 }
-                if send(Event::Status { task: now.clone(), last }).await.is_err() || last {
+                if send(Event::Status { task: now, last }).await.is_err() || last {
                     return;
                 }
-                shown = state;
-            }
-            if latest.changed().await.is_err() {
-                // The fulfilment is gone without a last word: what it last said ends the stream.
-                let now = latest.borrow().clone();
-                if state_of(&now).map(str::to_string) != shown {
-                    let _ = send(Event::Status { task: now, last: true }).await;
-                }
-                return;
             }
         }
     });
@@ -590,5 +597,55 @@ mod tests {
         let p = json!({"message": {"parts": [{"kind": "text", "text": "a"}, {"kind": "data", "text": "no"}, {"kind": "text", "text": "b"}, {"kind": "text", "text": 1}, {"text": "c"}, {"kind": null, "text": "no"}]}});
         assert_eq!(message_text(Some(&p)), "abc");
         assert_eq!(message_text(None), "");
+    }
+
+    async fn kinds(mut rx: tokio::sync::mpsc::Receiver<Value>) -> Vec<String> {
+        let mut got = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            let r = &ev["result"];
+            let kind = r["kind"].as_str().unwrap_or_default();
+            let state = r["status"]["state"].as_str().unwrap_or_default();
+            got.push(format!("{kind} {state}").trim().to_string());
+        }
+        got
+    }
+
+    #[tokio::test]
+    async fn a_stream_shows_every_state_even_those_left_before_it_looked() {
+        let (submitted, working, done) = (
+            task("t", &None, "submitted", None, None),
+            task("t", &None, "working", None, None),
+            task("t", &None, "completed", None, Some(json!([{ "artifactId": "a", "parts": [] }]))),
+        );
+        // A run so fast that working and completed are both there before the stream starts.
+        let (tx, rx) = tokio::sync::watch::channel(vec![submitted.clone()]);
+        tx.send_modify(|s| s.push(working.clone()));
+        tx.send_modify(|s| s.push(done.clone()));
+        let got = kinds(stream(json!(1), super::super::dialect::Dialect::V03, submitted.clone(), rx)).await;
+        assert_eq!(got, ["task submitted", "status-update working", "artifact-update", "status-update completed"]);
+
+        // States arriving one by one while the stream waits.
+        let (tx, rx) = tokio::sync::watch::channel(vec![submitted.clone()]);
+        let events = stream(json!(1), super::super::dialect::Dialect::V03, submitted.clone(), rx);
+        tokio::task::yield_now().await;
+        tx.send_modify(|s| s.push(working.clone()));
+        tokio::task::yield_now().await;
+        tx.send_modify(|s| s.push(done));
+        assert_eq!(
+            kinds(events).await,
+            ["task submitted", "status-update working", "artifact-update", "status-update completed"]
+        );
+
+        // A fulfilment that goes away mid-run: the last state it left ends the stream.
+        let (tx, rx) = tokio::sync::watch::channel(vec![submitted.clone()]);
+        tx.send_modify(|s| s.push(working));
+        drop(tx);
+        let events = stream(json!(1), super::super::dialect::Dialect::V03, submitted, rx);
+        let mut rx = events;
+        let mut finals = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            finals.push(ev["result"]["final"].clone());
+        }
+        assert_eq!(finals, [Value::Null, json!(true)]);
     }
 }
