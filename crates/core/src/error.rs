@@ -64,6 +64,10 @@ pub enum Error {
     /// password.
     #[error("{message}")]
     Store { code: &'static str, message: String },
+    /// An Answer that may not be applied (SPEC §10): it echoes no parked Request, its Request
+    /// expired, or its parked call cannot run here. `code` names the case; nothing was changed.
+    #[error("{message}")]
+    Refused { code: &'static str, message: String },
 }
 
 impl Error {
@@ -89,6 +93,7 @@ impl Error {
             Error::NoApiKey => "no_api_key",
             Error::Invalid(_) | Error::Type(_) => "invalid",
             Error::Store { .. } => "store_error",
+            Error::Refused { .. } => "refused",
         };
         name.to_string()
     }
@@ -125,7 +130,7 @@ impl Error {
             Error::Http { status, .. } => {
                 serde_json::json!({ "name": "Error", "message": self.to_string(), "fields": { "status": status } })
             }
-            Error::Store { code, message } => {
+            Error::Store { code, message } | Error::Refused { code, message } => {
                 serde_json::json!({ "name": "Error", "message": message, "fields": { "code": code } })
             }
             _ => serde_json::json!({ "name": self.js_class(), "message": self.to_string() }),

@@ -30,6 +30,7 @@ pub mod redact;
 pub mod serve;
 pub mod skills;
 pub mod store;
+pub mod suspension;
 pub mod syserr;
 pub mod tool;
 pub mod toolkit;

@@ -176,7 +176,7 @@ pub fn result_from_value(v: Value) -> Result<RunResult> {
         Some(Value::String(s)) => Some(s),
         _ => None,
     };
-    Ok(RunResult { text, messages, tool_calls, turns, usage, model, status, pending, limit })
+    Ok(RunResult { text, messages, tool_calls, turns, usage, model, status, pending, limit, halt: None })
 }
 
 fn record_from_value(v: Value) -> ToolCallRecord {
@@ -279,6 +279,7 @@ mod tests {
             status,
             pending: None,
             limit: None,
+            halt: None,
         }
     }
 

@@ -2,7 +2,8 @@
 //!
 //! This file only declares the parts and names what the crate's users see. Within the folder
 //! the parts depend downwards in this order, never back up:
-//! `run` (the client and its entry points) → `turns` (the loop) → `llm` (one LLM call) →
+//! `run` (the client and its entry points) → `resume` (the ways back into a parked run) →
+//! `turns` (the loop) → `parked` (where a run starts) → `llm` (one LLM call) →
 //! `retry` → `streamed` / `wire` (the two wire styles) → `result`, `options`, `hooks`,
 //! `transport`, `store`, `metrics`. `single` (translate, §11) and `inprocess` (a model in the
 //! host's process) stand beside the loop and use the same lower parts.
@@ -14,7 +15,9 @@ pub mod inprocess;
 mod llm;
 pub mod metrics;
 mod options;
+mod parked;
 mod result;
+mod resume;
 mod retry;
 mod run;
 pub mod single;
@@ -27,7 +30,9 @@ mod wire;
 pub use hooks::{DialectHook, Hooks};
 pub use metrics::{MetricEvent, Registry};
 pub use options::ClientOptions;
-pub use result::{LimitCheck, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
+pub use result::{
+    HaltSite, LimitCheck, Resolution, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage,
+};
 pub use retry::retry_after_ms;
 pub use run::Client;
 pub use store::{ConversationStore, InMemoryStore};

@@ -63,6 +63,45 @@ impl ToolCallRecord {
     }
 }
 
+/// Where a run parked (SPEC §10): what a resume takes up again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HaltSite {
+    /// A tool call suspended (its own result, or its `beforeTool` hook's): the parked call is
+    /// the last one with a result in the transcript, and runs again with the Answer in
+    /// `ctx.answer`.
+    Tool,
+    /// A budget's approval request stopped a tool call before it ran (recorded like a tool's
+    /// suspension): the call runs afresh, the Answer going to the budget.
+    BudgetTool,
+    /// A budget's approval request stopped the run before an LLM call: the transcript is
+    /// whole, the run goes on with the Answer given to the budget.
+    BudgetLlm,
+}
+
+impl HaltSite {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HaltSite::Tool => "tool",
+            HaltSite::BudgetTool => "budget-tool",
+            HaltSite::BudgetLlm => "budget-llm",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<HaltSite> {
+        [HaltSite::Tool, HaltSite::BudgetTool, HaltSite::BudgetLlm].into_iter().find(|h| h.as_str() == s)
+    }
+}
+
+/// How a parked call is taken up again.
+#[derive(Debug, Clone)]
+pub enum Resolution {
+    /// The Answer to the parked Request (already checked against it).
+    Answer(Value),
+    /// No Answer at this level: the parked call runs again without one (an agent whose
+    /// delegated work was answered further down, its `task` call reattaching).
+    Retry,
+}
+
 /// The outcome of `run`.
 #[derive(Debug, Clone)]
 pub struct RunResult {
@@ -75,6 +114,8 @@ pub struct RunResult {
     pub status: RunStatus,
     pub pending: Option<Map<String, Value>>,
     pub limit: Option<String>,
+    /// Where a `pending` run parked (not part of the wire shape).
+    pub halt: Option<HaltSite>,
 }
 
 impl RunResult {

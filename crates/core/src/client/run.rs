@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::http::FetchTransport;
 use super::metrics::{MetricEvent, Registry};
 use super::options::ClientOptions;
+use super::parked::Start;
 use super::result::{RunOptions, RunResult};
 use super::store::{ConversationStore, InMemoryStore};
 use super::transport::Transport;
@@ -89,7 +90,7 @@ impl Client {
 
     /// Run the tool-calling loop to a final answer, a suspension, or `maxTurns`.
     pub async fn run(&self, prompt: &str, toolkit: &Toolkit, ro: RunOptions) -> Result<RunResult> {
-        crate::warn::scope_with(self.opts.logger.as_ref(), self.execute(prompt, toolkit, ro, None)).await
+        crate::warn::scope_with(self.opts.logger.as_ref(), self.execute(Start::Prompt(prompt), toolkit, ro, None)).await
     }
 
     /// The same loop, streaming: every event goes to `sink` (awaited, in order), ending
@@ -106,8 +107,11 @@ impl Client {
         if let Some(id) = id {
             ro.history = Some(self.store.get(id).await?.unwrap_or_default());
         }
-        let result =
-            crate::warn::scope_with(self.opts.logger.as_ref(), self.execute(prompt, toolkit, ro, Some(sink))).await?;
+        let result = crate::warn::scope_with(
+            self.opts.logger.as_ref(),
+            self.execute(Start::Prompt(prompt), toolkit, ro, Some(sink)),
+        )
+        .await?;
         if let Some(id) = id {
             self.store.save(id, result.messages.clone()).await?;
         }

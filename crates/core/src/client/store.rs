@@ -17,6 +17,13 @@ pub trait ConversationStore: Send + Sync {
     fn durable_url(&self) -> Option<&str> {
         None
     }
+    /// Claim a parked Request before its call runs again (`suspension::claim_key` names it):
+    /// `true` when this call made the claim, `false` when it was made before. A store kept in
+    /// memory, or one of the host's own, claims in this process; a durable store claims on its
+    /// engine, so one claimant wins across processes.
+    async fn claim(&self, key: &str) -> Result<bool> {
+        Ok(crate::suspension::claim_locally(key))
+    }
 }
 
 /// How many conversations an in-memory store keeps by default; beyond it, the least recently
@@ -86,11 +93,15 @@ impl ConversationStore for InMemoryStore {
 /// Conversations on a durable engine (a store URL: `sqlite:`, `postgres://`, `redis://`...),
 /// reached on first use. A conversation saved by another process since this one read it is
 /// not overwritten: the save fails with `ESTORECONFLICT`.
-pub struct DurableConversationStore(crate::store::Records, String);
+pub struct DurableConversationStore(crate::store::Records, String, crate::store::Records);
 
 impl DurableConversationStore {
     pub fn new(url: &str) -> DurableConversationStore {
-        DurableConversationStore(crate::store::records(url, crate::store::Kind::Conversation), url.to_string())
+        DurableConversationStore(
+            crate::store::records(url, crate::store::Kind::Conversation),
+            url.to_string(),
+            crate::store::records(url, crate::store::Kind::Claim),
+        )
     }
 }
 
@@ -113,6 +124,11 @@ impl ConversationStore for DurableConversationStore {
 
     fn durable_url(&self) -> Option<&str> {
         Some(&self.1)
+    }
+
+    async fn claim(&self, key: &str) -> Result<bool> {
+        let at = serde_json::json!({ "claimedAt": crate::suspension::now_ms(), "by": std::process::id() });
+        self.2.create(key, &at).await
     }
 }
 

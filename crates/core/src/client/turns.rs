@@ -7,7 +7,10 @@ use futures::future::try_join_all;
 use serde_json::{Map, Value};
 
 use super::metrics::{elapsed_ms, MetricEvent};
-use super::result::{LimitCheck, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage};
+use super::parked::{Resumed, Start};
+use super::result::{
+    HaltSite, LimitCheck, Resolution, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage,
+};
 use super::run::Client;
 use super::streamed::Streamed;
 use super::wire::{self, expect_array, Call, Style};
@@ -15,6 +18,7 @@ use crate::callback::Callback;
 use crate::cancel::Abort;
 use crate::error::{Error, Result};
 use crate::json::{field, obj};
+use crate::suspension::{echo, expires_at_ms, now_ms, request_label, Echo};
 use crate::tool::ToolContext;
 use crate::toolkit::Toolkit;
 use crate::trace::Kind;
@@ -25,8 +29,22 @@ struct Settled {
     args: Value,
     result: ToolResult,
     halted: Option<Map<String, Value>>,
+    /// The halt is a budget's approval request (the call was not run), not the tool's own.
+    by_budget: bool,
     /// The budget limit that refused this call (it was not run).
     refused: Option<String>,
+}
+
+impl Settled {
+    fn done(args: Value, result: ToolResult) -> Settled {
+        Settled { args, result, halted: None, by_budget: false, refused: None }
+    }
+}
+
+/// How recording a turn's calls ended the run, if it did.
+enum Ending {
+    Halt(Map<String, Value>, HaltSite),
+    Limit(String),
 }
 
 /// The loop's working state; kept outside the loop's future so a failed run can still
@@ -48,13 +66,13 @@ struct RunState {
 impl Client {
     pub(super) async fn execute(
         &self,
-        prompt: &str,
+        start: Start<'_>,
         toolkit: &Toolkit,
         ro: RunOptions,
         sink: Option<&dyn Callback>,
     ) -> Result<RunResult> {
         if !crate::trace::active() {
-            return self.execute_untraced(prompt, toolkit, ro, sink).await;
+            return self.execute_untraced(start, toolkit, ro, sink).await;
         }
         let mut span = crate::trace::start(
             format!("invoke_agent {}", self.opts.model),
@@ -63,8 +81,8 @@ impl Client {
         )
         .await;
         let out = match &span {
-            Some(s) => s.enter(self.execute_untraced(prompt, toolkit, ro, sink)).await,
-            None => self.execute_untraced(prompt, toolkit, ro, sink).await,
+            Some(s) => s.enter(self.execute_untraced(start, toolkit, ro, sink)).await,
+            None => self.execute_untraced(start, toolkit, ro, sink).await,
         };
         if let Some(mut s) = span.take() {
             match &out {
@@ -103,7 +121,7 @@ impl Client {
 
     async fn execute_untraced(
         &self,
-        prompt: &str,
+        start: Start<'_>,
         toolkit: &Toolkit,
         ro: RunOptions,
         sink: Option<&dyn Callback>,
@@ -114,11 +132,17 @@ impl Client {
         let started = Instant::now();
         let style = self.opts.style;
         let system = self.system(toolkit);
-        let mut messages = ro.history.unwrap_or_default();
-        if style == Style::OpenAI && messages.is_empty() && !system.is_empty() {
-            messages.push(obj([("role", "system".into()), ("content", system.clone().into())]));
-        }
-        messages.push(obj([("role", "user".into()), ("content", prompt.into())]));
+        let (messages, resumed) = match start {
+            Start::Prompt(prompt) => {
+                let mut messages = ro.history.unwrap_or_default();
+                if style == Style::OpenAI && messages.is_empty() && !system.is_empty() {
+                    messages.push(obj([("role", "system".into()), ("content", system.clone().into())]));
+                }
+                messages.push(obj([("role", "user".into()), ("content", prompt.into())]));
+                (messages, None)
+            }
+            Start::Resume(mut r) => (std::mem::take(&mut r.messages), Some(r)),
+        };
         let tools = match style {
             Style::OpenAI => toolkit.openai_declarations(),
             Style::Anthropic => toolkit.anthropic_declarations(),
@@ -128,7 +152,17 @@ impl Client {
         // The loop's future is the biggest part of a run's; boxed, it is written once into the
         // heap, and the futures above it (bounded, traced, the host's) stay small enough that
         // moving them costs nothing (unboxed, a run copied ~10 KB at each of several levels).
-        let drive = Box::pin(self.drive(&mut st, &key, &system, toolkit, sink, started));
+        let st_ref = &mut st;
+        let (key_ref, system_ref) = (&key, &system);
+        let drive = Box::pin(async move {
+            if let Some(r) = resumed {
+                let limits_held = st_ref.limits.clone();
+                if let Some(end) = self.resume_calls(st_ref, toolkit, *r, limits_held.as_deref()).await? {
+                    return self.ended(st_ref, end, started).await;
+                }
+            }
+            self.drive(st_ref, key_ref, system_ref, toolkit, sink, started).await
+        });
         let outcome = self.bounded(abort, drive).await;
         match outcome {
             Ok(r) => Ok(r),
@@ -192,7 +226,9 @@ impl Client {
                 match l.before_llm().await? {
                     LimitCheck::Go => {}
                     LimitCheck::Stop(limit) => return self.end_limited(st, limit, started).await,
-                    LimitCheck::Suspend(request) => return self.pending_run(st, request, started).await,
+                    LimitCheck::Suspend(request) => {
+                        return self.pending_run(st, request, HaltSite::BudgetLlm, started).await
+                    }
                 }
             }
             st.turns += 1;
@@ -281,33 +317,8 @@ impl Client {
                     self.settle_in_order(toolkit, &calls, ran, turn, sink).await?
                 }
             };
-            let mut blocks = Vec::new();
-            let mut halted = None;
-            let mut refused = None;
-            for (call, s) in calls.iter().zip(settled) {
-                if refused.is_none() {
-                    refused = s.refused.clone();
-                }
-                match style {
-                    Style::OpenAI => st.messages.push(wire::openai_tool_message(call.id.as_ref(), &s.result.output)),
-                    Style::Anthropic => {
-                        blocks.push(wire::anthropic_tool_result(call.id.as_ref(), &s.result.output, s.result.is_error))
-                    }
-                }
-                st.records.push(ToolCallRecord { name: call.name.clone(), args: s.args, result: s.result });
-                if s.halted.is_some() {
-                    halted = s.halted;
-                    break;
-                }
-            }
-            if style == Style::Anthropic {
-                st.messages.push(obj([("role", "user".into()), ("content", Value::Array(blocks))]));
-            }
-            if let Some(request) = halted {
-                return self.pending_run(st, request, started).await;
-            }
-            if let Some(limit) = refused {
-                return self.end_limited(st, limit, started).await;
+            if let Some(end) = self.record(st, &calls, settled, Vec::new()) {
+                return self.ended(st, end, started).await;
             }
         }
         let text = match style {
@@ -317,23 +328,122 @@ impl Client {
         self.end_run(st, text, true, started).await
     }
 
+    /// Write a turn's settled calls into the transcript and the records, in call order, up to
+    /// the first halt (the calls after it never enter: they run again on resume). Anthropic's
+    /// results go in one user message, after `blocks` (results already written for this turn).
+    fn record(
+        &self,
+        st: &mut RunState,
+        calls: &[Call],
+        settled: Vec<Settled>,
+        mut blocks: Vec<Value>,
+    ) -> Option<Ending> {
+        let style = self.opts.style;
+        let mut halted = None;
+        let mut refused = None;
+        for (call, s) in calls.iter().zip(settled) {
+            if refused.is_none() {
+                refused = s.refused.clone();
+            }
+            match style {
+                Style::OpenAI => st.messages.push(wire::openai_tool_message(call.id.as_ref(), &s.result.output)),
+                Style::Anthropic => {
+                    blocks.push(wire::anthropic_tool_result(call.id.as_ref(), &s.result.output, s.result.is_error))
+                }
+            }
+            st.records.push(ToolCallRecord { name: call.name.clone(), args: s.args, result: s.result });
+            if let Some(request) = s.halted {
+                let site = if s.by_budget { HaltSite::BudgetTool } else { HaltSite::Tool };
+                halted = Some(Ending::Halt(request, site));
+                break;
+            }
+        }
+        if style == Style::Anthropic {
+            st.messages.push(obj([("role", "user".into()), ("content", Value::Array(blocks))]));
+        }
+        halted.or(refused.map(Ending::Limit))
+    }
+
+    /// The run's result when recording a turn ended it.
+    async fn ended(&self, st: &mut RunState, end: Ending, started: Instant) -> Result<RunResult> {
+        match end {
+            Ending::Halt(request, site) => self.pending_run(st, request, site, started).await,
+            Ending::Limit(limit) => self.end_limited(st, limit, started).await,
+        }
+    }
+
+    /// A parked turn taken up again: the parked call first (with the Answer when the tool
+    /// itself asked, afresh when a budget did or when there is no Answer at this level), then,
+    /// unless it parks again, the calls after it together. Recorded as a turn is; the loop goes
+    /// on from there unless this ends the run.
+    async fn resume_calls(
+        &self,
+        st: &mut RunState,
+        toolkit: &Toolkit,
+        r: Resumed,
+        limits: Option<&dyn RunLimits>,
+    ) -> Result<Option<Ending>> {
+        let Some((parked, rest)) = r.calls.split_first() else { return Ok(None) };
+        let first = match (&r.resolution, r.site) {
+            (Resolution::Answer(answer), HaltSite::Tool) => {
+                self.answered_call(toolkit, parked, &r.request, answer.clone(), 0).await?
+            }
+            _ => self.run_call(toolkit, parked, 0, limits).await?,
+        };
+        let mut settled = vec![first];
+        if settled[0].halted.is_none() {
+            settled.extend(try_join_all(rest.iter().map(|c| self.run_call(toolkit, c, 0, limits))).await?);
+        }
+        let end = self.record(st, &r.calls[..settled.len()], settled, r.blocks);
+        if let (None, Some(id)) = (&end, &r.keep) {
+            // The calls ran: their results are kept even if what follows fails.
+            self.store.save(id, st.messages.clone()).await?;
+        }
+        Ok(end)
+    }
+
+    /// The parked call run again with its Answer (§10's retry): declined unless `ok`; a retry
+    /// that suspends again is a new suspension, resolved by `waitFor` or parking the run on
+    /// its new Request.
+    async fn answered_call(
+        &self,
+        toolkit: &Toolkit,
+        call: &Call,
+        request: &Map<String, Value>,
+        answer: Value,
+        turn: u32,
+    ) -> Result<Settled> {
+        let args = call.args.clone();
+        if field(&answer, "ok").is_none() {
+            let declined = ToolResult::error(format!("declined/expired: {}", request_prompt(request)));
+            return Ok(Settled::done(args, declined));
+        }
+        let result = self.retry_answered(toolkit, call, &args, answer, turn).await?;
+        match pending_of(&result).cloned() {
+            None => Ok(Settled::done(args, result)),
+            Some(again) => self.resolve_pending(toolkit, call, args, again, turn).await,
+        }
+    }
+
     /// Streaming order (§10): tools already ran together; now, one by one in call order,
     /// surface a suspension before resolving it, and report each result. Stops at a halt.
     async fn settle_in_order(
         &self,
         toolkit: &Toolkit,
         calls: &[Call],
-        ran: Vec<(Value, ToolResult, Option<String>)>,
+        ran: Vec<(Value, ToolResult, Option<String>, bool)>,
         turn: u32,
         sink: &dyn Callback,
     ) -> Result<Vec<Settled>> {
         let mut out = Vec::with_capacity(ran.len());
-        for (call, (args, result, refused)) in calls.iter().zip(ran) {
+        for (call, (args, result, refused, by_budget)) in calls.iter().zip(ran) {
             let s = match pending_of(&result).cloned() {
-                None => Settled { args, result, halted: None, refused },
+                None => Settled { args, result, halted: None, by_budget: false, refused },
                 Some(request) => {
                     sink.call(obj([("type", "pending".into()), ("request", Value::Object(request.clone()))])).await?;
-                    self.resolve_pending(toolkit, call, args, request, turn).await?
+                    let mut s = self.resolve_pending(toolkit, call, args, request, turn).await?;
+                    s.by_budget = by_budget && s.halted.is_some();
+                    s
                 }
             };
             if s.halted.is_some() {
@@ -384,10 +494,11 @@ impl Client {
             true => (RunStatus::Incomplete, Some("maxTurns".to_string())),
             false => (RunStatus::Done, None),
         };
-        self.finish(st, text, status, None, limit, started).await
+        self.finish(st, text, status, None, limit, None, started).await
     }
 
     /// The run's result, after its `run` metric.
+    #[allow(clippy::too_many_arguments)] // the parts of a result, each its own field
     async fn finish(
         &self,
         st: &mut RunState,
@@ -395,6 +506,7 @@ impl Client {
         status: RunStatus,
         pending: Option<Map<String, Value>>,
         limit: Option<String>,
+        halt: Option<HaltSite>,
         started: Instant,
     ) -> Result<RunResult> {
         self.run_metric(st, started, None).await?;
@@ -408,6 +520,7 @@ impl Client {
             status,
             pending,
             limit,
+            halt,
         })
     }
 
@@ -436,17 +549,23 @@ impl Client {
                 Ok(None)
             }
             LimitCheck::Stop(limit) => self.end_limited(st, limit, started).await.map(Some),
-            LimitCheck::Suspend(request) => self.pending_run(st, request, started).await.map(Some),
+            LimitCheck::Suspend(request) => self.pending_run(st, request, HaltSite::BudgetLlm, started).await.map(Some),
         }
     }
 
     async fn end_limited(&self, st: &mut RunState, limit: String, started: Instant) -> Result<RunResult> {
-        self.finish(st, String::new(), RunStatus::Incomplete, None, Some(limit), started).await
+        self.finish(st, String::new(), RunStatus::Incomplete, None, Some(limit), None, started).await
     }
 
     /// A tool suspended and there is no `waitFor`: halt durably with the request.
-    async fn pending_run(&self, st: &mut RunState, request: Map<String, Value>, started: Instant) -> Result<RunResult> {
-        self.finish(st, request_prompt(&request), RunStatus::Pending, Some(request), None, started).await
+    async fn pending_run(
+        &self,
+        st: &mut RunState,
+        request: Map<String, Value>,
+        site: HaltSite,
+        started: Instant,
+    ) -> Result<RunResult> {
+        self.finish(st, request_prompt(&request), RunStatus::Pending, Some(request), None, Some(site), started).await
     }
 
     /// Before a tool call: what the budget decides, as the call's settlement when it is not
@@ -457,11 +576,11 @@ impl Client {
             LimitCheck::Go => None,
             LimitCheck::Stop(limit) => {
                 let result = ToolResult::error(format!("budget exhausted ({limit})"));
-                Some(Settled { args: call.args.clone(), result, halted: None, refused: Some(limit) })
+                Some(Settled { args: call.args.clone(), result, halted: None, by_budget: false, refused: Some(limit) })
             }
             LimitCheck::Suspend(request) => {
                 let result = ToolResult::error(request_prompt(&request));
-                Some(Settled { args: call.args.clone(), result, halted: Some(request), refused: None })
+                Some(Settled { args: call.args.clone(), result, halted: Some(request), by_budget: true, refused: None })
             }
         })
     }
@@ -474,13 +593,15 @@ impl Client {
         call: &Call,
         turn: u32,
         limits: Option<&dyn RunLimits>,
-    ) -> Result<(Value, ToolResult, Option<String>)> {
+    ) -> Result<(Value, ToolResult, Option<String>, bool)> {
         match Self::budgeted(call, limits).await? {
-            Some(Settled { args, halted: Some(request), .. }) => Ok((args, crate::types::pending(request)?, None)),
-            Some(Settled { args, result, refused, .. }) => Ok((args, result, refused)),
+            Some(Settled { args, halted: Some(request), .. }) => {
+                Ok((args, crate::types::pending(request)?, None, true))
+            }
+            Some(Settled { args, result, refused, .. }) => Ok((args, result, refused, false)),
             None => {
                 let (args, result) = self.run_tool(toolkit, call, turn).await?;
-                Ok((args, result, None))
+                Ok((args, result, None, false))
             }
         }
     }
@@ -498,13 +619,14 @@ impl Client {
         }
         let (args, result) = self.run_tool(toolkit, call, turn).await?;
         match pending_of(&result).cloned() {
-            None => Ok(Settled { args, result, halted: None, refused: None }),
+            None => Ok(Settled::done(args, result)),
             Some(request) => self.resolve_pending(toolkit, call, args, request, turn).await,
         }
     }
 
     /// §10: ask `waitFor`; on ok retry the same call once with `ctx.answer`. Without a
-    /// `waitFor` the call halts the run.
+    /// `waitFor` the call halts the run. An answer that names another Request's id, or comes
+    /// after the Request's `expiresAt`, reaches no tool: the call is answered as declined.
     async fn resolve_pending(
         &self,
         toolkit: &Toolkit,
@@ -515,26 +637,46 @@ impl Client {
     ) -> Result<Settled> {
         let prompt = request_prompt(&request);
         let Some(wait_for) = &self.opts.wait_for else {
-            return Ok(Settled { args, result: ToolResult::error(prompt), halted: Some(request), refused: None });
+            let placeholder = ToolResult::error(prompt);
+            return Ok(Settled { args, result: placeholder, halted: Some(request), by_budget: false, refused: None });
         };
-        let answer = wait_for.call(Value::Object(request)).await?;
+        let answer = wait_for.call(Value::Object(request.clone())).await?;
         if field(&answer, "ok").is_none() {
-            return Ok(Settled {
-                args,
-                result: ToolResult::error(format!("declined/expired: {prompt}")),
-                halted: None,
-                refused: None,
-            });
+            return Ok(Settled::done(args, ToolResult::error(format!("declined/expired: {prompt}"))));
         }
-        let t0 = Instant::now();
-        let ctx = ToolContext { answer: Some(answer), ..Default::default() };
-        let result = self.traced_execute(toolkit, call, args.clone(), ctx).await?;
-        let mut result = self.after_tool(call, &args, result, turn).await?;
-        self.emit_tool(toolkit, &call.name, &result, t0).await?;
+        if let Echo::Other(id) = echo(&request, &answer) {
+            crate::warn::warn(&format!(
+                "[toolnexus] waitFor answered request {} with an answer for {id:?}; it was not applied (an answer reaches only the request whose id it echoes)",
+                request_label(&request)
+            ));
+            let refused = format!("declined/expired: {prompt} (the answer was for another request)");
+            return Ok(Settled::done(args, ToolResult::error(refused)));
+        }
+        if expires_at_ms(&request).is_some_and(|at| now_ms() > at) {
+            return Ok(Settled::done(args, ToolResult::error(format!("declined/expired: {prompt}"))));
+        }
+        let mut result = self.retry_answered(toolkit, call, &args, answer, turn).await?;
         if pending_of(&result).is_some() {
             result = ToolResult::error(format!("unresolved: {prompt}"));
         }
-        Ok(Settled { args, result, halted: None, refused: None })
+        Ok(Settled::done(args, result))
+    }
+
+    /// The call run again with `ctx.answer`, then `afterTool` and its `tool` metric.
+    async fn retry_answered(
+        &self,
+        toolkit: &Toolkit,
+        call: &Call,
+        args: &Value,
+        answer: Value,
+        turn: u32,
+    ) -> Result<ToolResult> {
+        let t0 = Instant::now();
+        let ctx = ToolContext { answer: Some(answer), ..Default::default() };
+        let result = self.traced_execute(toolkit, call, args.clone(), ctx).await?;
+        let result = self.after_tool(call, args, result, turn).await?;
+        self.emit_tool(toolkit, &call.name, &result, t0).await?;
+        Ok(result)
     }
 
     /// beforeTool (may short-circuit or rewrite args) → execute → afterTool (skipped on a suspension).

@@ -189,22 +189,7 @@ pub(super) fn read_reply(style: Style, mut data: Value) -> Result<(Value, Vec<Ca
             else {
                 return Err(Error::BadShape(format!("LLM response has no choices[0].message: {}", short(&data))));
             };
-            let calls = msg
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .map(|list| {
-                    list.iter()
-                        .map(|c| {
-                            let f = c.get("function");
-                            Call {
-                                id: c.get("id").cloned(),
-                                name: name_of(f.and_then(|f| f.get("name"))),
-                                args: parse_args(f.and_then(|f| f.get("arguments"))),
-                            }
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let calls = calls_of(Style::OpenAI, &msg);
             let text = text_of(msg.get("content"));
             Ok((msg, calls, text))
         }
@@ -212,15 +197,7 @@ pub(super) fn read_reply(style: Style, mut data: Value) -> Result<(Value, Vec<Ca
             let content = data.get_mut("content").map(Value::take);
             let blocks = content.as_ref().and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
             let is = |b: &Value, t: &str| b.get("type").and_then(Value::as_str) == Some(t);
-            let calls: Vec<Call> = blocks
-                .iter()
-                .filter(|b| is(b, "tool_use"))
-                .map(|b| Call {
-                    id: b.get("id").cloned(),
-                    name: name_of(b.get("name")),
-                    args: b.get("input").filter(|i| !i.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new())),
-                })
-                .collect();
+            let calls = anthropic_calls(blocks);
             let text = blocks.iter().filter(|b| is(b, "text")).map(|b| text_of(b.get("text"))).collect::<String>();
             let mut assistant = Map::with_capacity(2);
             assistant.insert("role".into(), "assistant".into());
@@ -230,6 +207,43 @@ pub(super) fn read_reply(style: Style, mut data: Value) -> Result<(Value, Vec<Ca
             Ok((Value::Object(assistant), calls, text))
         }
     }
+}
+
+/// The tool calls an assistant message (as the transcript keeps it) asks for, in order.
+pub(crate) fn calls_of(style: Style, assistant: &Value) -> Vec<Call> {
+    match style {
+        Style::OpenAI => assistant
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .map(|c| {
+                        let f = c.get("function");
+                        Call {
+                            id: c.get("id").cloned(),
+                            name: name_of(f.and_then(|f| f.get("name"))),
+                            args: parse_args(f.and_then(|f| f.get("arguments"))),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Style::Anthropic => {
+            anthropic_calls(assistant.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]))
+        }
+    }
+}
+
+fn anthropic_calls(blocks: &[Value]) -> Vec<Call> {
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .map(|b| Call {
+            id: b.get("id").cloned(),
+            name: name_of(b.get("name")),
+            args: b.get("input").filter(|i| !i.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new())),
+        })
+        .collect()
 }
 
 fn short(v: &Value) -> String {

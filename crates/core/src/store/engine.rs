@@ -14,6 +14,8 @@ pub enum Kind {
     Task,
     /// An agent runtime's whole state (its handle tree, inboxes, pools, checkpoints, trace).
     Runtime,
+    /// A parked Request taken up by a resume (written once: the first writer wins).
+    Claim,
 }
 
 impl Kind {
@@ -22,6 +24,7 @@ impl Kind {
             Kind::Conversation => "conversation",
             Kind::Task => "task",
             Kind::Runtime => "runtime",
+            Kind::Claim => "claim",
         }
     }
 }

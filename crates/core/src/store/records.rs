@@ -79,6 +79,16 @@ impl Records {
         Ok(value)
     }
 
+    /// Write `value` as record `id` only if there is none yet: `true` when this write made it,
+    /// `false` when one was there (nothing written).
+    pub async fn create(&self, id: &str, value: &Value) -> Result<bool> {
+        let body = crate::json::to_string(value);
+        let engine = self.engine().await?;
+        let (kind, key) = (self.kind, id.to_string());
+        let made = crate::host::offload(async move { engine.write(kind, &key, body, Expect::Absent).await }).await?;
+        Ok(made.is_some())
+    }
+
     /// Write `value` as record `id`, unless another writer changed it since this store last
     /// read or wrote it (then `ESTORECONFLICT`, and nothing is written).
     pub async fn save(&self, id: &str, value: &Value) -> Result<()> {

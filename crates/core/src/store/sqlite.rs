@@ -17,6 +17,28 @@ use crate::error::Result;
 pub struct SqliteEngine {
     label: String,
     conn: Arc<Mutex<Connection>>,
+    /// The file opened, and which file it is: a write checks it is still there, since SQLite
+    /// goes on writing to a file removed (or replaced) under it, where no one will read it.
+    path: PathBuf,
+    identity: Option<FileId>,
+}
+
+/// A file's identity on its file system (device and inode; elsewhere, only that it exists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId(u64, u64);
+
+fn file_id(path: &std::path::Path) -> Option<FileId> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(FileId(meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Some(FileId(0, 0))
+    }
 }
 
 impl SqliteEngine {
@@ -33,7 +55,22 @@ impl SqliteEngine {
         conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| unavailable(&label, e))?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| unavailable(&label, e))?;
         prepare(&mut conn, &label)?;
-        Ok(SqliteEngine { label, conn: Arc::new(Mutex::new(conn)) })
+        let identity = file_id(&path);
+        Ok(SqliteEngine { label, conn: Arc::new(Mutex::new(conn)), path, identity })
+    }
+
+    /// After a write: the file written is still the one at the path.
+    fn still_there(&self) -> Result<()> {
+        if self.identity.is_some() && file_id(&self.path) != self.identity {
+            return Err(unavailable(
+                &self.label,
+                format!(
+                    "the database file {} was removed or replaced since it was opened; what was written there is lost",
+                    self.path.display()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     async fn with<T: Send + 'static>(
@@ -91,24 +128,27 @@ impl Engine for SqliteEngine {
 
     async fn write(&self, kind: Kind, id: &str, body: String, expect: Expect) -> Result<Option<i64>> {
         let id = id.to_string();
-        self.with(move |c| {
-            let now = sql::now_ms();
-            let k = kind.as_str();
-            match expect {
-                Expect::Any => c
-                    .prepare_cached(&sql::for_sqlite(sql::WRITE_ANY))?
-                    .query_row(params![k, id, body, now], |r| r.get(0))
-                    .optional(),
-                Expect::Absent => c
-                    .prepare_cached(&sql::for_sqlite(sql::WRITE_NEW))?
-                    .query_row(params![k, id, body, now], |r| r.get(0))
-                    .optional(),
-                Expect::Version(v) => c
-                    .prepare_cached(&sql::for_sqlite(sql::WRITE_OVER))?
-                    .query_row(params![k, id, body, now, v], |r| r.get(0))
-                    .optional(),
-            }
-        })
-        .await
+        let written = self
+            .with(move |c| {
+                let now = sql::now_ms();
+                let k = kind.as_str();
+                match expect {
+                    Expect::Any => c
+                        .prepare_cached(&sql::for_sqlite(sql::WRITE_ANY))?
+                        .query_row(params![k, id, body, now], |r| r.get(0))
+                        .optional(),
+                    Expect::Absent => c
+                        .prepare_cached(&sql::for_sqlite(sql::WRITE_NEW))?
+                        .query_row(params![k, id, body, now], |r| r.get(0))
+                        .optional(),
+                    Expect::Version(v) => c
+                        .prepare_cached(&sql::for_sqlite(sql::WRITE_OVER))?
+                        .query_row(params![k, id, body, now, v], |r| r.get(0))
+                        .optional(),
+                }
+            })
+            .await?;
+        self.still_there()?;
+        Ok(written)
     }
 }

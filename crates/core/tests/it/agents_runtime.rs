@@ -602,18 +602,10 @@ async fn a_heartbeat_beats_on_the_runtime_clock_and_keeps_silent_replies_quiet()
 
 // ---- A runtime on a durable store (issue 26): its state outlives it. ----
 
-/// The engines a durable runtime is tried on: a fresh SQLite file always; PostgreSQL and
-/// Redis when named (each test keeps its state under a runtime id of its own).
+/// The engines a durable runtime is tried on (each test keeps its state under a runtime id of
+/// its own).
 fn durable_urls(dir: &std::path::Path) -> Vec<String> {
-    let mut urls = vec![format!("sqlite:{}", dir.join("agents.db").display())];
-    for var in ["TOOLNEXUS_TEST_POSTGRES", "TOOLNEXUS_TEST_REDIS"] {
-        if let Ok(u) = std::env::var(var) {
-            if !u.is_empty() {
-                urls.push(u);
-            }
-        }
-    }
-    urls
+    crate::common::engine_urls(dir)
 }
 
 fn fresh_id(name: &str) -> String {

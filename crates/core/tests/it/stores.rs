@@ -9,18 +9,9 @@ use toolnexus_core::client::store::{ConversationStore, DurableConversationStore,
 use toolnexus_core::error::Error;
 use toolnexus_core::serve::store::{resolve_store, DurableTaskStore, FileTaskStore, InMemoryTaskStore, TaskStore};
 
-/// The engines to run against: a fresh SQLite file always; PostgreSQL and Redis when named.
-/// Each URL is made unique to this call (a fresh file, schema or key prefix is not needed:
-/// ids carry a unique suffix instead).
+/// The engines to run against (see `common::engine_urls`).
 fn engines(dir: &std::path::Path) -> Vec<String> {
-    let mut urls = vec![format!("sqlite:{}", dir.join("s.db").display())];
-    for var in ["TOOLNEXUS_TEST_POSTGRES", "TOOLNEXUS_TEST_REDIS"] {
-        match std::env::var(var) {
-            Ok(u) if !u.is_empty() => urls.push(u),
-            _ => eprintln!("{var} is not set: that engine is not tested in this run"),
-        }
-    }
-    urls
+    crate::common::engine_urls(dir)
 }
 
 /// An id no other test run has used.

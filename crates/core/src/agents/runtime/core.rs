@@ -34,7 +34,13 @@ pub(crate) struct Inner {
     pub(super) max_observed_turns: AtomicUsize,
     /// Set once the runtime keeps its state on a durable store.
     pub(super) durable: OnceLock<Arc<dyn Keeper>>,
+    /// The ids of the Requests answered last (newest last, at most `ANSWERED`): an Answer to
+    /// one of them is refused as already applied.
+    pub(super) answered: Mutex<std::collections::VecDeque<String>>,
 }
+
+/// How many answered Request ids a runtime remembers.
+pub(super) const ANSWERED: usize = 256;
 
 /// What keeps a runtime's state on a durable store (`durable::Durable`), as the runtime sees it.
 pub(super) trait Keeper: Send + Sync {
@@ -42,6 +48,9 @@ pub(super) trait Keeper: Send + Sync {
     fn mark(self: Arc<Self>);
     /// Settles once the state as it is now is written (or given up on).
     fn flushed(self: Arc<Self>) -> futures::future::BoxFuture<'static, ()>;
+    /// Settles once the state as it is now is written: `Err` when it could not be (the engine
+    /// failed, or another runtime keeps the store now).
+    fn written(self: Arc<Self>) -> futures::future::BoxFuture<'static, crate::error::Result<()>>;
     /// The name of the tree being kept.
     fn tree(&self) -> &str;
 }
@@ -95,6 +104,7 @@ impl AgentRuntime {
             concurrent_turns: AtomicUsize::new(0),
             max_observed_turns: AtomicUsize::new(0),
             durable: OnceLock::new(),
+            answered: Mutex::new(std::collections::VecDeque::new()),
         };
         AgentRuntime { inner: Arc::new(inner) }
     }

@@ -31,8 +31,10 @@ use crate::store::{Kind, Records};
 
 /// How long a synchronous open waits for the engine.
 const OPEN_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
-/// The record's own layout version.
-const LAYOUT: i64 = 1;
+/// The record's own layout version. 2: a suspended handle's conversation ends with its
+/// parked turn and `halt` says where it parked (taken up there on resume); 1 (read, never
+/// written): the conversation was rewound to before the turn, replayed from `checkpoint`.
+const LAYOUT: i64 = 2;
 
 /// The link from a runtime to its record.
 pub(super) struct Durable {
@@ -58,6 +60,8 @@ struct Writer {
     fenced: bool,
     /// A failure was warned about and no write has succeeded since.
     failing: bool,
+    /// Why the last write failed (`None` when it succeeded): its code and message.
+    last_failure: Option<(&'static str, String)>,
 }
 
 impl Durable {
@@ -90,6 +94,7 @@ impl Durable {
             match self.records.save(&self.id, &doc).await {
                 Ok(()) => {
                     let mut w = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+                    w.last_failure = None;
                     if w.failing {
                         w.failing = false;
                         drop(w);
@@ -110,6 +115,11 @@ impl Durable {
                 }
                 Err(e) => {
                     let mut w = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+                    let code = match &e {
+                        Error::Store { code, .. } => code,
+                        _ => "ESTOREUNAVAILABLE",
+                    };
+                    w.last_failure = Some((code, e.to_string()));
                     if !w.failing {
                         w.failing = true;
                         drop(w);
@@ -146,6 +156,31 @@ impl Durable {
     }
 }
 
+impl Durable {
+    /// Settles once the state as it is now is written, or with why it could not be.
+    fn written(self: &Arc<Self>) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+        let flushed = self.flushed();
+        let me = self.clone();
+        async move {
+            flushed.await;
+            let w = me.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            if w.fenced {
+                return Err(Error::Store {
+                    code: "ESTORECONFLICT",
+                    message: format!(
+                        "store {}: another agent runtime opened it and keeps its state there now; this runtime's change was not saved",
+                        me.records.label()
+                    ),
+                });
+            }
+            match &w.last_failure {
+                Some((code, message)) => Err(Error::Store { code, message: message.clone() }),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
 impl Keeper for Durable {
     fn mark(self: Arc<Self>) {
         Durable::mark(&self)
@@ -154,6 +189,11 @@ impl Keeper for Durable {
     fn flushed(self: Arc<Self>) -> futures::future::BoxFuture<'static, ()> {
         use futures::FutureExt;
         Durable::flushed(&self).boxed()
+    }
+
+    fn written(self: Arc<Self>) -> futures::future::BoxFuture<'static, Result<()>> {
+        use futures::FutureExt;
+        Durable::written(&self).boxed()
     }
 
     fn tree(&self) -> &str {
@@ -184,6 +224,16 @@ impl Inner {
         match self.durable.get() {
             Some(d) => d.clone().flushed(),
             None => futures::future::ready(()).boxed(),
+        }
+    }
+
+    /// Settles when the state as it is now is written, or with why it could not be (at once,
+    /// `Ok`, on a runtime kept in memory).
+    pub(super) fn written(&self) -> futures::future::BoxFuture<'static, Result<()>> {
+        use futures::FutureExt;
+        match self.durable.get() {
+            Some(d) => d.clone().written(),
+            None => futures::future::ready(Ok(())).boxed(),
         }
     }
 }
@@ -230,26 +280,44 @@ impl AgentRuntime {
         }
         let records = crate::store::records(&url, Kind::Runtime);
         let id = self.inner.runtime_id.clone();
-        let found = records.get(&id).await?;
-        let mut tree_name = None;
-        if let Some(doc) = found {
-            let (tree, trace) = restore(&self.inner, &doc).map_err(|why| Error::Store {
-                code: "ESTORECORRUPT",
-                message: format!("store {}: the agent runtime's state cannot be read: {why}", records.label()),
-            })?;
-            // An open tree goes on under its name; a finished one is replaced by a new tree.
-            if !trace.is_empty() || tree.nodes.len() > 1 {
-                tree_name = doc.get("tree").and_then(Value::as_str).map(str::to_string);
+        // Lines traced before the store was opened come after what the store holds.
+        let before = std::mem::take(&mut *self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut attempts = 0;
+        // Take the store over: a runtime still writing there from before stops. Another runtime
+        // opening at the same moment may write between the read and the write: read again and
+        // take over from what it wrote (the newest opener owns the store).
+        let tree = loop {
+            let mut tree_name = None;
+            if let Some(doc) = records.get(&id).await? {
+                let (tree, trace) = restore(&self.inner, &doc).map_err(|why| Error::Store {
+                    code: "ESTORECORRUPT",
+                    message: format!("store {}: the agent runtime's state cannot be read: {why}", records.label()),
+                })?;
+                // An open tree goes on under its name; a finished one is replaced by a new tree.
+                if !trace.is_empty() || tree.nodes.len() > 1 {
+                    tree_name = doc.get("tree").and_then(Value::as_str).map(str::to_string);
+                }
+                *self.inner.tree() = tree;
+                let mut lines = self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner);
+                *lines = trace;
+                lines.extend(before.iter().cloned());
+            } else {
+                self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner).clone_from(&before);
             }
-            *self.inner.tree() = tree;
-            let mut lines = self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner);
-            let added = std::mem::take(&mut *lines);
-            *lines = trace;
-            lines.extend(added);
-        }
+            let tree = tree_name.unwrap_or_else(new_tree_name);
+            let mut doc = document(&self.inner);
+            if let Value::Object(m) = &mut doc {
+                m.insert("tree".into(), Value::String(tree.clone()));
+            }
+            match records.save(&id, &doc).await {
+                Ok(()) => break tree,
+                Err(Error::Store { code: "ESTORECONFLICT", .. }) if attempts < OPEN_ATTEMPTS => attempts += 1,
+                Err(e) => return Err(e),
+            }
+        };
         let durable = Arc::new(Durable {
             records,
-            tree: tree_name.unwrap_or_else(new_tree_name),
+            tree,
             id,
             inner: Arc::downgrade(&self.inner),
             rt: tokio::runtime::Handle::current(),
@@ -257,19 +325,13 @@ impl AgentRuntime {
             settled: watch::channel(0).0,
             writer: Mutex::new(Writer::default()),
         });
-        let _ = self.inner.durable.set(durable.clone() as Arc<dyn Keeper>);
-        // Take the store over now: a runtime still writing there from before stops.
-        let doc = document(&self.inner);
-        match durable.records.save(&durable.id, &doc).await {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // Not opened: nothing is written from here.
-                durable.writer.lock().unwrap_or_else(PoisonError::into_inner).fenced = true;
-                Err(e)
-            }
-        }
+        let _ = self.inner.durable.set(durable as Arc<dyn Keeper>);
+        Ok(())
     }
 }
+
+/// How many times an open reads the store again when another runtime wrote it meanwhile.
+const OPEN_ATTEMPTS: u32 = 8;
 
 /// A name no other tree has: the time and a random part.
 fn new_tree_name() -> String {
@@ -361,6 +423,9 @@ fn document(inner: &Inner) -> Value {
     }
     m.insert("handles".into(), Value::Array(nodes));
     m.insert("trace".into(), trace.into());
+    let answered: Vec<Value> =
+        inner.answered.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().map(Value::String).collect();
+    m.insert("answered".into(), Value::Array(answered));
     Value::Object(m)
 }
 
@@ -388,6 +453,7 @@ fn node_doc(n: &Node) -> Value {
     m.insert("lastResult".into(), n.last_result.as_ref().map(TaskResult::to_value).unwrap_or(Value::Null));
     m.insert("aborts".into(), n.aborts.into());
     m.insert("checkpoint".into(), opt_str(&n.checkpoint));
+    m.insert("halt".into(), n.halt.map(|h| Value::String(h.as_str().into())).unwrap_or(Value::Null));
     m.insert("drained".into(), Value::Array(n.drained.iter().map(item).collect()));
     let queue: Vec<Value> = n.wake_queue.iter().map(|(h, p)| Value::Array(vec![(*h).into(), opt_str(p)])).collect();
     m.insert("wakeQueue".into(), Value::Array(queue));
@@ -398,7 +464,12 @@ fn node_doc(n: &Node) -> Value {
 }
 
 /// A node as written, its definition found in `registry`; `None` when the definition is gone.
-fn read_node(v: &Value, inner: &Inner, root: &Arc<AgentDef>) -> std::result::Result<(Node, Option<String>), String> {
+fn read_node(
+    v: &Value,
+    inner: &Inner,
+    root: &Arc<AgentDef>,
+    layout: i64,
+) -> std::result::Result<(Node, Option<String>), String> {
     let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     let id = s("id").ok_or("a handle has no id")?;
     let def_name = s("def").ok_or_else(|| format!("{id} has no definition"))?;
@@ -441,6 +512,16 @@ fn read_node(v: &Value, inner: &Inner, root: &Arc<AgentDef>) -> std::result::Res
     };
     n.aborts = v.get("aborts").and_then(Value::as_u64).unwrap_or(0);
     n.checkpoint = s("checkpoint");
+    n.halt = match (layout, s("halt")) {
+        // Layout 1 parked by rewinding the turn: it is replayed from its checkpoint.
+        (1, _) | (_, None) => None,
+        (_, Some(h)) => {
+            Some(crate::client::HaltSite::parse(&h).ok_or_else(|| format!("{id} parked at {h:?}, unknown here"))?)
+        }
+    };
+    if layout >= 2 && n.state == HandleState::Suspended && n.halt.is_none() {
+        return Err(format!("{id} is suspended and does not say where it parked"));
+    }
     n.drained = read_items(v.get("drained"))?;
     n.wake_queue = v
         .get("wakeQueue")
@@ -475,8 +556,14 @@ fn restore(inner: &Inner, doc: &Value) -> std::result::Result<(Tree, Vec<String>
     let root = inner.tree().nodes[ROOT].def.clone();
     let mut read = Vec::with_capacity(handles.len());
     for h in handles {
-        read.push(read_node(h, inner, &root)?);
+        read.push(read_node(h, inner, &root, layout)?);
     }
+    let answered: std::collections::VecDeque<String> = doc
+        .get("answered")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    *inner.answered.lock().unwrap_or_else(PoisonError::into_inner) = answered;
     if read.first().is_none_or(|(n, _)| n.parent.is_some()) {
         return Err("its first handle is not the root".into());
     }

@@ -112,7 +112,14 @@ impl Tool for TaskTool {
                 inner.t(format!("{pid}: task replay \u{2192} REATTACH to {id} (state {})", state.as_str()));
                 let r = match state {
                     HandleState::Suspended => match ctx.answer {
-                        Some(answer) => inner.clone().resume_suspended(child, Some(answer), true).await,
+                        Some(answer) => {
+                            let on =
+                                inner.tree().nodes[child].pending_request.as_ref().and_then(crate::suspension::id_of);
+                            match inner.clone().resume_suspended(child, Some(answer), true, on.as_deref()).await {
+                                Ok(r) => r,
+                                Err(e) => return Ok(ToolResult::error(e.to_string())),
+                            }
+                        }
                         None => inner.tree().pending_result(child),
                     },
                     HandleState::Running => rt.wait(child, None, Some(self.parent)).await,

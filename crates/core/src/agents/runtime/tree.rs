@@ -41,8 +41,11 @@ pub(super) struct Node {
     pub abort: Option<Abort>,
     /// How many turns have been given an abort (names the one in `abort`).
     pub aborts: u64,
-    /// The halted turn's input, replayed on resume.
+    /// The halted turn's input (a runtime of layout 1 replayed it on resume).
     pub checkpoint: Option<String>,
+    /// Where the suspended turn parked, taken up there on resume; `None` for a turn parked by
+    /// a runtime of layout 1 (replayed from `checkpoint`).
+    pub halt: Option<crate::client::HaltSite>,
     /// Items the in-flight turn consumed; back to the inbox front if it aborts.
     pub drained: Vec<InboxItem>,
     pub waiters: Vec<(u64, oneshot::Sender<TaskResult>)>,
@@ -334,6 +337,7 @@ impl Node {
             last_result: None,
             abort: None,
             checkpoint: None,
+            halt: None,
             drained: Vec::new(),
             waiters: Vec::new(),
             wake_queue: VecDeque::new(),

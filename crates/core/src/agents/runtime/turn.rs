@@ -15,9 +15,9 @@ use crate::agents::gate::run_gated;
 use crate::callback::{callback, SharedCallback};
 use crate::client::http::FetchTransport;
 use crate::client::transport::StreamResponse;
-use crate::client::LimitCheck;
 use crate::client::{
-    Client, ClientOptions, HttpRequest, HttpResponse, RunLimits, RunOptions, RunResult, RunStatus, Style, Transport,
+    Client, ClientOptions, HaltSite, HttpRequest, HttpResponse, LimitCheck, Resolution, RunLimits, RunOptions,
+    RunResult, RunStatus, Style, Transport,
 };
 use crate::error::Result;
 use crate::json::{field, js_string};
@@ -81,7 +81,7 @@ impl Transport for GatedTransport {
 struct HandleLimits {
     inner: Weak<Inner>,
     h: HandleId,
-    /// The Answer this turn replays with, if it is a resume.
+    /// The Answer a budget's approval request parked on, if this turn takes it up.
     answer: Option<Value>,
     /// Past a limit for the rest of this turn: the host extended or an approval granted it.
     granted: std::sync::atomic::AtomicBool,
@@ -219,6 +219,27 @@ impl Drop for CancelTimer {
 
 // ---- the turn ------------------------------------------------------------------------------
 
+/// How a turn runs.
+#[derive(Clone)]
+pub(super) enum How {
+    /// From its input: a new user turn.
+    Fresh,
+    /// A parked turn taken up where it parked (SPEC §10 durable resume): the Answer reaches
+    /// the parked call alone; `None` runs the parked call again without one (an agent whose
+    /// delegated work was answered further down).
+    Resume { request: Map<String, Value>, site: HaltSite, answer: Option<Value> },
+    /// A turn parked by a runtime of layout 1 (its transcript rewound, its input kept):
+    /// replayed from its input, the first suspension in the replay getting the Answer.
+    Replay { answer: Option<Value> },
+}
+
+/// A suspended handle's parked turn, as a resume takes it over.
+pub(super) struct Parked {
+    pub request: Option<Value>,
+    pub checkpoint: Option<String>,
+    pub halt: Option<HaltSite>,
+}
+
 /// A turn's input, taken at admission when it can be (the drain is atomic with the wake),
 /// else after `onSpawn` settled (so what it posted is part of the first turn).
 pub(super) struct TurnStart {
@@ -236,13 +257,13 @@ impl Inner {
     }
 
     /// Start an admitted handle's turn on the spawner.
-    pub(super) fn start_turn(self: &Arc<Self>, h: HandleId, prompt: Option<String>, answer: Option<Value>) {
+    pub(super) fn start_turn(self: &Arc<Self>, h: HandleId, prompt: Option<String>) {
         let prompt = prompt.unwrap_or_default();
         let start = self.begin(h, &prompt);
         let inner = self.clone();
         (self.spawner)(
             async move {
-                inner.execute_turn(h, prompt, start, answer).await;
+                inner.execute_turn(h, prompt, start, How::Fresh).await;
             }
             .boxed(),
         );
@@ -254,7 +275,7 @@ impl Inner {
         h: HandleId,
         prompt: String,
         start: TurnStart,
-        answer: Option<Value>,
+        how: How,
     ) -> TaskResult {
         if let Some(ready) = start.ready {
             ready.await;
@@ -264,9 +285,9 @@ impl Inner {
             Some(i) => i,
             None => format!("{prompt}{}", self.tree().drain(h)),
         };
-        let outcome = self.clone().run_turn(h, &input, answer).await;
+        let outcome = self.clone().run_turn(h, &input, how).await;
         let result = match outcome {
-            Ok((r, pre_turn)) => self.settle_run(h, input, r, pre_turn).await,
+            Ok(r) => self.settle_run(h, input, r).await,
             Err(e) => self.settle_error(h, e),
         };
         let started = self.release_child_slot(h);
@@ -276,17 +297,12 @@ impl Inner {
             t.notify(h, &result);
         }
         for (next, prompt) in started {
-            self.start_turn(next, prompt, None);
+            self.start_turn(next, prompt);
         }
         result
     }
 
-    async fn run_turn(
-        self: Arc<Self>,
-        h: HandleId,
-        input: &str,
-        answer: Option<Value>,
-    ) -> Result<(RunResult, Option<Vec<Value>>)> {
+    async fn run_turn(self: Arc<Self>, h: HandleId, input: &str, how: How) -> Result<RunResult> {
         let (def, id, turns_left, abort, trace_parent) = {
             let t = self.tree();
             let n = &t.nodes[h];
@@ -306,11 +322,11 @@ impl Inner {
                     let span =
                         crate::trace::start(format!("invoke_agent {}", def.name), crate::trace::Kind::Internal, attrs)
                             .await;
-                    crate::trace::around(span, inner.run_turn_in(h, input, answer, def, id, turns_left, abort)).await
+                    crate::trace::around(span, inner.run_turn_in(h, input, how, def, id, turns_left, abort)).await
                 })
                 .await;
         }
-        self.run_turn_in(h, input, answer, def, id, turns_left, abort).await
+        self.run_turn_in(h, input, how, def, id, turns_left, abort).await
     }
 
     #[allow(clippy::too_many_arguments)] // the turn's parts, read once under the tree's lock
@@ -318,34 +334,65 @@ impl Inner {
         self: Arc<Self>,
         h: HandleId,
         input: &str,
-        answer: Option<Value>,
+        how: How,
         def: Arc<AgentDef>,
         id: String,
         turns_left: f64,
         abort: crate::cancel::Abort,
-    ) -> Result<(RunResult, Option<Vec<Value>>)> {
+    ) -> Result<RunResult> {
         let id = self.conversation_id(&id);
-        let pre_turn = self.store.get(&id).await?;
         let toolkit = self.toolkit_for(h, &def);
-        let client = Client::with_store(self.client_options(h, &def, turns_left, answer.clone()), self.store.clone())?;
+        // A budget's approval is answered through the budget; a tool's reaches the tool alone.
+        let (budget_answer, replay_answer) = match &how {
+            How::Resume { site: HaltSite::BudgetTool | HaltSite::BudgetLlm, answer, .. } => (answer.clone(), None),
+            How::Replay { answer } => (answer.clone(), answer.clone()),
+            _ => (None, None),
+        };
+        let client = Client::with_store(self.client_options(h, &def, turns_left, replay_answer), self.store.clone())?;
         let limits: Arc<dyn RunLimits> = Arc::new(HandleLimits {
             inner: Arc::downgrade(&self),
             h,
-            answer: answer.clone(),
+            answer: budget_answer,
             granted: std::sync::atomic::AtomicBool::new(false),
         });
         let ro = RunOptions { history: None, abort: Some(abort), limits: Some(limits) };
+        let mut parked = match how {
+            How::Resume { request, site, answer } => Some((request, site, answer)),
+            _ => None,
+        };
         let (client, toolkit, id_ref) = (&client, &toolkit, id.as_str());
-        let r = run_gated(
+        run_gated(
             |p: String| {
                 let ro = ro.clone();
-                async move { client.ask(&p, toolkit, Some(id_ref), None, ro).await }
+                let first = parked.take();
+                async move {
+                    match first {
+                        Some((request, site, answer)) => {
+                            let resolution = answer.map_or(Resolution::Retry, Resolution::Answer);
+                            client.resume_conversation(toolkit, id_ref, request, site, resolution, ro).await
+                        }
+                        None => client.ask(&p, toolkit, Some(id_ref), None, ro).await,
+                    }
+                }
             },
             input,
             def.completion.as_deref(),
         )
-        .await?;
-        Ok((r, pre_turn))
+        .await
+    }
+
+    /// Whether `h`'s parked turn could be taken up with the tools it has now: the refusal
+    /// `resume` gives before anything changes (the parked call's tool gone, the conversation
+    /// no longer ending with the parked turn).
+    pub(super) async fn check_parked(self: &Arc<Self>, h: HandleId, request: &Value, site: HaltSite) -> Result<()> {
+        let (def, id) = {
+            let t = self.tree();
+            (t.nodes[h].def.clone(), t.nodes[h].id.clone())
+        };
+        let Some(request) = request.as_object() else { return Ok(()) };
+        let toolkit = self.toolkit_for(h, &def);
+        let client = Client::with_store(self.client_options(h, &def, 1.0, None), self.store.clone())?;
+        client.check_parked(&toolkit, &self.conversation_id(&id), request, site).await
     }
 
     /// The handle's scoped tools, plus `task` when its definition has a team.
@@ -380,11 +427,31 @@ impl Inner {
         };
         o.transport = Some(Arc::new(GatedTransport { base, inner: Arc::downgrade(self), gate: self.gate.clone() }));
         o.wait_for = match answer {
-            // The replay's interpreter: every suspension in it gets the Answer.
-            Some(a) => Some(callback(move |_req: Value| {
-                let a = a.clone();
-                async move { Ok(a) }
-            })),
+            // A layout-1 replay's interpreter: the replay's first suspension is the parked
+            // call asking again (under a new id) and gets the Answer; any other goes to this
+            // handle's authority, or is declined (nothing can park inside a replay).
+            Some(a) => {
+                let once = Arc::new(std::sync::Mutex::new(Some(a)));
+                let escalation = self.escalation(h, def);
+                Some(callback(move |req: Value| {
+                    let answer = once.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+                    let escalation = escalation.clone();
+                    async move {
+                        match (answer, escalation) {
+                            (Some(mut a), _) => {
+                                if let (Some(m), Some(id)) = (a.as_object_mut(), req.get("id")) {
+                                    m.insert("id".into(), id.clone());
+                                }
+                                Ok(a)
+                            }
+                            (None, Some(e)) => e.call(req).await,
+                            (None, None) => {
+                                Ok(json!({ "id": req.get("id").cloned().unwrap_or(Value::Null), "ok": false }))
+                            }
+                        }
+                    }
+                }))
+            }
             None => self.escalation(h, def),
         };
         o.hooks = def.hooks.clone().unwrap_or_else(|| self.hooks.clone());
@@ -413,25 +480,44 @@ impl Inner {
         }))
     }
 
-    async fn settle_run(&self, h: HandleId, input: String, r: RunResult, pre_turn: Option<Vec<Value>>) -> TaskResult {
+    async fn settle_run(&self, h: HandleId, input: String, r: RunResult) -> TaskResult {
         let total = r.usage.total_tokens as f64;
         let turns = f64::from(r.turns);
         if r.status == RunStatus::Pending {
             if let Some(pending) = r.pending.clone() {
                 let id = self.tree().nodes[h].id.clone();
-                // Rewind: the halted turn is replayed from its checkpoint on resume.
-                let _ = self.store.save(&self.conversation_id(&id), pre_turn.unwrap_or_default()).await;
+                // The conversation ends with the parked turn (the client saved it): resume
+                // takes it up there.
                 let stamped = stamp_path(pending, &id);
                 let kind = stamped.get("kind").map(js_string).unwrap_or_else(|| "undefined".into());
-                let mut t = self.tree();
-                let n = &mut t.nodes[h];
-                n.turns_total += turns;
-                n.state = HandleState::Suspended;
-                n.pending_request = Some(Value::Object(stamped.clone()));
-                n.checkpoint = Some(input);
-                n.drained.clear();
-                drop(t);
+                {
+                    let mut t = self.tree();
+                    let n = &mut t.nodes[h];
+                    n.turns_total += turns;
+                    n.state = HandleState::Suspended;
+                    n.pending_request = Some(Value::Object(stamped.clone()));
+                    n.checkpoint = Some(input);
+                    n.halt = Some(r.halt.unwrap_or(HaltSite::Tool));
+                    n.drained.clear();
+                }
                 self.t(format!("{id}: running\u{2192}suspended (pending \"{kind}\")"));
+                // A parking nobody could resume is an error, not a `pending`: on a durable
+                // store the suspension must be written before it is reported.
+                if let Err(e) = self.written().await {
+                    let r = {
+                        let mut t = self.tree();
+                        let n = &mut t.nodes[h];
+                        if n.state == HandleState::Suspended {
+                            n.state = HandleState::Idle;
+                            n.pending_request = None;
+                            n.checkpoint = None;
+                            n.halt = None;
+                        }
+                        t.result(h, format!("the suspension could not be saved: {e}"), TaskStatus::Error)
+                    };
+                    self.t(format!("{id}: suspended\u{2192}idle (error: the suspension could not be saved: {e})"));
+                    return r;
+                }
                 return TaskResult {
                     text: r.text,
                     is_error: false,
@@ -537,21 +623,39 @@ impl Inner {
         started
     }
 
-    /// Replay a suspended handle's halted turn from its checkpoint, with `answer` as the
-    /// interpreter. Inline (the Answer reached it within its parent's run): `suspended →
-    /// running`; durable: `suspended → idle → running`.
+    /// Take a suspended handle's parked turn up again, with `answer` (or none: its delegated
+    /// work was answered further down). Inline (the Answer reached it within its parent's run):
+    /// `suspended → running`; durable: `suspended → idle → running`. The handle leaving
+    /// `suspended` is the claim on its Request: it must still be suspended (on `request_id`,
+    /// when given), and on a durable store the change is written before anything runs, so of
+    /// two runtimes resuming one Request only the one whose write lands goes on. `Err`: the
+    /// claim failed and the handle is as it was.
     pub(super) async fn resume_suspended(
         self: Arc<Self>,
         h: HandleId,
         answer: Option<Value>,
         inline: bool,
-    ) -> TaskResult {
-        let input = {
+        request_id: Option<&str>,
+    ) -> Result<TaskResult> {
+        let (parked, id) = {
             let mut t = self.tree();
             let n = &mut t.nodes[h];
-            n.pending_request = None;
-            let cp = n.checkpoint.take();
+            let on = n.pending_request.as_ref().and_then(crate::suspension::id_of);
+            if n.state != HandleState::Suspended || request_id.is_some_and(|r| Some(r) != on.as_deref()) {
+                let request = n.pending_request.clone().or_else(|| request_id.map(|r| json!({ "id": r })));
+                let request = request.and_then(|r| r.as_object().cloned()).unwrap_or_default();
+                return Err(crate::suspension::taken("resume", &request));
+            }
+            let parked =
+                Parked { request: n.pending_request.take(), checkpoint: n.checkpoint.take(), halt: n.halt.take() };
             let id = n.id.clone();
+            if let Some(on) = on {
+                let mut answered = self.answered.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                answered.push_back(on);
+                while answered.len() > super::core::ANSWERED {
+                    answered.pop_front();
+                }
+            }
             if inline {
                 if let Some(p) = n.parent {
                     t.nodes[p].running_children += 1.0;
@@ -569,10 +673,38 @@ impl Inner {
                 self.t(format!("{id}: suspended\u{2192}idle (Answer accepted, checkpoint restored)"));
                 self.admit(&mut t, h, true);
             }
-            cp.unwrap_or_else(|| "continue".into())
+            (parked, id)
         };
-        let start = self.begin(h, &input);
-        self.execute_turn(h, input, start, answer).await
+        if let Err(e) = self.written().await {
+            // Not claimed: back to suspended, as if nothing had happened.
+            let mut t = self.tree();
+            if let Some(p) = t.nodes[h].parent {
+                t.nodes[p].running_children -= 1.0;
+            }
+            let n = &mut t.nodes[h];
+            let on = parked.request.as_ref().and_then(crate::suspension::id_of);
+            n.state = HandleState::Suspended;
+            n.pending_request = parked.request;
+            n.checkpoint = parked.checkpoint;
+            n.halt = parked.halt;
+            drop(t);
+            if let Some(on) = on {
+                let mut answered = self.answered.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if answered.back() == Some(&on) {
+                    answered.pop_back();
+                }
+            }
+            self.t(format!("{id}: running\u{2192}suspended (the resume could not be saved: {e})"));
+            return Err(e);
+        }
+        let input = parked.checkpoint.unwrap_or_else(|| "continue".into());
+        let (start, how) = match (parked.halt, parked.request) {
+            (Some(site), Some(Value::Object(request))) => {
+                (TurnStart { input: Some(input.clone()), ready: None }, How::Resume { request, site, answer })
+            }
+            _ => (self.begin(h, &input), How::Replay { answer }),
+        };
+        Ok(self.execute_turn(h, input, start, how).await)
     }
 }
 

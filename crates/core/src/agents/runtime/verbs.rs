@@ -144,7 +144,7 @@ impl AgentRuntime {
         }
         inner.admit(&mut t, h, true);
         drop(t);
-        inner.start_turn(h, prompt, None);
+        inner.start_turn(h, prompt);
         Ok(())
     }
 
@@ -347,31 +347,61 @@ impl AgentRuntime {
         })
     }
 
-    /// Route `answer` to the deepest suspended handle, replay its halted turn with it, then
-    /// replay each suspended ancestor (its `task` reattaches to the finished child).
+    /// Route `answer` to the suspended handle parked on the Request whose id it echoes (the
+    /// deepest such: an ancestor parked on its child's Request shares its id), or, for an
+    /// Answer without an id, to the deepest suspended handle; take its parked turn up again
+    /// with it, then each suspended ancestor (its `task` reattaches to the finished child).
+    /// Refused, with nothing changed: an id no handle is parked on (or one already answered),
+    /// a Request past its `expiresAt`, a parked call whose tool is gone, a claim that could
+    /// not be saved.
     pub async fn resume(&self, answer: Value) -> Result<()> {
         let inner = &self.inner;
-        let Some(leaf) = inner.deepest_suspended(ROOT) else {
-            return Err(Error::Invalid("no suspended handle to resume".into()));
+        let none = || Error::Invalid("no suspended handle to resume".into());
+        let leaf = match crate::suspension::id_of(&answer) {
+            None => inner.deepest_suspended(ROOT).ok_or_else(none)?,
+            Some(id) => match inner.suspended_on(ROOT, &id) {
+                Some(h) => h,
+                None => return Err(inner.not_parked(&id).unwrap_or_else(none)),
+            },
         };
-        let (id, turns) = {
+        let (id, turns, request, halt) = {
             let t = inner.tree();
-            (t.nodes[leaf].id.clone(), t.nodes[leaf].turns_total)
+            let n = &t.nodes[leaf];
+            (n.id.clone(), n.turns_total, n.pending_request.clone(), n.halt)
         };
+        if let Some(request) = request.as_ref().and_then(Value::as_object) {
+            if let Some(at) = crate::suspension::expires_at_ms(request) {
+                if crate::suspension::now_ms() > at {
+                    let when = request.get("expiresAt").map(crate::json::js_string).unwrap_or_default();
+                    return Err(crate::suspension::refused(
+                        crate::suspension::EXPIRED,
+                        format!(
+                            "resume: request {} expired at {when}; {id} stays suspended",
+                            crate::suspension::request_label(request)
+                        ),
+                    ));
+                }
+            }
+        }
+        if let (Some(site), Some(request)) = (halt, request.as_ref()) {
+            inner.check_parked(leaf, request, site).await?;
+        }
+        let on = request.as_ref().and_then(crate::suspension::id_of);
         let ok = crate::json::field(&answer, "ok").is_some_and(crate::json::truthy);
         inner.t(format!("{id}: resume with Answer(ok={ok}) at checkpoint (turns so far: {})", js_num(turns)));
-        inner.clone().resume_suspended(leaf, Some(answer), false).await;
+        inner.clone().resume_suspended(leaf, Some(answer), false, on.as_deref()).await?;
         let mut p = inner.tree().nodes[leaf].parent;
         while let Some(x) = p.filter(|x| *x != ROOT) {
-            let (state, id, parent) = {
+            let (state, id, parent, on) = {
                 let t = inner.tree();
-                (t.nodes[x].state, t.nodes[x].id.clone(), t.nodes[x].parent)
+                let n = &t.nodes[x];
+                (n.state, n.id.clone(), n.parent, n.pending_request.as_ref().and_then(crate::suspension::id_of))
             };
             if state != HandleState::Suspended {
                 break;
             }
             inner.t(format!("{id}: cascade resume (reattaching delegated work)"));
-            inner.clone().resume_suspended(x, None, false).await;
+            inner.clone().resume_suspended(x, None, false, on.as_deref()).await?;
             p = parent;
         }
         Ok(())
@@ -433,6 +463,47 @@ impl Inner {
         if let Some(a) = &self.tree().nodes[h].abort {
             a.abort(Some(reason.into()));
         }
+    }
+
+    /// The deepest suspended handle under `h` parked on the Request `id`.
+    fn suspended_on(&self, h: HandleId, id: &str) -> Option<HandleId> {
+        let children = self.tree().nodes[h].children.clone();
+        for c in children {
+            if let Some(found) = self.suspended_on(c, id) {
+                return Some(found);
+            }
+        }
+        let t = self.tree();
+        let n = &t.nodes[h];
+        let on = n.pending_request.as_ref().and_then(crate::suspension::id_of);
+        (n.state == HandleState::Suspended && on.as_deref() == Some(id)).then_some(h)
+    }
+
+    /// The refusal of an Answer whose id no handle is parked on: already answered, or parked
+    /// nowhere (`None` when no handle is suspended at all).
+    fn not_parked(&self, id: &str) -> Option<Error> {
+        let request = serde_json::Map::from_iter([("id".to_string(), Value::String(id.to_string()))]);
+        if self.answered.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|a| a == id) {
+            return Some(crate::suspension::taken("resume", &request));
+        }
+        let t = self.tree();
+        let parked: Vec<String> = t
+            .nodes
+            .iter()
+            .filter(|n| n.state == HandleState::Suspended)
+            .filter_map(|n| n.pending_request.as_ref().and_then(crate::suspension::id_of))
+            .map(|r| format!("{r:?}"))
+            .collect();
+        if parked.is_empty() {
+            return None;
+        }
+        Some(crate::suspension::refused(
+            crate::suspension::UNKNOWN,
+            format!(
+                "resume: no handle is suspended on request {id:?} (parked: {}); nothing was resumed",
+                parked.join(", ")
+            ),
+        ))
     }
 
     fn deepest_suspended(&self, h: HandleId) -> Option<HandleId> {

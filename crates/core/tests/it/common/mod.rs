@@ -636,3 +636,18 @@ impl Transport for RecordingTransport {
         self.inner.post(req).await
     }
 }
+
+/// The durable engines a test runs against: a fresh SQLite file in `dir` always; PostgreSQL and
+/// Redis when `.ci/run` (or the developer) started them and named them in
+/// `TOOLNEXUS_TEST_POSTGRES` / `TOOLNEXUS_TEST_REDIS`. Tests keep their records under ids of
+/// their own, so one server serves them all.
+pub fn engine_urls(dir: &std::path::Path) -> Vec<String> {
+    let mut urls = vec![format!("sqlite:{}", dir.join("state.db").display())];
+    for var in ["TOOLNEXUS_TEST_POSTGRES", "TOOLNEXUS_TEST_REDIS"] {
+        match std::env::var(var) {
+            Ok(u) if !u.is_empty() => urls.push(u),
+            _ => eprintln!("{var} is not set: that engine is not tested in this run"),
+        }
+    }
+    urls
+}

@@ -1,0 +1,329 @@
+//! The agent runtime's `resume` (SPEC §7D, §10): the Answer reaches the handle and the call
+//! parked on the Request it echoes, once, in one runtime or across runtimes on one store.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use toolnexus_core::agents::runtime::{AgentDef, AgentRuntime, HandleState, RuntimeOptions, TaskStatus, ROOT};
+use toolnexus_core::client::store::DurableConversationStore;
+use toolnexus_core::client::{HttpRequest, HttpResponse, Transport};
+use toolnexus_core::tool::SharedTool;
+use toolnexus_core::types::ToolResult;
+use toolnexus_core::{pending, Error};
+
+use crate::common::{fn_tool, map, Log};
+
+/// A model that asks for the calls named in the user's prompt (`call:a,b`) while no tool
+/// result is in the transcript, then answers with every tool result it was given.
+struct Model(AtomicUsize);
+
+#[async_trait::async_trait]
+impl Transport for Model {
+    async fn post(&self, req: HttpRequest) -> toolnexus_core::error::Result<HttpResponse> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let body: Value = serde_json::from_str(&req.body).expect("body");
+        let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+        let results: Vec<String> = msgs
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or("").to_string())
+            .collect();
+        let prompt = msgs.iter().rev().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or("");
+        let message = match prompt.strip_prefix("call:") {
+            Some(names) if results.is_empty() => {
+                let calls: Vec<Value> = names
+                    .split(',')
+                    .enumerate()
+                    .map(|(i, n)| json!({"id": format!("c{i}"), "type": "function", "function": {"name": n, "arguments": "{}"}}))
+                    .collect();
+                json!({"content": null, "tool_calls": calls})
+            }
+            _ => json!({"content": format!("final: {}", results.join(" | "))}),
+        };
+        let reply = json!({"choices": [{"message": message}], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}});
+        Ok(HttpResponse { status: 200, headers: vec![], body: reply.to_string() })
+    }
+}
+
+/// A tool that parks until run with an answer (a new Request id each time it asks).
+fn approval(name: &str, runs: Log<Option<Value>>) -> SharedTool {
+    let (prompt, done) = (format!("approve {name}"), format!("{name} done"));
+    fn_tool(name, move |_, ctx| {
+        let (runs, prompt, done) = (runs.clone(), prompt.clone(), done.clone());
+        async move {
+            runs.push(ctx.answer.clone());
+            match ctx.answer {
+                Some(a) if a["ok"] == true => ToolResult::ok(done),
+                Some(_) => ToolResult::error("refused"),
+                None => pending(map(json!({"kind": "approval", "prompt": prompt}))).unwrap(),
+            }
+        }
+    })
+}
+
+fn agent(tools: Vec<SharedTool>) -> AgentDef {
+    AgentDef { name: "worker".into(), does: "works".into(), model: Some("m".into()), tools, ..Default::default() }
+}
+
+fn runtime(defs: Vec<AgentDef>, tune: impl FnOnce(&mut RuntimeOptions)) -> (AgentRuntime, Arc<Model>) {
+    let llm = Arc::new(Model(AtomicUsize::new(0)));
+    let mut opts = RuntimeOptions::new(defs);
+    opts.transport = Some(llm.clone());
+    tune(&mut opts);
+    (AgentRuntime::new(opts), llm)
+}
+
+fn code(e: &Error) -> &'static str {
+    match e {
+        Error::Refused { code, .. } | Error::Store { code, .. } => code,
+        _ => "",
+    }
+}
+
+fn id_of(p: &Option<Value>) -> Value {
+    p.as_ref().expect("parked")["id"].clone()
+}
+
+#[tokio::test]
+async fn each_parked_call_of_a_turn_needs_its_own_answer() {
+    let (a, b) = (Log::default(), Log::default());
+    let (rt, llm) = runtime(vec![agent(vec![approval("a", a.clone()), approval("b", b.clone())])], |_| {});
+    let h = rt.spawn(ROOT, "worker", None).unwrap();
+    rt.wake(h, Some("call:a,b".into())).unwrap();
+    let first = rt.wait(h, None, None).await;
+    assert_eq!(first.status, TaskStatus::Pending);
+    assert_eq!(first.pending.as_ref().unwrap()["prompt"], "approve a");
+
+    // Nothing is parked on any other id: refused, nothing changes.
+    let e = rt.resume(json!({"id": "pnd-elsewhere", "ok": true})).await.unwrap_err();
+    assert_eq!(code(&e), "EUNKNOWNREQUEST", "{e}");
+    assert!(e.to_string().contains("pnd-elsewhere") && e.to_string().contains(id_of(&first.pending).as_str().unwrap()));
+    assert_eq!(rt.snapshot(h).unwrap().state, HandleState::Suspended);
+    assert_eq!((a.len(), b.len(), llm.0.load(Ordering::SeqCst)), (1, 1, 1));
+
+    rt.resume(json!({"id": id_of(&first.pending), "ok": true})).await.unwrap();
+    let second = rt.wait(h, None, None).await;
+    assert_eq!(second.status, TaskStatus::Pending, "b parks on its own request: {second:?}");
+    assert_eq!(second.pending.as_ref().unwrap()["prompt"], "approve b");
+    assert_ne!(id_of(&second.pending), id_of(&first.pending));
+    assert_eq!(a.all()[1].as_ref().unwrap()["id"], id_of(&first.pending), "a ran with its own answer");
+    assert!(b.all()[1].is_none(), "b ran again without one");
+    assert_eq!(llm.0.load(Ordering::SeqCst), 1, "resuming asks the model nothing until the turn is whole");
+
+    // The first answer again: already applied.
+    let e = rt.resume(json!({"id": id_of(&first.pending), "ok": true})).await.unwrap_err();
+    assert_eq!(code(&e), "ESTORECONFLICT", "{e}");
+
+    rt.resume(json!({"id": id_of(&second.pending), "ok": true})).await.unwrap();
+    let done = rt.wait(h, None, None).await;
+    assert_eq!(done.status, TaskStatus::Done, "{done:?}");
+    assert_eq!(done.text, "final: a done | b done");
+    assert_eq!((a.len(), b.len()), (2, 3));
+}
+
+#[tokio::test]
+async fn a_retry_that_asks_again_parks_on_its_new_request() {
+    let seen: Log<Option<Value>> = Log::default();
+    let s = seen.clone();
+    let twice = fn_tool("twice", move |_, ctx| {
+        let s = s.clone();
+        async move {
+            s.push(ctx.answer.clone());
+            let step = ctx.answer.as_ref().and_then(|a| a["data"]["step"].as_u64()).unwrap_or(0);
+            if step == 2 {
+                return ToolResult::ok("both granted");
+            }
+            pending(map(json!({"kind": "approval", "prompt": format!("approval {}", step + 1)}))).unwrap()
+        }
+    });
+    let (rt, _) = runtime(vec![agent(vec![twice])], |_| {});
+    let h = rt.spawn(ROOT, "worker", None).unwrap();
+    rt.wake(h, Some("call:twice".into())).unwrap();
+    let first = rt.wait(h, None, None).await;
+    let one = json!({"id": id_of(&first.pending), "ok": true, "data": {"step": 1}});
+    rt.resume(one.clone()).await.unwrap();
+    let second = rt.wait(h, None, None).await;
+    assert_eq!(second.status, TaskStatus::Pending);
+    assert_eq!(second.pending.as_ref().unwrap()["prompt"], "approval 2", "the run stops on the second request");
+    assert!(rt.resume(one).await.is_err(), "the first answer cannot approve the second request");
+    rt.resume(json!({"id": id_of(&second.pending), "ok": true, "data": {"step": 2}})).await.unwrap();
+    assert_eq!(rt.wait(h, None, None).await.text, "final: both granted");
+    assert_eq!(seen.len(), 3);
+}
+
+#[tokio::test]
+async fn an_answer_without_an_id_goes_to_the_deepest_suspended_handle_as_before() {
+    let runs = Log::default();
+    let (rt, _) = runtime(vec![agent(vec![approval("a", runs.clone())])], |_| {});
+    let h = rt.spawn(ROOT, "worker", None).unwrap();
+    rt.wake(h, Some("call:a".into())).unwrap();
+    assert_eq!(rt.wait(h, None, None).await.status, TaskStatus::Pending);
+    rt.resume(json!({"ok": true})).await.unwrap();
+    assert_eq!(rt.wait(h, None, None).await.text, "final: a done");
+    // Nothing suspended: the reference's error.
+    let e = rt.resume(json!({"ok": true})).await.unwrap_err();
+    assert_eq!(e.to_string(), "no suspended handle to resume");
+}
+
+#[tokio::test]
+async fn an_expired_request_refuses_its_answer_and_stays_parked() {
+    let expiring = fn_tool("expiring", |_, ctx| async move {
+        match ctx.answer {
+            Some(_) => ToolResult::ok("ran"),
+            None => {
+                pending(map(json!({"kind": "approval", "prompt": "ok?", "expiresAt": "2001-01-01T00:00:00Z"}))).unwrap()
+            }
+        }
+    });
+    let (rt, _) = runtime(vec![agent(vec![expiring])], |_| {});
+    let h = rt.spawn(ROOT, "worker", None).unwrap();
+    rt.wake(h, Some("call:expiring".into())).unwrap();
+    let first = rt.wait(h, None, None).await;
+    let e = rt.resume(json!({"id": id_of(&first.pending), "ok": true})).await.unwrap_err();
+    assert_eq!(code(&e), "EREQUESTEXPIRED", "{e}");
+    assert!(e.to_string().contains("2001-01-01T00:00:00Z"));
+    assert_eq!(rt.snapshot(h).unwrap().state, HandleState::Suspended);
+    // The operator's way out is unchanged.
+    rt.interrupt(h);
+    assert_eq!(rt.snapshot(h).unwrap().state, HandleState::Idle);
+}
+
+/// Two runtimes on one durable store: the parked tool's definition is gone in the first, so
+/// its resume is refused and the Request stays parked; both others resume at once, and the
+/// parked call runs once.
+#[tokio::test]
+async fn across_runtimes_a_parked_call_runs_once_and_a_missing_tool_leaves_it_parked() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in crate::common::engine_urls(dir.path()) {
+        let runtime_id = format!("once-{}-{}", std::process::id(), toolnexus_core::types::new_pending_id());
+        let on_store = |tools: Vec<SharedTool>| {
+            let (url, id) = (url.clone(), runtime_id.clone());
+            async move {
+                let (rt, _) = runtime(vec![agent(tools)], |o| {
+                    o.store = Arc::new(DurableConversationStore::new(&url));
+                    o.runtime_id = id;
+                });
+                rt.open_durable().await.expect("open");
+                rt
+            }
+        };
+        let runs = Log::default();
+        let first = on_store(vec![approval("a", runs.clone())]).await;
+        let h = first.spawn(ROOT, "worker", None).unwrap();
+        first.wake(h, Some("call:a".into())).unwrap();
+        let parked = first.wait(h, None, None).await;
+        assert_eq!(parked.status, TaskStatus::Pending, "{url}");
+        first.saved().await;
+        drop(first);
+        let answer = json!({"id": id_of(&parked.pending), "ok": true});
+
+        // A runtime whose agent lost the tool: refused by the tool's name, nothing taken.
+        let without = on_store(vec![]).await;
+        let e = without.resume(answer.clone()).await.unwrap_err();
+        assert_eq!(code(&e), "ETOOLMISSING", "{url}: {e}");
+        assert!(e.to_string().contains("\"a\""), "{e}");
+        let h2 = without.find("root/worker.1").unwrap();
+        assert_eq!(without.snapshot(h2).unwrap().state, HandleState::Suspended);
+        without.saved().await;
+        drop(without);
+
+        // Two runtimes opened on the store, resuming the same Request at the same moment.
+        // Opened at the same moment, too: both open (the one whose write lands last owns it).
+        let (x, y) =
+            tokio::join!(on_store(vec![approval("a", runs.clone())]), on_store(vec![approval("a", runs.clone())]));
+        let (rx, ry) = tokio::join!(x.resume(answer.clone()), y.resume(answer.clone()));
+        assert_eq!([rx.is_ok(), ry.is_ok()].iter().filter(|ok| **ok).count(), 1, "{url}: {rx:?} {ry:?}");
+        let lost = rx.as_ref().err().or(ry.as_ref().err()).unwrap();
+        assert_eq!(code(lost), "ESTORECONFLICT", "{url}: {lost}");
+        assert_eq!(runs.all().iter().filter(|a| a.is_some()).count(), 1, "{url}: the call ran once");
+        let winner = if rx.is_ok() { &x } else { &y };
+        let hw = winner.find("root/worker.1").unwrap();
+        let done = winner.wait(hw, None, None).await;
+        assert_eq!(done.text, "final: a done", "{url}");
+        winner.saved().await;
+    }
+}
+
+#[tokio::test]
+async fn a_parking_that_cannot_be_saved_is_an_error_not_a_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gone").join("rt.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let gone = db.parent().unwrap().to_path_buf();
+    let remover = fn_tool("remover", move |_, _| {
+        let gone = gone.clone();
+        async move {
+            // The store's directory goes away while the tool parks.
+            let _ = std::fs::remove_dir_all(&gone);
+            pending(map(json!({"kind": "approval", "prompt": "ok?"}))).unwrap()
+        }
+    });
+    let url = format!("sqlite:{}", db.display());
+    let (rt, _) = runtime(vec![agent(vec![remover])], |o| {
+        o.store = Arc::new(DurableConversationStore::new(&url));
+        o.runtime_id = "gone".into();
+    });
+    rt.open_durable().await.expect("open");
+    let h = rt.spawn(ROOT, "worker", None).unwrap();
+    rt.wake(h, Some("call:remover".into())).unwrap();
+    let r = rt.wait(h, None, None).await;
+    assert_eq!(r.status, TaskStatus::Error, "{r:?}");
+    assert!(r.text.contains("ESTOREUNAVAILABLE") || r.text.contains("removed"), "{}", r.text);
+    assert_ne!(rt.snapshot(h).unwrap().state, HandleState::Suspended);
+}
+
+/// A runtime's state written by the previous release (layout 1: a parked turn's conversation
+/// rewound, its input kept as the checkpoint) still resumes: the turn is replayed, and the
+/// replay's first suspension, the parked call asking again, gets the Answer.
+#[tokio::test]
+async fn a_handle_parked_by_the_previous_layout_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("old.db").display());
+    let runs = Log::default();
+    let open = |runs: Log<Option<Value>>| {
+        let url = url.clone();
+        async move {
+            let (rt, llm) = runtime(vec![agent(vec![approval("a", runs)])], |o| {
+                o.store = Arc::new(DurableConversationStore::new(&url));
+                o.runtime_id = "legacy".into();
+            });
+            rt.open_durable().await.expect("open");
+            (rt, llm)
+        }
+    };
+    let (first, _) = open(runs.clone()).await;
+    let h = first.spawn(ROOT, "worker", None).unwrap();
+    first.wake(h, Some("call:a".into())).unwrap();
+    let parked = first.wait(h, None, None).await;
+    first.saved().await;
+    drop(first);
+
+    // Rewrite the record as layout 1 wrote it.
+    let records = toolnexus_core::store::records(&url, toolnexus_core::store::Kind::Runtime);
+    let mut doc = records.get("legacy").await.unwrap().unwrap();
+    doc["layout"] = json!(1);
+    for n in doc["handles"].as_array_mut().unwrap() {
+        n.as_object_mut().unwrap().remove("halt");
+    }
+    doc.as_object_mut().unwrap().remove("answered");
+    records.save("legacy", &doc).await.unwrap();
+    let conversation = format!("legacy/{}/root/worker.1", doc["tree"].as_str().unwrap());
+    let conversations = DurableConversationStore::new(&url);
+    use toolnexus_core::client::ConversationStore;
+    assert!(conversations.get(&conversation).await.unwrap().is_some());
+    conversations.save(&conversation, vec![]).await.unwrap();
+
+    let (second, llm) = open(runs.clone()).await;
+    let h = second.find("root/worker.1").unwrap();
+    assert_eq!(second.snapshot(h).unwrap().checkpoint.as_deref(), Some("call:a"));
+    second.resume(json!({"id": id_of(&parked.pending), "ok": true})).await.unwrap();
+    let done = second.wait(h, None, None).await;
+    assert_eq!(done.text, "final: a done", "{done:?}");
+    assert_eq!(llm.0.load(Ordering::SeqCst), 2, "the turn was replayed: asked again, then answered");
+    assert_eq!(runs.len(), 3, "first run, the replay's ask, the answered retry");
+    second.saved().await;
+    // What it writes now is the current layout.
+    let doc = records.get("legacy").await.unwrap().unwrap();
+    assert_eq!(doc["layout"], 2);
+}
