@@ -1032,6 +1032,31 @@ export declare class Client {
     prompt: string,
     ctx: { toolkit: Toolkit; id?: string; signal?: AbortSignal },
   ): AsyncGenerator<StreamEvent, void, unknown>
+  /**
+   * SPEC §10 durable resume (an addition): the run that parked with `pending` (its RunResult's
+   * `pending`; `history` is that result's `messages`) goes on with `answer`, in this process or
+   * another. The Answer must echo `pending.id` and reaches the parked call alone; the turn's
+   * other parked calls run again and park on their own Requests; no new user turn. Refused
+   * (nothing run): an Answer for another Request (`code: "EUNKNOWNREQUEST"`), a Request past its
+   * `expiresAt` (`"EREQUESTEXPIRED"`), a parked call whose tool is not in `toolkit`
+   * (`"ETOOLMISSING"`), a Request already resumed (`"ESTORECONFLICT"`; claimed in the client's
+   * store, across processes when it is durable).
+   */
+  runWithAnswer(
+    toolkit: Toolkit,
+    history: any[],
+    pending: Request,
+    answer: Answer,
+    options?: { signal?: AbortSignal },
+  ): Promise<RunResult>
+  /** `runWithAnswer` over the conversation the store keeps under `conversationId`, saved as it goes. */
+  askWithAnswer(
+    toolkit: Toolkit,
+    conversationId: string,
+    pending: Request,
+    answer: Answer,
+    options?: { signal?: AbortSignal },
+  ): Promise<RunResult>
 }
 
 export declare function createClient(opts: ClientOptions): Client

@@ -7,7 +7,7 @@ const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortW
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
-const { engineUrl } = require("./stores.js")
+const { engineUrl, storeOfUrl } = require("./stores.js")
 const { telemetryOption, recorder, Roots } = require("./telemetry.js")
 
 /** @typedef {import("./toolkit.js").Toolkit} Toolkit */
@@ -156,9 +156,8 @@ class Client {
   constructor(opts) {
     const given = opts !== null && typeof opts === "object"
     // A store without get/save fails where the reference fails: when the client uses it.
-    // A store URL is the core's to open; `conversationStore()` answers it as given, as the
-    // reference answers whatever it was given.
-    this.#store = /** @type {ConversationStore} */ ((given ? opts.store : undefined) ?? new InMemoryConversationStore())
+    // A store URL is the core's to open; `conversationStore()` answers the store it names.
+    this.#store = /** @type {ConversationStore} */ (storeOfUrl((given ? opts.store : undefined) ?? new InMemoryConversationStore()))
     const generate = given ? opts[GENERATE] : undefined
     const onError = given ? opts.onError : undefined
     const tracer = given ? telemetryOption(opts.telemetry) : undefined
@@ -213,6 +212,22 @@ class Client {
   }
 
   /**
+   * A run of the core's, under `signal`, recorded in the caller's trace context (`telemetry`).
+   * @param {AbortSignal | null | undefined} signal
+   * @param {(token: import("../binding").CancelToken | undefined, root: number | undefined) => PromiseLike<import("./crossing.js").Crossed>} call
+   * @returns {Promise<RunResult>}
+   */
+  async #traced(signal, call) {
+    const roots = this.#roots
+    const root = roots?.enter()
+    try {
+      return await runUnder(signal, (token) => call(token, root))
+    } finally {
+      if (root !== undefined) roots?.delete(root)
+    }
+  }
+
+  /**
    * A run that continues the conversation the store keeps under `ctx.id`.
    * @param {unknown} prompt
    * @param {AskContext} ctx
@@ -222,13 +237,39 @@ class Client {
     const handle = toolkitHandle(ctx, "ask")
     const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
-    const roots = this.#roots
-    const root = roots?.enter()
-    try {
-      return await runUnder(ctx.signal, (token) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam(), root))
-    } finally {
-      if (root !== undefined) roots?.delete(root)
-    }
+    return this.#traced(ctx.signal, (token, root) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam(), root))
+  }
+
+  /**
+   * SPEC §10 durable resume: the run that parked with `pending` (its RunResult's `pending`;
+   * `history` is that result's `messages`) goes on with `answer`, which must echo `pending.id`.
+   * The Answer reaches the parked call alone; the turn's other parked calls run again and park
+   * on their own Requests. An Answer is applied once (claimed in the client's store).
+   * @param {unknown} toolkit a Toolkit from createToolkit()
+   * @param {unknown} history the transcript the run parked with
+   * @param {unknown} pending the Request it parked on
+   * @param {unknown} answer `{ id, ok, data? }`
+   * @param {{ signal?: AbortSignal | null } | null} [options]
+   * @returns {Promise<RunResult>}
+   */
+  async runWithAnswer(toolkit, history, pending, answer, options) {
+    const handle = toolkitHandle({ toolkit }, "runWithAnswer")
+    return this.#traced(options?.signal, (token, root) => this.#native.runWithAnswer(handle, encode(history), encode(pending), encode(answer), token, userSeam(), root))
+  }
+
+  /**
+   * `runWithAnswer` over the conversation the store keeps under `conversationId` (the `id` the
+   * parked `ask` was given), saved as the run goes.
+   * @param {unknown} toolkit a Toolkit from createToolkit()
+   * @param {unknown} conversationId
+   * @param {unknown} pending the Request it parked on
+   * @param {unknown} answer `{ id, ok, data? }`
+   * @param {{ signal?: AbortSignal | null } | null} [options]
+   * @returns {Promise<RunResult>}
+   */
+  async askWithAnswer(toolkit, conversationId, pending, answer, options) {
+    const handle = toolkitHandle({ toolkit }, "askWithAnswer")
+    return this.#traced(options?.signal, (token, root) => this.#native.askWithAnswer(handle, String(conversationId), encode(pending), encode(answer), token, userSeam(), root))
   }
 
   /**

@@ -97,4 +97,18 @@ class RedisStore extends EngineStore {
 
 for (const c of [SqliteStore, PostgresStore, RedisStore]) shipped.add(c.prototype)
 
-module.exports = { engineUrl, SqliteStore, PostgresStore, RedisStore }
+/**
+ * The store a store URL names, as one of the classes above; anything else as it is.
+ * @param {unknown} store
+ * @returns {unknown}
+ */
+function storeOfUrl(store) {
+  if (typeof store !== "string") return store
+  const lower = store.toLowerCase()
+  if (lower.startsWith("sqlite:")) return new SqliteStore(store)
+  if (lower.startsWith("postgres://") || lower.startsWith("postgresql://")) return new PostgresStore(store)
+  if (lower.startsWith("redis://") || lower.startsWith("rediss://")) return new RedisStore(store)
+  return store
+}
+
+module.exports = { engineUrl, storeOfUrl, SqliteStore, PostgresStore, RedisStore }

@@ -238,6 +238,33 @@ impl NativeClient {
     }
 }
 
+impl NativeClient {
+    /// A run of this client's as the Promise JavaScript gets: `run`, given the client and the
+    /// toolkit, traced under the caller's context (`trace`) and through the user's seam when
+    /// `seam` asks; it resolves with the RunResult's JSON.
+    fn run_promise<F, Fut>(
+        &self,
+        env: &Env,
+        toolkit: &NativeToolkit,
+        seam: Option<bool>,
+        trace: Option<u32>,
+        run: F,
+    ) -> Result<crate::dispatch::JsPromise>
+    where
+        F: FnOnce(Arc<Client>, Arc<toolnexus_core::Toolkit>) -> Fut + 'static,
+        Fut: std::future::Future<Output = toolnexus_core::error::Result<toolnexus_core::client::RunResult>> + 'static,
+    {
+        let client = self.inner.clone();
+        let tk = toolkit.inner.clone();
+        let root = trace.map(u64::from);
+        let work = self.with_seam(seam, async move { client.traced(root, run(client.clone(), tk)).await });
+        crate::dispatch::local_promise(env, async move {
+            let r = work.await.map_err(core_err)?;
+            Ok(Crossed::of(r.into_value()))
+        })
+    }
+}
+
 fn bad(msg: impl Into<String>) -> Error {
     crate::dispatch::error::plain(msg)
 }
@@ -304,14 +331,7 @@ impl NativeClient {
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(history, cancel)?;
-        let client = self.inner.clone();
-        let tk = toolkit.inner.clone();
-        let root = trace.map(u64::from);
-        let work = self.with_seam(seam, async move { client.traced(root, client.run(&prompt, &tk, ro)).await });
-        crate::dispatch::local_promise(env, async move {
-            let r = work.await.map_err(core_err)?;
-            Ok(Crossed::of(r.into_value()))
-        })
+        self.run_promise(env, toolkit, seam, trace, |client, tk| async move { client.run(&prompt, &tk, ro).await })
     }
 
     /// Stream the loop: every event is handed to `onEvent` (awaited); resolves when done.
@@ -358,17 +378,61 @@ impl NativeClient {
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let ro = run_options(None, cancel)?;
-        let client = self.inner.clone();
-        let tk = toolkit.inner.clone();
-        let root = trace.map(u64::from);
-        let work = self.with_seam(seam, async move {
+        self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
             let on_text = on_text.map(JsCallback);
             let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
-            client.traced(root, client.ask(&prompt, &tk, id.as_deref(), on_text, ro)).await
-        });
-        crate::dispatch::local_promise(env, async move {
-            let r = work.await.map_err(core_err)?;
-            Ok(Crossed::of(r.into_value()))
+            client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await
+        })
+    }
+
+    /// `runWithAnswer`: the run that parked with `pending` (its transcript is `history`) goes
+    /// on with `answer` (SPEC §10 durable resume). Each argument is the caller's JSON.
+    #[napi(ts_return_type = "Promise<string | string[]>")]
+    #[allow(clippy::too_many_arguments)] // each a value JavaScript passes; napi takes them one by one
+    pub fn run_with_answer(
+        &self,
+        env: &Env,
+        toolkit: &NativeToolkit,
+        history: String,
+        pending: String,
+        answer: String,
+        cancel: Option<&CancelToken>,
+        seam: Option<bool>,
+        trace: Option<u32>,
+    ) -> Result<crate::dispatch::JsPromise> {
+        let history = match parse_json(&history, "runWithAnswer")? {
+            Value::Array(items) => items,
+            _ => {
+                return Err(core_err(toolnexus_core::Error::Type(
+                    "runWithAnswer: `history` must be the transcript (an array of messages) the run parked with".into(),
+                )))
+            }
+        };
+        let (pending, answer) = (parse_json(&pending, "runWithAnswer")?, parse_json(&answer, "runWithAnswer")?);
+        let ro = run_options(None, cancel)?;
+        self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
+            client.run_with_answer(&tk, history, &pending, answer, ro).await
+        })
+    }
+
+    /// `askWithAnswer`: as `runWithAnswer`, over the conversation the store keeps under `id`.
+    #[napi(ts_return_type = "Promise<string | string[]>")]
+    #[allow(clippy::too_many_arguments)] // each a value JavaScript passes; napi takes them one by one
+    pub fn ask_with_answer(
+        &self,
+        env: &Env,
+        toolkit: &NativeToolkit,
+        id: String,
+        pending: String,
+        answer: String,
+        cancel: Option<&CancelToken>,
+        seam: Option<bool>,
+        trace: Option<u32>,
+    ) -> Result<crate::dispatch::JsPromise> {
+        let (pending, answer) = (parse_json(&pending, "askWithAnswer")?, parse_json(&answer, "askWithAnswer")?);
+        let ro = run_options(None, cancel)?;
+        self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
+            client.ask_with_answer(&tk, &id, &pending, answer, ro).await
         })
     }
 
