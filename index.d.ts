@@ -555,6 +555,13 @@ export interface StartServerOptions extends ServeSecurityOptions {
   /** Runs one served task; `contextId` is the peer's conversation key. */
   /** The third argument's `signal` aborts when a caller cancels the Task (toolnexus-native). */
   runTask: (text: string, contextId?: string, extra?: { signal: AbortSignal }) => Promise<RunResult>
+  /**
+   * Takes a Task parked for input (`input-required`, its Request in `metadata.pending`) up
+   * again when a message continues it (`message.taskId`) with the Answer in a data part
+   * (toolnexus-native; `toolkit.serve` uses `client.askWithAnswer`). Without it such a message
+   * is refused.
+   */
+  resumeTask?: (contextId: string, pending: Request, answer: Answer, extra: { signal: AbortSignal }) => Promise<RunResult>
   /** Any return value is ignored (a listener such as `(ev) => events.push(ev)` fits). */
   onTask?: OnTask | ((ev: OnTaskEvent) => unknown)
   /** Mounts a streamable-HTTP MCP server at `/mcp`; absent ⇒ no MCP route. */

@@ -261,3 +261,39 @@ test("agent runtime: a suspension that cannot be saved is an error, never a pend
   assert.match(out.text, /removed or replaced|ESTOREUNAVAILABLE|could not be saved/)
   assert.equal(out.pending, null)
 })
+
+test("toolkit.serve: a served Task parked for input is continued by the message carrying its answer, once", async (t) => {
+  const llm = await startLLM(model)
+  t.after(() => llm.close())
+  const runs = []
+  const a = defineTool({ name: "a", description: "d", run: (_x, ctx) => (runs.push(ctx?.answer ?? null), ctx?.answer ? "a done" : pending({ kind: "approval", prompt: "approve a" })) })
+  const toolkit = await createToolkit({ builtins: false, extraTools: [a] })
+  const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", store: `sqlite:${path.join(tmp(), "c.db")}` })
+  const srv = await toolkit.serve("127.0.0.1:0", { client, a2a: { name: "desk" } })
+  t.after(() => srv.stop())
+  const call = async (method, params) => (await fetch(srv.url + "/", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()
+  const settled = async (id) => {
+    for (;;) {
+      const task = (await call("GetTask", { id })).result
+      if (!["submitted", "working"].includes(task.status.state)) return task
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  }
+  const sent = await call("SendMessage", { message: { role: "user", contextId: "ticket-9", parts: [{ kind: "text", text: "call:a" }] } })
+  const parked = await settled(sent.result.id)
+  assert.equal(parked.status.state, "input-required")
+  assert.deepEqual(parked.status.message.parts, [{ kind: "text", text: "approve a" }])
+  const request = parked.metadata.pending
+  assert.equal(request.prompt, "approve a")
+
+  const wrong = await call("SendMessage", { message: { role: "user", taskId: parked.id, parts: [{ kind: "data", data: { id: "pnd-other", ok: true } }] } })
+  assert.equal(wrong.error.data.code, "EUNKNOWNREQUEST")
+  const answer = { message: { role: "user", taskId: parked.id, parts: [{ kind: "data", data: { id: request.id, ok: true } }] } }
+  const replies = await Promise.all([1, 2, 3].map(() => call("SendMessage", answer)))
+  assert.equal(replies.filter((r) => r.result).length, 1, JSON.stringify(replies))
+  const done = await settled(parked.id)
+  assert.equal(done.status.state, "completed")
+  assert.equal(done.artifacts[0].parts[0].text, "final: a done")
+  assert.deepEqual(runs.map((r) => r?.id ?? null), [null, request.id], "the parked call ran once more, with its answer")
+  await toolkit.close()
+})

@@ -49,6 +49,18 @@ const { telemetryOption, serverRecorder, withCarrier } = require("./telemetry.js
  */
 
 /**
+ * Takes a served Task parked for input up again (SPEC §10 across A2A): the conversation it ran
+ * in, the Request it parked on and the Answer a message brought (it echoes the Request). Answers
+ * a RunResult, as `runTask` does; `toolkit.serve`'s is `client.askWithAnswer`.
+ * @callback ResumeTask
+ * @param {string} contextId
+ * @param {import("../index").Request} pending
+ * @param {import("../index").Answer} answer
+ * @param {{ signal: AbortSignal }} extra aborted when the Task is canceled
+ * @returns {unknown}
+ */
+
+/**
  * The options every server reads (`toolkit.serve`'s and `startA2AServer`'s). Everything but the
  * callbacks and a store object crosses to the core as JSON, which reads it.
  * @typedef {object} ServeOptions
@@ -65,9 +77,9 @@ const { telemetryOption, serverRecorder, withCarrier } = require("./telemetry.js
  */
 
 /**
- * `startA2AServer`'s options: the server's address, its own `runTask`, and the tools its MCP
- * profile may expose.
- * @typedef {ServeOptions & { addr: string, runTask: RunTask, mcpTools?: import("./core-tools.js").Tool[] | null }} StartServerOptions
+ * `startA2AServer`'s options: the server's address, its own `runTask` (and `resumeTask`, to take
+ * parked Tasks up again), and the tools its MCP profile may expose.
+ * @typedef {ServeOptions & { addr: string, runTask: RunTask, resumeTask?: ResumeTask | null, mcpTools?: import("./core-tools.js").Tool[] | null }} StartServerOptions
  */
 
 /**
@@ -220,12 +232,13 @@ const buildAgentCard = (cfg, skills, url) => JSON.parse(native.buildAgentCard(en
  * @param {ServeOptions} opts
  * @param {object} parts what the caller adds
  * @param {RunTask} parts.runTask
+ * @param {ResumeTask | null | undefined} [parts.resumeTask]
  * @param {object | undefined} parts.store a store object (one of ours, or any with `get` / `save`), or none
  * @param {import("../binding").NativeToolkit} [parts.toolkit] a served toolkit's, for its skills, tools and config blocks
  * @param {import("./core-tools.js").Tool[] | null} [parts.mcpTools] the tools the MCP profile may expose
  * @returns {Promise<ServeHandle>}
  */
-async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
+async function startServer(addr, opts, { runTask, resumeTask, store, toolkit, mcpTools }) {
   const { a2a, mcp, onTask, onCall } = opts
   // A listed tool whose Standard Schema has no JSON Schema is listed with the empty object schema, and said so.
   if (mcpTools && mcp) warnUnlisted(mcpTools, mcp)
@@ -243,7 +256,10 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
   const ours = proto && shipped.has(proto) ? taskStores.get(/** @type {object} */ (store)) : undefined
   const spec = {
     options: encode(plain),
-    runTask: bridge(runWithAbort(runTask)),
+    runTask: bridge(runWithAbort((msg, signal) => runTask(/** @type {string} */ (msg.text), msg.contextId, { signal }))),
+    resumeTask: typeof resumeTask === "function"
+      ? bridge(runWithAbort((msg, signal) => resumeTask(/** @type {string} */ (msg.contextId), /** @type {import("../index").Request} */ (msg.pending), /** @type {import("../index").Answer} */ (msg.answer), { signal })))
+      : undefined,
     onTask: onTask ? bridge((ev) => onTask(taskEvent(ev))) : undefined,
     onCall: onCall ? bridge((ev) => onCall(ev)) : undefined,
     storeGet: store && !ours ? bridge((id) => /** @type {TaskStore} */ (store).get(id)) : undefined,
@@ -260,11 +276,15 @@ async function startServer(addr, opts, { runTask, store, toolkit, mcpTools }) {
 }
 
 /**
- * `runTask` as the core calls it: `{ text, contextId, call }` runs a Task with an AbortSignal
- * of its own (the third argument's `signal`), which a later `{ abort: call }` (the Task was
- * canceled) aborts.
- * @param {RunTask} runTask
- * @returns {(msg: { text?: string, contextId?: string, call?: string, abort?: string, trace?: Record<string, string> }) => unknown}
+ * @typedef {{ text?: string, contextId?: string, pending?: unknown, answer?: unknown, call?: string, abort?: string, trace?: Record<string, string> }} TaskCall
+ * what the core sends `runTask` / `resumeTask`: a Task to run (`call` its id), or `{ abort: call }`
+ */
+
+/**
+ * A Task callback as the core calls it: each call runs `run` with an AbortSignal of its own,
+ * which a later `{ abort: call }` (the Task was canceled) aborts.
+ * @param {(msg: TaskCall, signal: AbortSignal) => unknown} runTask
+ * @returns {(msg: TaskCall) => unknown}
  */
 function runWithAbort(runTask) {
   /** @type {Map<string, AbortController>} */
@@ -281,7 +301,7 @@ function runWithAbort(runTask) {
     const done = () => running.delete(key)
     let out
     try {
-      const run = () => runTask(/** @type {string} */ (msg.text), msg.contextId, { signal: controller.signal })
+      const run = () => runTask(msg, controller.signal)
       // Under a traced request (the server's `telemetry`), the Task runs in that request's trace.
       out = Promise.resolve(msg.trace ? withCarrier(msg.trace, run) : run())
     } catch (e) {
@@ -299,7 +319,7 @@ function runWithAbort(runTask) {
  */
 function startA2AServer(opts) {
   const store = opts.a2a ? storeObject(opts.a2a.store) : undefined
-  return startServer(opts.addr, opts, { runTask: opts.runTask, store, mcpTools: opts.mcpTools })
+  return startServer(opts.addr, opts, { runTask: opts.runTask, resumeTask: opts.resumeTask, store, mcpTools: opts.mcpTools })
 }
 
 

@@ -271,7 +271,10 @@ class Toolkit {
     // listed with the empty object schema, and said so.
     const profile = opts.mcp ?? this.#configMcp
     if (profile) warnUnlisted(this.#entries.filter((e) => e.slot >= 0).map((e) => this.#slots[e.slot]), profile)
-    return startServer(addr, opts, { runTask, store, toolkit: this.#native })
+    // A Task parked for input is taken up in the conversation it ran in (its contextId).
+    /** @type {import("./serve.js").ResumeTask} */
+    const resumeTask = (contextId, pending, answer, extra) => opts.client.askWithAnswer(this, contextId, pending, answer, { signal: extra?.signal })
+    return startServer(addr, opts, { runTask, resumeTask, store, toolkit: this.#native })
   }
 
   /** @returns {Promise<void>} */

@@ -129,6 +129,8 @@ pub struct ServeSpec {
     /// store object of `a2a` left out: it comes as `storeGet`/`storeSave` or `store`).
     pub options: String,
     pub run_task: JsonFn,
+    /// Takes a parked Task up again (`toolkit.serve`'s, or `startA2AServer`'s `resumeTask`).
+    pub resume_task: Option<JsonFn>,
     pub on_task: Option<JsonFn>,
     pub on_call: Option<JsonFn>,
     pub store_get: Option<JsonFn>,
@@ -230,6 +232,7 @@ pub fn start_server_js(
         o.mcp_tools = js_tools(specs, 0)?;
     }
     o.on_task = callback(spec.on_task);
+    o.resume_task = callback(spec.resume_task);
     o.on_call = callback(spec.on_call);
     o.logger = spec.logger.map(|f| toolnexus_core::warn::callback_sink(Arc::new(JsCallback(f))));
     o.telemetry = spec.telemetry.map(|f| Arc::new(JsCallback(f)) as toolnexus_core::callback::SharedCallback);

@@ -126,6 +126,9 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INTERNAL_ERROR: i64 = -32603;
 pub const TASK_NOT_FOUND: i64 = -32001;
+pub const INVALID_PARAMS: i64 = -32602;
+/// A2A's `UnsupportedOperationError`.
+pub const UNSUPPORTED: i64 = -32004;
 
 /// The text of a `SendMessage`'s message: its text parts joined with nothing between. A text
 /// part is `{ kind: "text", text }`, or `{ text }` with no `kind` at all (A2A 1.0 peers drop
@@ -189,6 +192,9 @@ pub struct A2AService {
     pub run_task: SharedCallback,
     /// Told `{ id, task, result?, state }` once a Task reaches its final state.
     pub on_task: Option<SharedCallback>,
+    /// Takes a Task parked for input up again: called with `{ contextId, pending, answer, call }`,
+    /// answers a `RunResult` (`None`: this server resumes no Task).
+    pub resume_task: Option<SharedCallback>,
     /// The Tasks this server is running, by id.
     pub running: std::sync::Mutex<std::collections::HashMap<String, Arc<Running>>>,
 }
@@ -237,7 +243,13 @@ impl A2AService {
         run_task: SharedCallback,
         on_task: Option<SharedCallback>,
     ) -> A2AService {
-        A2AService { config, skills, store, run_task, on_task, running: Default::default() }
+        A2AService { config, skills, store, run_task, on_task, resume_task: None, running: Default::default() }
+    }
+
+    /// This service, taking parked Tasks up again through `resume_task`.
+    pub fn resuming(mut self, resume_task: Option<SharedCallback>) -> A2AService {
+        self.resume_task = resume_task;
+        self
     }
 
     /// The served card: SPEC's, plus what the SDKs of both A2A generations read (see `dialect`).
@@ -302,15 +314,29 @@ impl A2AService {
                     context = Some(new_id());
                 }
                 let blocks = dialect.blocks(params);
+                let continued = params
+                    .and_then(|p| p.get("message"))
+                    .and_then(|m| m.get("taskId"))
+                    .filter(|t| !t.is_null())
+                    .map(crate::json::js_string);
+                let message = params.and_then(|p| p.get("message")).cloned().unwrap_or(Value::Null);
                 // The save and the start of the fulfilment go on in a task of their own, so a
                 // caller that hangs up meanwhile never leaves a Task half started.
                 let this = self.clone();
                 let work = tokio::spawn(DeepStack::new(crate::warn::carry(crate::trace::carry(async move {
-                    this.send(text, context).await
+                    match continued {
+                        Some(task_id) => this.resume(task_id, message).await,
+                        None => this.send(text, context).await.map_err(Refusal::Failed),
+                    }
                 }))));
                 let (submitted, latest) = match work.await {
                     Ok(Ok(started)) => started,
-                    Ok(Err(e)) => return one(rpc_error(id, INTERNAL_ERROR, &for_callers("SendMessage", &e))),
+                    Ok(Err(Refusal::Failed(e))) => {
+                        return one(rpc_error(id, INTERNAL_ERROR, &for_callers("SendMessage", &e)))
+                    }
+                    Ok(Err(Refusal::Rpc(code, message, reason))) => {
+                        return one(rpc_refusal(id, code, &message, reason))
+                    }
                     Err(e) => return one(rpc_error(id, INTERNAL_ERROR, &format!("SendMessage stopped: {e}"))),
                 };
                 if op == Op::Stream {
@@ -390,29 +416,111 @@ impl A2AService {
         let id = new_id();
         let submitted = task(&id, &context, "submitted", None, None);
         self.store.save_own(submitted.clone()).await?;
-        let (latest, rx) = tokio::sync::watch::channel(vec![submitted.clone()]);
+        Ok(self.start(id, context, submitted, Work::Fresh(text)))
+    }
+
+    /// The Task `first` (just saved) running: where its later states will show.
+    fn start(self: Arc<Self>, id: String, context: Option<String>, first: Value, work: Work) -> (Value, States) {
+        let (latest, rx) = tokio::sync::watch::channel(vec![first.clone()]);
         let run = Arc::new(Running { cancel: tokio_util::sync::CancellationToken::new(), latest });
         self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.clone(), run.clone());
         // Polled with the stack for whatever depth a run's result may have.
-        tokio::spawn(DeepStack::new(crate::warn::carry(crate::trace::carry(
-            self.clone().fulfil(id, text, context, run),
-        ))));
-        Ok((submitted, rx))
+        tokio::spawn(DeepStack::new(crate::warn::carry(crate::trace::carry(self.fulfil(id, context, work, run)))));
+        (first, rx)
     }
 
-    /// submitted → working → completed | input-required | failed | canceled. Never fails: an
-    /// error becomes a `failed` Task.
-    async fn fulfil(self: Arc<Self>, id: String, text: String, context: Option<String>, run: Arc<Running>) {
+    /// A message continuing Task `task_id` (its `taskId`): the Answer to the Request the Task is
+    /// parked on (SPEC §10 across A2A), in a data part `{ id?, ok, data? }`. The Task is claimed
+    /// in the store first, so of the replicas sent the same Answer one takes the Task up; it
+    /// then runs on `working` through the host's `resumeTask`. Refused with nothing changed:
+    /// an unknown Task, one not parked, an Answer for another Request or after `expiresAt`, a
+    /// Task started without a `contextId` (its conversation was not kept), a server with no
+    /// `resumeTask`.
+    async fn resume(self: Arc<Self>, task_id: String, message: Value) -> Result<(Value, States), Refusal> {
+        let found = self.store.get(&task_id).await.map_err(Refusal::Failed)?.filter(|t| !t.is_null());
+        let Some(parked) = found else {
+            return Err(Refusal::Rpc(TASK_NOT_FOUND, format!("Task not found: {task_id}"), None));
+        };
+        let state = state_of(&parked).unwrap_or("unknown").to_string();
+        let invalid = |message: String, reason: Option<&'static str>| Refusal::Rpc(INVALID_PARAMS, message, reason);
+        if state != "input-required" {
+            return Err(invalid(
+                format!("Task {task_id} is {state}: only a Task waiting for input (input-required) is continued by a message"),
+                None,
+            ));
+        }
+        let Some(request) = parked.get("metadata").and_then(|m| m.get("pending")).and_then(Value::as_object).cloned()
+        else {
+            return Err(invalid(format!("Task {task_id} does not say which request it waits for"), None));
+        };
+        let Some(answer) = answer_part(&message) else {
+            return Err(invalid(
+                format!(
+                    "Task {task_id} waits for the answer to request {}: send it as a data part {{ id, ok, data? }}",
+                    crate::suspension::request_label(&request)
+                ),
+                None,
+            ));
+        };
+        if let Err(e) = crate::suspension::check("resume", &request, &answer, crate::suspension::now_ms(), false) {
+            let reason = match &e {
+                Error::Refused { code, .. } => Some(*code),
+                _ => None,
+            };
+            return Err(invalid(e.to_string(), reason));
+        }
+        let Some(resume_task) = self.resume_task.clone() else {
+            return Err(Refusal::Rpc(
+                UNSUPPORTED,
+                format!("Task {task_id} cannot be continued: this server resumes no Task (it has no resumeTask)"),
+                None,
+            ));
+        };
+        let context = parked.get("contextId").and_then(Value::as_str).map(str::to_string);
+        let Some(context_id) = context.clone() else {
+            return Err(invalid(
+                format!("Task {task_id} was started without a contextId, so its conversation was not kept: it cannot be continued"),
+                None,
+            ));
+        };
+        // The parking is the Task's id, its Request's and when it parked: a tool asking under
+        // one id every time still parks anew each time.
+        let at = parked.get("metadata").and_then(|m| m.get("parkedAt")).map(crate::json::js_string).unwrap_or_default();
+        let key = format!("task:{task_id}#{}@{at}", crate::json::js_string(&request["id"]));
+        if !self.store.claim(&key).await.map_err(Refusal::Failed)? {
+            let e = crate::suspension::taken("resume", &request);
+            return Err(invalid(format!("Task {task_id}: {e}"), Some(crate::suspension::TAKEN)));
+        }
+        let working = task(&task_id, &context, "working", None, None);
+        self.store.save_own(working.clone()).await.map_err(Refusal::Failed)?;
+        let work = Work::Resume { context_id, request, answer, resume_task };
+        Ok(self.start(task_id, context, working, work))
+    }
+
+    /// submitted → working → completed | input-required | failed | canceled (a resumed Task
+    /// starts at working). Never fails: an error becomes a `failed` Task.
+    async fn fulfil(self: Arc<Self>, id: String, context: Option<String>, work: Work, run: Arc<Running>) {
         let mut result: Option<Value> = None;
         let outcome: Result<(Value, &str), Error> = async {
-            let working = task(&id, &context, "working", None, None);
-            self.store.save_own(working.clone()).await?;
-            run.latest.send_modify(|states| states.push(working));
             let mut arg = Map::new();
-            arg.insert("text".into(), text.into());
-            if let Some(c) = &context {
-                arg.insert("contextId".into(), c.clone().into());
-            }
+            let call = match work {
+                Work::Fresh(text) => {
+                    let working = task(&id, &context, "working", None, None);
+                    self.store.save_own(working.clone()).await?;
+                    run.latest.send_modify(|states| states.push(working));
+                    arg.insert("text".into(), text.into());
+                    if let Some(c) = &context {
+                        arg.insert("contextId".into(), c.clone().into());
+                    }
+                    self.run_task.clone()
+                }
+                Work::Resume { context_id, request, answer, resume_task } => {
+                    arg.insert("contextId".into(), context_id.into());
+                    arg.insert("pending".into(), Value::Object(request));
+                    arg.insert("answer".into(), answer);
+                    resume_task
+                }
+            };
             arg.insert("call".into(), id.clone().into());
             // Under a traced request, the host runs the Task in the request's trace.
             crate::trace::ready().await;
@@ -423,11 +531,11 @@ impl A2AService {
             }
             let before = crate::json::deepest();
             let r = tokio::select! {
-                r = self.run_task.call(Value::Object(arg)) => r?,
+                r = call.call(Value::Object(arg)) => r?,
                 _ = run.cancel.cancelled() => {
                     let mut abort = Map::new();
                     abort.insert("abort".into(), id.clone().into());
-                    self.run_task.notify(Value::Object(abort));
+                    call.notify(Value::Object(abort));
                     return Ok((task(&id, &context, "canceled", None, None), "canceled"));
                 }
             };
@@ -438,7 +546,15 @@ impl A2AService {
             let pending = r.get("pending").filter(|p| truthy(p));
             let out = if r.get("status").and_then(Value::as_str) == Some("pending") && pending.is_some() {
                 let prompt = pending.and_then(|p| p.get("prompt")).cloned();
-                let t = task(&id, &context, "input-required", Some(text_message("agent", prompt)), None);
+                let mut t = task(&id, &context, "input-required", Some(text_message("agent", prompt)), None);
+                // What it waits for, and since when: a message carrying the Answer takes it up.
+                // (In `metadata`: the status keeps the reference's shape.)
+                if let (Value::Object(m), Some(p)) = (&mut t, pending) {
+                    let mut meta = Map::new();
+                    meta.insert("pending".into(), p.clone());
+                    meta.insert("parkedAt".into(), timestamp().into());
+                    m.insert("metadata".into(), Value::Object(meta));
+                }
                 (t, "input-required")
             } else {
                 let mut part = Map::new();
@@ -478,6 +594,57 @@ impl A2AService {
             let _ = on_task.call(Value::Object(ev)).await;
         }
     }
+}
+
+/// What a Task's fulfilment runs: a new message's text, or the Answer to its parked Request.
+enum Work {
+    Fresh(String),
+    Resume { context_id: String, request: Map<String, Value>, answer: Value, resume_task: SharedCallback },
+}
+
+/// Why a send was not taken: a JSON-RPC error (its code, message and, for a refused Answer,
+/// its `code` word), or a failure of the server's own.
+enum Refusal {
+    Rpc(i64, String, Option<&'static str>),
+    Failed(Error),
+}
+
+/// A JSON-RPC error whose `data.code` names why an Answer was refused.
+fn rpc_refusal(id: Value, code: i64, message: &str, reason: Option<&str>) -> Value {
+    let mut v = rpc_error(id, code, message);
+    if let (Some(reason), Some(Value::Object(e))) = (reason, v.get_mut("error")) {
+        let mut data = Map::new();
+        data.insert("code".into(), reason.into());
+        e.insert("data".into(), Value::Object(data));
+    }
+    v
+}
+
+/// The Answer a continuing message carries: its first data part that has an `ok` (A2A v0.3's
+/// `{ kind: "data", data }`, v1.0's `{ data: { data } }` too).
+fn answer_part(message: &Value) -> Option<Value> {
+    let parts = message.get("parts").and_then(Value::as_array)?;
+    parts.iter().find_map(|p| {
+        let data = p.get("data")?;
+        let answer =
+            if data.get("ok").is_some() { data } else { data.get("data").filter(|d| d.get("ok").is_some())? };
+        answer.is_object().then(|| answer.clone())
+    })
+}
+
+/// Now, as RFC 3339 with milliseconds (a Task status's `timestamp`).
+fn timestamp() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let ms = now.millisecond();
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    )
 }
 
 /// The Task once it has settled (or as it last was, should its fulfilment vanish).

@@ -31,6 +31,9 @@ pub struct StartOptions {
     /// Runs a Task: `{ text, contextId? }` in, a `RunResult` out.
     pub run_task: SharedCallback,
     pub on_task: Option<SharedCallback>,
+    /// Takes a Task parked for input up again (`{ contextId, pending, answer, call }` in, a
+    /// `RunResult` out); without it a message continuing a parked Task is refused.
+    pub resume_task: Option<SharedCallback>,
     /// The MCP profile's value (`mcp`): on when truthy.
     pub mcp: Option<Value>,
     /// The tools the MCP profile may expose.
@@ -76,6 +79,7 @@ impl StartOptions {
                 .unwrap_or_default(),
             run_task,
             on_task: None,
+            resume_task: None,
             mcp: field("mcp"),
             mcp_tools: Vec::new(),
             on_call: None,
@@ -148,7 +152,7 @@ async fn start(o: StartOptions) -> Result<Server> {
                 Some(s) => s,
                 None => resolve_store(config.store.as_ref())?,
             };
-            Some(Arc::new(A2AService::new(config, o.skills, store, o.run_task, o.on_task)))
+            Some(Arc::new(A2AService::new(config, o.skills, store, o.run_task, o.on_task).resuming(o.resume_task)))
         }
         None => None,
     };

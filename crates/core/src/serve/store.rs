@@ -23,6 +23,13 @@ pub trait TaskStore: Send + Sync {
     async fn save_own(&self, task: Value) -> Result<()> {
         self.save(task).await
     }
+    /// Claim a parked Task for the one resume that takes it up (`key` names the parking):
+    /// `true` when this call made the claim. A store in memory, or one of the host's own,
+    /// claims in this process; a file store with a file made only if absent, a durable store
+    /// with a record written only if absent, so one claimant wins across processes.
+    async fn claim(&self, key: &str) -> Result<bool> {
+        Ok(crate::suspension::claim_locally(key))
+    }
 }
 
 pub type SharedTaskStore = Arc<dyn TaskStore>;
@@ -215,6 +222,16 @@ impl TaskStore for FileTaskStore {
         }
         Ok(())
     }
+
+    /// A file `<key>.claim` made only if absent (every process sharing the directory sees it).
+    async fn claim(&self, key: &str) -> Result<bool> {
+        let path = self.dir.join(format!("{}.claim", file_stem(key)));
+        match tokio::fs::OpenOptions::new().write(true).create_new(true).open(&path).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::Invalid(format!("FileTaskStore: claiming {}: {e}", path.display()))),
+        }
+    }
 }
 
 /// A `store` value that is neither a selector nor a store: every call fails as calling a
@@ -271,7 +288,7 @@ pub fn resolve_store(store: Option<&Value>) -> Result<SharedTaskStore> {
 /// Tasks on a durable engine (a store URL), reached on first use; shared by every process
 /// that opens the same URL. A Task saved by another process since this one last read or wrote
 /// it is not overwritten: the save fails with `ESTORECONFLICT`.
-pub struct DurableTaskStore(Arc<super::lease::Leased>);
+pub struct DurableTaskStore(Arc<super::lease::Leased>, crate::store::Records);
 
 impl DurableTaskStore {
     pub fn new(url: &str) -> DurableTaskStore {
@@ -280,7 +297,10 @@ impl DurableTaskStore {
 
     /// A store whose leases last `ms` (the default comes from `TOOLNEXUS_TASK_LEASE_MS`).
     pub fn with_lease_ms(url: &str, ms: u64) -> DurableTaskStore {
-        DurableTaskStore(super::lease::Leased::new(crate::store::records(url, crate::store::Kind::Task), ms))
+        DurableTaskStore(
+            super::lease::Leased::new(crate::store::records(url, crate::store::Kind::Task), ms),
+            crate::store::records(url, crate::store::Kind::Claim),
+        )
     }
 }
 
@@ -298,6 +318,11 @@ impl TaskStore for DurableTaskStore {
 
     async fn save_own(&self, task: Value) -> Result<()> {
         self.0.save_own(task).await
+    }
+
+    async fn claim(&self, key: &str) -> Result<bool> {
+        let at = serde_json::json!({ "claimedAt": crate::suspension::now_ms(), "by": std::process::id() });
+        self.1.create(key, &at).await
     }
 }
 

@@ -69,6 +69,7 @@ fn options(a2a: Option<Value>, run_task: SharedCallback) -> StartOptions {
         skills: vec![CardSkill { name: Some(json!("echo")), description: Some(json!("Echoes")) }],
         run_task,
         on_task: None,
+        resume_task: None,
         mcp: None,
         mcp_tools: Vec::new(),
         on_call: None,
@@ -294,11 +295,15 @@ async fn a_pending_run_is_input_required_and_a_failing_run_is_failed() {
     }));
     let srv = start_server(o).await.unwrap();
     let id = send(srv.url(), "wait for me", None).await["result"]["id"].as_str().unwrap().to_string();
-    let t = terminal(srv.url(), &id).await;
+    let mut t = terminal(srv.url(), &id).await;
     assert_eq!(
         t["status"],
         json!({"state": "input-required", "message": {"role": "agent", "parts": [{"kind": "text", "text": "Approve?"}]}})
     );
+    // On what it waits, and since when (RFC 3339): a message carrying the Answer takes it up.
+    let at = t["metadata"].as_object_mut().unwrap().remove("parkedAt").unwrap();
+    assert!(at.as_str().unwrap().ends_with('Z') && at.as_str().unwrap().len() == 24, "{at}");
+    assert_eq!(t["metadata"], json!({"pending": {"id": "p1", "kind": "approval", "prompt": "Approve?"}}));
     let id = send(srv.url(), "boom", None).await["result"]["id"].as_str().unwrap().to_string();
     let t = terminal(srv.url(), &id).await;
     assert_eq!(
@@ -925,4 +930,159 @@ async fn a_server_whose_owner_is_gone_ends_at_once_and_frees_its_port() {
     let e = start_server(o).await.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("is gone"), "{e}");
     assert!(tokio::net::TcpListener::bind(srv.local_addr()).await.is_ok());
+}
+
+// ---- a Task parked for input, continued (SPEC §10 across A2A, issue 42) -----------------
+
+/// A resumeTask that finishes with the answer it got, logging each call.
+fn resumer(calls: Log) -> SharedCallback {
+    callback(move |arg: Value| {
+        let calls = calls.clone();
+        async move {
+            calls.lock().unwrap().push(arg.clone());
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            let ok = arg["answer"]["ok"].as_bool().unwrap_or(false);
+            Ok(json!({"text": format!("resumed ok={ok}"), "status": "done", "turns": 1}))
+        }
+    })
+}
+
+async fn continue_task(url: &str, id: &str, parts: Value) -> Value {
+    rpc(url, "SendMessage", json!({"message": {"role": "user", "taskId": id, "parts": parts}})).await
+}
+
+async fn parked_task(url: &str, context: Option<&str>) -> (String, Value) {
+    let id = send(url, "wait for me", context).await["result"]["id"].as_str().unwrap().to_string();
+    let t = terminal(url, &id).await;
+    assert_eq!(t["status"]["state"], "input-required");
+    (id, t)
+}
+
+#[tokio::test]
+async fn a_parked_task_is_continued_once_by_the_answer_it_waits_for() {
+    let resumed = log();
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.resume_task = Some(resumer(resumed.clone()));
+    let srv = start_server(o).await.unwrap();
+    let (id, t) = parked_task(srv.url(), Some("ctx-1")).await;
+    let request = t["metadata"]["pending"].clone();
+
+    // Refusals first: each leaves the Task parked.
+    let none = continue_task(srv.url(), "no-such-task", json!([{"kind": "data", "data": {"ok": true}}])).await;
+    assert_eq!(none["error"]["code"], -32001);
+    let text_only = continue_task(srv.url(), &id, json!([{"kind": "text", "text": "yes"}])).await;
+    assert_eq!(text_only["error"]["code"], -32602);
+    assert!(text_only["error"]["message"].as_str().unwrap().contains("\"p1\""), "{text_only}");
+    let other = continue_task(srv.url(), &id, json!([{"kind": "data", "data": {"id": "p2", "ok": true}}])).await;
+    assert_eq!(other["error"]["data"]["code"], "EUNKNOWNREQUEST", "{other}");
+    assert_eq!(terminal(srv.url(), &id).await["status"]["state"], "input-required");
+    assert!(taken(&resumed).is_empty());
+
+    // Three replies at once with the Answer: one takes the Task up.
+    let answer = json!([{"kind": "data", "data": {"id": request["id"], "ok": true, "data": {"by": "ops"}}}]);
+    let (a, b, c) = tokio::join!(
+        continue_task(srv.url(), &id, answer.clone()),
+        continue_task(srv.url(), &id, answer.clone()),
+        continue_task(srv.url(), &id, answer.clone())
+    );
+    let all = [a, b, c];
+    let taken_up: Vec<&Value> = all.iter().filter(|r| r.get("result").is_some()).collect();
+    assert_eq!(taken_up.len(), 1, "{all:?}");
+    assert_eq!(taken_up[0]["result"]["id"], id.as_str(), "the same Task goes on");
+    assert_eq!(taken_up[0]["result"]["status"]["state"], "working");
+    for r in all.iter().filter(|r| r.get("error").is_some()) {
+        let e = &r["error"];
+        assert!(e["data"]["code"] == "ESTORECONFLICT" || e["message"].as_str().unwrap().contains("is working"), "{e}");
+    }
+    let done = terminal(srv.url(), &id).await;
+    assert_eq!(done["status"]["state"], "completed");
+    assert_eq!(done["artifacts"][0]["parts"][0]["text"], "resumed ok=true");
+    let calls = taken(&resumed);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["contextId"], "ctx-1");
+    assert_eq!(calls[0]["pending"], request);
+    assert_eq!(calls[0]["answer"]["data"]["by"], "ops");
+    assert_eq!(calls[0]["call"], id.as_str());
+    // Done: no longer continued.
+    let again = continue_task(srv.url(), &id, answer).await;
+    assert_eq!(again["error"]["code"], -32602);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_parked_task_without_a_context_or_a_resumer_is_refused() {
+    let mut o = options(Some(json!({})), echo_runner(log()));
+    o.resume_task = Some(resumer(log()));
+    let srv = start_server(o).await.unwrap();
+    let (id, _) = parked_task(srv.url(), None).await;
+    let r = continue_task(srv.url(), &id, json!([{"kind": "data", "data": {"ok": true}}])).await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("without a contextId"), "{r}");
+    srv.stop().await;
+
+    let srv = start_server(options(Some(json!({})), echo_runner(log()))).await.unwrap();
+    let (id, _) = parked_task(srv.url(), Some("c")).await;
+    let r = continue_task(srv.url(), &id, json!([{"kind": "data", "data": {"ok": true}}])).await;
+    assert_eq!(r["error"]["code"], -32004, "{r}");
+    srv.stop().await;
+}
+
+/// A store whose reads, once armed, wait until two readers are there: both replicas read the
+/// parked Task before either claims it, so only the claim can tell them apart.
+struct Together {
+    inner: SharedTaskStore,
+    armed: Arc<std::sync::atomic::AtomicBool>,
+    barrier: Arc<tokio::sync::Barrier>,
+}
+
+#[async_trait]
+impl TaskStore for Together {
+    async fn get(&self, id: &str) -> Result<Option<Value>> {
+        let found = self.inner.get(id).await;
+        if self.armed.load(Ordering::SeqCst) {
+            self.barrier.wait().await;
+        }
+        found
+    }
+    async fn save(&self, task: Value) -> Result<()> {
+        self.inner.save(task).await
+    }
+    async fn save_own(&self, task: Value) -> Result<()> {
+        self.inner.save_own(task).await
+    }
+    async fn claim(&self, key: &str) -> Result<bool> {
+        self.inner.claim(key).await
+    }
+}
+
+/// Two replicas on one durable store, each sent the Answer at the same moment (both reading
+/// the parked Task before either claims it): one of them takes the Task up.
+#[tokio::test]
+async fn two_replicas_on_one_store_take_a_parked_task_up_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in crate::common::engine_urls(dir.path()) {
+        let resumed = log();
+        let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let barrier = Arc::new(tokio::sync::Barrier::new(2));
+        let replica = || {
+            let mut o = options(Some(json!({})), echo_runner(log()));
+            o.resume_task = Some(resumer(resumed.clone()));
+            let inner = toolnexus_core::serve::store::resolve_store(Some(&json!(url))).unwrap();
+            o.store = Some(Arc::new(Together { inner, armed: armed.clone(), barrier: barrier.clone() }));
+            start_server(o)
+        };
+        let (one, two) = (replica().await.unwrap(), replica().await.unwrap());
+        let (id, t) = parked_task(one.url(), Some("ctx")).await;
+        let answer = json!([{"kind": "data", "data": {"id": t["metadata"]["pending"]["id"], "ok": true}}]);
+        armed.store(true, Ordering::SeqCst);
+        let (a, b) = tokio::join!(continue_task(one.url(), &id, answer.clone()), continue_task(two.url(), &id, answer));
+        armed.store(false, Ordering::SeqCst);
+        assert_eq!([&a, &b].iter().filter(|r| r.get("result").is_some()).count(), 1, "{url}: {a} {b}");
+        let lost = if a.get("error").is_some() { &a } else { &b };
+        assert_eq!(lost["error"]["data"]["code"], "ESTORECONFLICT", "{url}: {lost}");
+        assert_eq!(terminal(two.url(), &id).await["status"]["state"], "completed", "{url}");
+        assert_eq!(taken(&resumed).len(), 1, "{url}");
+        one.stop().await;
+        two.stop().await;
+    }
 }
