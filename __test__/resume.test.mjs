@@ -297,3 +297,18 @@ test("toolkit.serve: a served Task parked for input is continued by the message 
   assert.deepEqual(runs.map((r) => r?.id ?? null), [null, request.id], "the parked call ran once more, with its answer")
   await toolkit.close()
 })
+
+test("a run parked on one of two calls, then asked something new, sends one result per call", async (t) => {
+  const llm = await startLLM(model)
+  t.after(() => llm.close())
+  const approval = (name) => defineTool({ name, description: "d", run: (_x, ctx) => (ctx?.answer ? `${name} done` : pending({ kind: "approval", prompt: `approve ${name}` })) })
+  const toolkit = await createToolkit({ builtins: false, extraTools: [approval("a"), approval("b")] })
+  const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" })
+  const parked = await client.ask("call:a,b", { toolkit, id: "t" })
+  assert.equal(parked.status, "pending")
+  const next = await client.ask("never mind", { toolkit, id: "t" })
+  assert.equal(next.status, "done")
+  assertBalanced(llm.requests[1].json.messages)
+  assert.match(llm.requests[1].json.messages.find((m) => m.tool_call_id === "c1").content, /^not run: /)
+  await toolkit.close()
+})

@@ -138,6 +138,8 @@ impl Client {
                 if style == Style::OpenAI && messages.is_empty() && !system.is_empty() {
                     messages.push(obj([("role", "system".into()), ("content", system.clone().into())]));
                 }
+                // A turn left parked, now left for a new prompt: one result per call still.
+                wire::answer_the_unanswered(style, &mut messages);
                 messages.push(obj([("role", "user".into()), ("content", prompt.into())]));
                 (messages, None)
             }

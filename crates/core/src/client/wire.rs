@@ -234,6 +234,83 @@ pub(crate) fn calls_of(style: Style, assistant: &Value) -> Vec<Call> {
     }
 }
 
+/// What a call left unanswered in a transcript reads, once a new turn starts after it.
+pub const NOT_RUN: &str = "not run: the turn stopped (parked on another call's request) before this call ran";
+
+/// A transcript whose last assistant turn asked for calls some of which have no result (a run
+/// parked on one of several calls, then left for a new prompt): the missing results are added,
+/// as errors saying the call did not run, so the provider gets one result per call. Returns
+/// how many were added.
+pub(crate) fn answer_the_unanswered(style: Style, messages: &mut Vec<Value>) -> usize {
+    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_string);
+    match style {
+        Style::OpenAI => {
+            let k = messages.iter().rev().take_while(|m| role(m).as_deref() == Some("tool")).count();
+            let Some(at) = messages.len().checked_sub(k + 1) else { return 0 };
+            let assistant = &messages[at];
+            if !matches!(role(assistant).as_deref(), Some("assistant") | None) {
+                return 0;
+            }
+            let calls = calls_of(style, assistant);
+            let answered: Vec<Option<&Value>> = messages[at + 1..].iter().map(|m| m.get("tool_call_id")).collect();
+            let missing: Vec<Option<Value>> = calls
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| match &c.id {
+                    Some(id) => !answered.contains(&Some(id)),
+                    None => *i >= answered.len(),
+                })
+                .map(|(_, c)| c.id.clone())
+                .collect();
+            let n = missing.len();
+            messages.extend(missing.iter().map(|id| openai_tool_message(id.as_ref(), NOT_RUN)));
+            n
+        }
+        Style::Anthropic => {
+            let n = messages.len();
+            let (assistant_at, results) = match messages.last().map(|m| (role(m), m.get("content"))) {
+                Some((Some(r), _)) if r == "assistant" => (n - 1, None),
+                Some((Some(r), Some(Value::Array(blocks))))
+                    if r == "user"
+                        && n >= 2
+                        && !blocks.is_empty()
+                        && blocks.iter().all(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")) =>
+                {
+                    (n - 2, Some(n - 1))
+                }
+                _ => return 0,
+            };
+            if role(&messages[assistant_at]).as_deref() != Some("assistant") {
+                return 0;
+            }
+            let calls = calls_of(style, &messages[assistant_at]);
+            if calls.is_empty() {
+                return 0;
+            }
+            let answered: Vec<Value> = results
+                .and_then(|r| messages[r].get("content").and_then(Value::as_array))
+                .map(|b| b.iter().filter_map(|x| x.get("tool_use_id").cloned()).collect())
+                .unwrap_or_default();
+            let added: Vec<Value> = calls
+                .iter()
+                .filter(|c| c.id.as_ref().is_none_or(|id| !answered.contains(id)))
+                .map(|c| anthropic_tool_result(c.id.as_ref(), NOT_RUN, true))
+                .collect();
+            let count = added.len();
+            match results {
+                Some(r) => {
+                    if let Some(Value::Array(blocks)) = messages[r].get_mut("content") {
+                        blocks.extend(added);
+                    }
+                }
+                None if count > 0 => messages.push(obj([("role", "user".into()), ("content", Value::Array(added))])),
+                None => {}
+            }
+            count
+        }
+    }
+}
+
 fn anthropic_calls(blocks: &[Value]) -> Vec<Call> {
     blocks
         .iter()
@@ -335,8 +412,41 @@ pub(crate) fn text_of(v: Option<&Value>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Parts, Style};
+    use super::{answer_the_unanswered, Parts, Style, NOT_RUN};
     use serde_json::{json, Value};
+
+    #[test]
+    fn a_turn_left_with_unanswered_calls_gets_a_result_for_each() {
+        let call = |id: &str| json!({"id": id, "type": "function", "function": {"name": "t", "arguments": "{}"}});
+        let mut m = vec![
+            json!({"role": "user", "content": "go"}),
+            json!({"content": null, "tool_calls": [call("a"), call("b"), call("c")]}),
+            json!({"role": "tool", "tool_call_id": "a", "content": "approve a"}),
+        ];
+        assert_eq!(answer_the_unanswered(Style::OpenAI, &mut m), 2);
+        assert_eq!(m[3], json!({"role": "tool", "tool_call_id": "b", "content": NOT_RUN}));
+        assert_eq!(m[4]["tool_call_id"], "c");
+        assert_eq!(answer_the_unanswered(Style::OpenAI, &mut m), 0, "balanced: nothing more");
+        let mut done = vec![json!({"role": "user", "content": "go"}), json!({"role": "assistant", "content": "hi"})];
+        assert_eq!(answer_the_unanswered(Style::OpenAI, &mut done), 0);
+
+        let use_ = |id: &str| json!({"type": "tool_use", "id": id, "name": "t", "input": {}});
+        let mut a = vec![
+            json!({"role": "user", "content": "go"}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "x"}, use_("a"), use_("b")]}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "approve a", "is_error": true}]}),
+        ];
+        assert_eq!(answer_the_unanswered(Style::Anthropic, &mut a), 1);
+        assert_eq!(a.len(), 3);
+        assert_eq!(
+            a[2]["content"][1],
+            json!({"type": "tool_result", "tool_use_id": "b", "content": NOT_RUN, "is_error": true})
+        );
+        let mut bare =
+            vec![json!({"role": "user", "content": "go"}), json!({"role": "assistant", "content": [use_("a")]})];
+        assert_eq!(answer_the_unanswered(Style::Anthropic, &mut bare), 1);
+        assert_eq!(bare[2]["role"], "user");
+    }
 
     #[test]
     fn the_body_text_is_the_bytes_of_the_built_body_in_every_shape() {

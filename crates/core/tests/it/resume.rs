@@ -455,3 +455,19 @@ async fn ask_with_answer_keeps_the_calls_results_when_the_model_then_fails() {
     assert_eq!(code(&e), "EUNKNOWNREQUEST");
     assert!(e.to_string().contains("\"nope\""));
 }
+
+/// A run parked on one of two calls, then left for a new prompt instead of resumed: the next
+/// request still has one result per call (the unanswered call reads that it did not run).
+async fn a_parked_turn_left_for_a_new_prompt_stays_balanced(style: Style) {
+    let server = model(style, &[("c-a", "a"), ("c-b", "b")]).await;
+    let tk = toolkit(vec![approval("a", Log::default()), approval("b", Log::default())]).await;
+    let client = Client::new(options(&server.url(), style)).unwrap();
+    let parked = client.ask("do a and b", &tk, Some("t"), None, RunOptions::default()).await.unwrap();
+    assert_eq!(parked.status, RunStatus::Pending);
+    let next = client.ask("never mind", &tk, Some("t"), None, RunOptions::default()).await.unwrap();
+    assert_eq!(next.status, RunStatus::Done, "{next:?}");
+    let sent = server.request(1).messages();
+    balanced(style, &sent);
+    assert!(sent.iter().any(|m| m.to_string().contains("not run: the turn stopped")), "{sent:#?}");
+}
+crate::per_style!(a_parked_turn_left_for_a_new_prompt_stays_balanced);

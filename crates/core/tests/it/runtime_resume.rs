@@ -327,3 +327,18 @@ async fn a_handle_parked_by_the_previous_layout_is_replayed() {
     let doc = records.get("legacy").await.unwrap().unwrap();
     assert_eq!(doc["layout"], 2);
 }
+
+#[tokio::test]
+async fn an_interrupted_parking_leaves_a_transcript_the_next_turn_can_send() {
+    let (rt, _) = runtime(vec![agent(vec![approval("a", Log::default()), approval("b", Log::default())])], |_| {});
+    let h = rt.spawn(ROOT, "worker", None).unwrap();
+    rt.wake(h, Some("call:a,b".into())).unwrap();
+    assert_eq!(rt.wait(h, None, None).await.status, TaskStatus::Pending);
+    rt.interrupt(h);
+    rt.wake(h, Some("something else".into())).unwrap();
+    let r = rt.wait(h, None, None).await;
+    assert_eq!(r.status, TaskStatus::Done, "{r:?}");
+    let kept = rt.store().get("root/worker.1").await.unwrap().unwrap();
+    let results: Vec<&Value> = kept.iter().filter(|m| m["role"] == "tool").map(|m| &m["tool_call_id"]).collect();
+    assert_eq!(results, [&json!("c0"), &json!("c1")], "one result per call: {kept:#?}");
+}

@@ -62,6 +62,8 @@ struct Writer {
     failing: bool,
     /// Why the last write failed (`None` when it succeeded): its code and message.
     last_failure: Option<(&'static str, String)>,
+    /// The last mark a successful write covered.
+    ok_through: u64,
 }
 
 impl Durable {
@@ -95,6 +97,7 @@ impl Durable {
                 Ok(()) => {
                     let mut w = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
                     w.last_failure = None;
+                    w.ok_through = w.ok_through.max(target);
                     if w.failing {
                         w.failing = false;
                         drop(w);
@@ -159,11 +162,21 @@ impl Durable {
 impl Durable {
     /// Settles once the state as it is now is written, or with why it could not be.
     fn written(self: &Arc<Self>) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
-        let flushed = self.flushed();
+        self.mark();
+        let target = self.marked.load(Ordering::SeqCst);
+        let mut rx = self.settled.subscribe();
         let me = self.clone();
         async move {
-            flushed.await;
+            {
+                // The host's process stays up until the state is written.
+                let _hold = crate::host::hold();
+                let _ = rx.wait_for(|s| *s >= target).await;
+            }
             let w = me.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            // A write that covered this state landed: what happened to later ones is theirs.
+            if w.ok_through >= target {
+                return Ok(());
+            }
             if w.fenced {
                 return Err(Error::Store {
                     code: "ESTORECONFLICT",
