@@ -154,18 +154,22 @@ impl Client {
         // The loop's future is the biggest part of a run's; boxed, it is written once into the
         // heap, and the futures above it (bounded, traced, the host's) stay small enough that
         // moving them costs nothing (unboxed, a run copied ~10 KB at each of several levels).
-        let st_ref = &mut st;
-        let (key_ref, system_ref) = (&key, &system);
-        let drive = Box::pin(async move {
-            if let Some(r) = resumed {
-                let limits_held = st_ref.limits.clone();
-                if let Some(end) = self.resume_calls(st_ref, toolkit, *r, limits_held.as_deref()).await? {
-                    return self.ended(st_ref, end, started).await;
-                }
+        let outcome = match resumed {
+            // A run from a prompt boxes the loop alone: the resumed calls' future would make
+            // every run's box bigger.
+            None => self.bounded(abort, Box::pin(self.drive(&mut st, &key, &system, toolkit, sink, started))).await,
+            Some(r) => {
+                let (st_ref, key_ref, system_ref) = (&mut st, &key, &system);
+                let resumed = Box::pin(async move {
+                    let limits_held = st_ref.limits.clone();
+                    if let Some(end) = self.resume_calls(st_ref, toolkit, *r, limits_held.as_deref()).await? {
+                        return self.ended(st_ref, end, started).await;
+                    }
+                    self.drive(st_ref, key_ref, system_ref, toolkit, sink, started).await
+                });
+                self.bounded(abort, resumed).await
             }
-            self.drive(st_ref, key_ref, system_ref, toolkit, sink, started).await
-        });
-        let outcome = self.bounded(abort, drive).await;
+        };
         match outcome {
             Ok(r) => Ok(r),
             Err(e) => {
