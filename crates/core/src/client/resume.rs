@@ -38,13 +38,7 @@ impl Client {
         const VERB: &str = "runWithAnswer";
         let request = parked_request(VERB, pending)?;
         check(VERB, &request, &answer, now_ms(), true)?;
-        let key = claim_key("run", &js_string(&request["id"]), &history);
-        let resumed = halted_turn(self.opts.style, history, request, HaltSite::Tool, Resolution::Answer(answer), VERB)?;
-        self.tool_present(toolkit, &resumed, VERB)?;
-        if !self.store.claim(&key).await? {
-            return Err(taken(VERB, &resumed.request));
-        }
-        self.take_up(toolkit, resumed, None, ro).await
+        self.answered(VERB, "run", toolkit, history, request, answer, None, ro).await
     }
 
     /// `askWithAnswer(toolkit, conversationId, pending, answer)`: as `run_with_answer`, over the
@@ -62,13 +56,31 @@ impl Client {
         let request = parked_request(VERB, pending)?;
         check(VERB, &request, &answer, now_ms(), true)?;
         let history = self.parked_conversation(VERB, id, &request).await?;
-        let key = claim_key(&format!("ask:{id}"), &js_string(&request["id"]), &history);
-        let resumed = halted_turn(self.opts.style, history, request, HaltSite::Tool, Resolution::Answer(answer), VERB)?;
-        self.tool_present(toolkit, &resumed, VERB)?;
+        self.answered(VERB, &format!("ask:{id}"), toolkit, history, request, answer, Some(id), ro).await
+    }
+
+    /// A checked Answer taken to the turn parked at the end of `history` (in `scope`): nothing
+    /// runs until the transcript is found parked on `request`, its parked call's tool is there,
+    /// and the Request is claimed in the store.
+    #[allow(clippy::too_many_arguments)] // the two entry points' parts, passed on once
+    async fn answered(
+        &self,
+        verb: &str,
+        scope: &str,
+        toolkit: &Toolkit,
+        history: Vec<Value>,
+        request: Map<String, Value>,
+        answer: Value,
+        keep: Option<&str>,
+        ro: RunOptions,
+    ) -> Result<RunResult> {
+        let key = claim_key(scope, &js_string(&request["id"]), &history);
+        let resumed = halted_turn(self.opts.style, history, request, HaltSite::Tool, Resolution::Answer(answer), verb)?;
+        self.tool_present(toolkit, &resumed, verb)?;
         if !self.store.claim(&key).await? {
-            return Err(taken(VERB, &resumed.request));
+            return Err(taken(verb, &resumed.request));
         }
-        self.take_up(toolkit, resumed, Some(id), ro).await
+        self.take_up(toolkit, resumed, keep, ro).await
     }
 
     /// The agent runtime's way in: conversation `id` parked at `site` on `request` goes on
