@@ -103,7 +103,7 @@ test("the addon works inside worker threads, each with its own environment, and 
         parentPort.postMessage((await client.run("go", { toolkit })).text)
       })()
     \`
-    const entry = new URL(ENTRY).pathname
+    const entry = (await import("node:url")).fileURLToPath(ENTRY)
     const answers = await Promise.all([1, 2, 3].map((n) => new Promise((resolve, reject) => {
       const w = new Worker(source, { eval: true, execArgv: [], workerData: { entry, n } })
       w.once("message", (m) => { resolve(m); w.terminate() })

@@ -6,42 +6,176 @@ use std::io;
 
 use serde_json::{Map, Value};
 
-/// The code and description libuv gives an errno.
-pub(crate) fn uv_name(errno: i32) -> Option<(&'static str, &'static str)> {
+/// Each code the addon reports: Node's description of it, and libuv's number for it on Windows
+/// (on Unix the number is the negated errno). As `util.getSystemErrorMap()` gives them.
+const CODES: &[(&str, &str, i32)] = &[
+    ("ENOENT", "no such file or directory", -4058),
+    ("EACCES", "permission denied", -4092),
+    ("EPERM", "operation not permitted", -4048),
+    ("EISDIR", "illegal operation on a directory", -4068),
+    ("ENOTDIR", "not a directory", -4052),
+    ("EEXIST", "file already exists", -4075),
+    ("ELOOP", "too many symbolic links encountered", -4067),
+    ("ENAMETOOLONG", "name too long", -4064),
+    ("EMFILE", "too many open files", -4066),
+    ("ENFILE", "file table overflow", -4061),
+    ("ENOSPC", "no space left on device", -4055),
+    ("EROFS", "read-only file system", -4043),
+    ("EBUSY", "resource busy or locked", -4082),
+    ("EINVAL", "invalid argument", -4071),
+    ("EIO", "i/o error", -4070),
+    ("ETXTBSY", "text file is busy", -4038),
+    ("ENXIO", "no such device or address", -4033),
+    ("EFBIG", "file too large", -4036),
+    ("ENOTEMPTY", "directory not empty", -4051),
+    ("EXDEV", "cross-device link not permitted", -4037),
+    ("EAGAIN", "resource temporarily unavailable", -4088),
+    ("ENOMEM", "not enough memory", -4057),
+    // Unix only: libuv has no such code on Windows.
+    ("EDQUOT", "disk quota exceeded", 0),
+    ("ENODEV", "no such device", -4059),
+    ("EBADF", "bad file descriptor", -4083),
+    ("EPIPE", "broken pipe", -4047),
+    ("EFTYPE", "inappropriate file type or format", -4028),
+    ("ECHARSET", "invalid Unicode character", -4080),
+    ("ENOTSUP", "operation not supported on socket", -4049),
+];
+
+/// Node's description of a code, and libuv's Windows number for it.
+fn describe(code: &str) -> Option<(&'static str, &'static str, i32)> {
+    CODES.iter().find(|(c, _, _)| *c == code).copied()
+}
+
+/// The code libuv gives a Unix errno.
+#[cfg(unix)]
+fn host_code(errno: i32) -> Option<&'static str> {
+    let table: &[(i32, &str)] = &[
+        (libc::ENOENT, "ENOENT"),
+        (libc::EACCES, "EACCES"),
+        (libc::EPERM, "EPERM"),
+        (libc::EISDIR, "EISDIR"),
+        (libc::ENOTDIR, "ENOTDIR"),
+        (libc::EEXIST, "EEXIST"),
+        (libc::ELOOP, "ELOOP"),
+        (libc::ENAMETOOLONG, "ENAMETOOLONG"),
+        (libc::EMFILE, "EMFILE"),
+        (libc::ENFILE, "ENFILE"),
+        (libc::ENOSPC, "ENOSPC"),
+        (libc::EROFS, "EROFS"),
+        (libc::EBUSY, "EBUSY"),
+        (libc::EINVAL, "EINVAL"),
+        (libc::EIO, "EIO"),
+        (libc::ETXTBSY, "ETXTBSY"),
+        (libc::ENXIO, "ENXIO"),
+        (libc::EFBIG, "EFBIG"),
+        (libc::ENOTEMPTY, "ENOTEMPTY"),
+        (libc::EXDEV, "EXDEV"),
+        (libc::EAGAIN, "EAGAIN"),
+        (libc::ENOMEM, "ENOMEM"),
+        (libc::EDQUOT, "EDQUOT"),
+        (libc::ENODEV, "ENODEV"),
+    ];
+    table.iter().find(|(n, _)| *n == errno).map(|(_, c)| *c)
+}
+
+#[cfg(windows)]
+fn host_code(error: i32) -> Option<&'static str> {
+    windows_code(error)
+}
+
+/// The code libuv gives a Windows system error (`GetLastError`), as its `uv_translate_sys_error`
+/// maps the ones a file, a directory or a process can fail with. Compiled everywhere so its
+/// tests run on every host.
+#[cfg_attr(not(windows), allow(dead_code))]
+pub(crate) fn windows_code(error: i32) -> Option<&'static str> {
+    Some(match error {
+        // FILE_NOT_FOUND, PATH_NOT_FOUND, INVALID_DRIVE, INVALID_NAME, BAD_PATHNAME,
+        // MOD_NOT_FOUND, BAD_NETPATH, BAD_NET_NAME, INVALID_REPARSE_DATA, ENVVAR_NOT_FOUND
+        2 | 3 | 15 | 123 | 161 | 126 | 53 | 67 | 4392 | 203 => "ENOENT",
+        // ACCESS_DENIED, PRIVILEGE_NOT_HELD
+        5 | 1314 => "EPERM",
+        // NOACCESS, ELEVATION_REQUIRED, CANT_ACCESS_FILE
+        998 | 740 | 1920 => "EACCES",
+        // SHARING_VIOLATION, LOCK_VIOLATION, BUSY, PATH_BUSY, BUSY_DRIVE
+        32 | 33 | 170 | 148 | 142 => "EBUSY",
+        // FILE_EXISTS, ALREADY_EXISTS
+        80 | 183 => "EEXIST",
+        // DIR_NOT_EMPTY
+        145 => "ENOTEMPTY",
+        // DIRECTORY (the name is not a directory's)
+        267 => "ENOTDIR",
+        // INVALID_FUNCTION (reading a directory), DIRECTORY_NOT_SUPPORTED
+        1 | 336 => "EISDIR",
+        // FILENAME_EXCED_RANGE, BUFFER_OVERFLOW
+        206 | 111 => "ENAMETOOLONG",
+        // TOO_MANY_OPEN_FILES
+        4 => "EMFILE",
+        // DISK_FULL, HANDLE_DISK_FULL
+        112 | 39 => "ENOSPC",
+        // WRITE_PROTECT
+        19 => "EROFS",
+        // NOT_ENOUGH_MEMORY, OUTOFMEMORY
+        8 | 14 => "ENOMEM",
+        // INVALID_PARAMETER, INVALID_FLAGS, NEGATIVE_SEEK, INVALID_DATA
+        87 | 1004 | 131 | 13 => "EINVAL",
+        // INVALID_HANDLE
+        6 => "EBADF",
+        // NOT_SAME_DEVICE
+        17 => "EXDEV",
+        // CANT_RESOLVE_FILENAME
+        1921 => "ELOOP",
+        // NO_DATA, BROKEN_PIPE on a write
+        232 | 109 => "EPIPE",
+        // NOT_SUPPORTED
+        50 => "ENOTSUP",
+        // BAD_EXE_FORMAT
+        193 => "EFTYPE",
+        // NO_UNICODE_TRANSLATION
+        1113 => "ECHARSET",
+        // CRC, GEN_FAILURE, IO_DEVICE, and the other device failures
+        23 | 31 | 1117 => "EIO",
+        _ => return None,
+    })
+}
+
+/// The code and description libuv gives a raw OS error of this host (an errno on Unix, a
+/// system error code on Windows).
+pub(crate) fn uv_name(raw: i32) -> Option<(&'static str, &'static str)> {
+    host_code(raw).and_then(describe).map(|(c, d, _)| (c, d))
+}
+
+/// libuv's number for a code, for an error that came with none: the code's number on Windows, the
+/// negated errno on Unix.
+fn kind_errno(code: &str) -> i32 {
+    #[cfg(windows)]
+    {
+        describe(code).map_or(0, |(_, _, n)| n)
+    }
     #[cfg(unix)]
     {
-        let table: &[(i32, &str, &str)] = &[
-            (libc::ENOENT, "ENOENT", "no such file or directory"),
-            (libc::EACCES, "EACCES", "permission denied"),
-            (libc::EPERM, "EPERM", "operation not permitted"),
-            (libc::EISDIR, "EISDIR", "illegal operation on a directory"),
-            (libc::ENOTDIR, "ENOTDIR", "not a directory"),
-            (libc::EEXIST, "EEXIST", "file already exists"),
-            (libc::ELOOP, "ELOOP", "too many symbolic links encountered"),
-            (libc::ENAMETOOLONG, "ENAMETOOLONG", "name too long"),
-            (libc::EMFILE, "EMFILE", "too many open files"),
-            (libc::ENFILE, "ENFILE", "file table overflow"),
-            (libc::ENOSPC, "ENOSPC", "no space left on device"),
-            (libc::EROFS, "EROFS", "read-only file system"),
-            (libc::EBUSY, "EBUSY", "resource busy or locked"),
-            (libc::EINVAL, "EINVAL", "invalid argument"),
-            (libc::EIO, "EIO", "i/o error"),
-            (libc::ETXTBSY, "ETXTBSY", "text file is busy"),
-            (libc::ENXIO, "ENXIO", "no such device or address"),
-            (libc::EFBIG, "EFBIG", "file too large"),
-            (libc::ENOTEMPTY, "ENOTEMPTY", "directory not empty"),
-            (libc::EXDEV, "EXDEV", "cross-device link not permitted"),
-            (libc::EAGAIN, "EAGAIN", "resource temporarily unavailable"),
-            (libc::ENOMEM, "ENOMEM", "not enough memory"),
-            (libc::EDQUOT, "EDQUOT", "disk quota exceeded"),
-            (libc::ENODEV, "ENODEV", "no such device"),
-        ];
-        table.iter().find(|(n, _, _)| *n == errno).map(|(_, c, d)| (*c, *d))
+        match code {
+            "ENOENT" => -libc::ENOENT,
+            "EACCES" => -libc::EACCES,
+            "EEXIST" => -libc::EEXIST,
+            _ => 0,
+        }
     }
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, windows)))]
     {
-        let _ = errno;
-        None
+        let _ = code;
+        0
+    }
+}
+
+/// libuv's number for a raw OS error: the negated errno on Unix, libuv's own on Windows.
+fn uv_errno(raw: i32) -> i32 {
+    #[cfg(windows)]
+    {
+        host_code(raw).and_then(describe).map_or(-4094, |(_, _, n)| n)
+    }
+    #[cfg(not(windows))]
+    {
+        -raw
     }
 }
 
@@ -63,7 +197,12 @@ pub fn error_code(e: &io::Error) -> String {
 pub fn fs_error(e: &io::Error, syscall: &str, path: Option<&str>) -> String {
     let (code, desc) = match e.raw_os_error().and_then(uv_name) {
         Some((c, d)) => (c.to_string(), d.to_string()),
-        None => (error_code(e), e.to_string()),
+        // An error the standard library made itself (no OS number): named by its kind, in Node's words.
+        None => {
+            let code = error_code(e);
+            let desc = describe(&code).map_or_else(|| e.to_string(), |(_, d, _)| d.to_string());
+            (code, desc)
+        }
     };
     match path {
         Some(p) => format!("{code}: {desc}, {syscall} '{p}'"),
@@ -75,7 +214,8 @@ pub fn fs_error(e: &io::Error, syscall: &str, path: Option<&str>) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SystemError {
     pub message: String,
-    /// libuv's number: the negated errno on Unix (`-2` for ENOENT).
+    /// libuv's number: the negated errno on Unix (`-2` for ENOENT), libuv's own on Windows
+    /// (`-4058` for ENOENT).
     pub errno: i32,
     pub code: String,
     pub syscall: String,
@@ -87,7 +227,7 @@ impl SystemError {
     pub fn fs(e: &io::Error, syscall: &str, path: Option<&str>) -> SystemError {
         SystemError {
             message: fs_error(e, syscall, path),
-            errno: e.raw_os_error().map_or(0, |n| -n),
+            errno: e.raw_os_error().map_or_else(|| kind_errno(&error_code(e)), uv_errno),
             code: error_code(e),
             syscall: syscall.into(),
             path: path.map(str::to_owned),
@@ -131,5 +271,34 @@ mod tests {
         let v = s.to_value();
         assert_eq!(v["fields"]["path"], "/definitely/not/here");
         assert_eq!(v["name"], "Error");
+    }
+
+    #[test]
+    fn an_error_without_an_os_number_reads_as_node_words_its_code() {
+        let e = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let s = SystemError::fs(&e, "mkdir", Some(""));
+        assert_eq!(s.message, "ENOENT: no such file or directory, mkdir ''");
+        assert_eq!(s.errno, if cfg!(windows) { -4058 } else { -2 });
+    }
+
+    #[test]
+    fn windows_errors_read_as_node_names_them_there() {
+        let named = |e: i32| windows_code(e).and_then(describe);
+        assert_eq!(named(2), Some(("ENOENT", "no such file or directory", -4058)));
+        assert_eq!(named(3), Some(("ENOENT", "no such file or directory", -4058)));
+        assert_eq!(named(5), Some(("EPERM", "operation not permitted", -4048)));
+        assert_eq!(named(32), Some(("EBUSY", "resource busy or locked", -4082)));
+        assert_eq!(named(183), Some(("EEXIST", "file already exists", -4075)));
+        assert_eq!(named(145), Some(("ENOTEMPTY", "directory not empty", -4051)));
+        assert_eq!(named(1), Some(("EISDIR", "illegal operation on a directory", -4068)));
+        assert_eq!(named(267), Some(("ENOTDIR", "not a directory", -4052)));
+        assert_eq!(named(998), Some(("EACCES", "permission denied", -4092)));
+        assert_eq!(named(424_242), None);
+        // Every code the table can name has a description.
+        for e in 0..20_000 {
+            if let Some(c) = windows_code(e) {
+                assert!(describe(c).is_some(), "{c}");
+            }
+        }
     }
 }

@@ -294,7 +294,7 @@ pub async fn read_text_window(
 
 fn read_file(p: &str, window: Option<LineWindow>, stop: &CancellationToken) -> Result<String, String> {
     use std::io::{Seek, SeekFrom};
-    let mut f = std::fs::File::open(p).map_err(|e| fs_error(&e, "open", Some(p)))?;
+    let mut f = open_for_read(p).map_err(|e| fs_error(&e, "open", Some(p)))?;
     let meta = f.metadata().map_err(|e| fs_error(&e, "fstat", None))?;
     // Node trusts the size of a regular file only; anything else (a device, a pipe, a
     // procfs file that says 0) is read until it ends.
@@ -319,6 +319,21 @@ fn read_file(p: &str, window: Option<LineWindow>, stop: &CancellationToken) -> R
         !(known_to_fit && collector.full())
     })?;
     Ok(collector.into_text())
+}
+
+/// Open a file to read it as Node does. On Windows a folder opens too (libuv asks for backup
+/// semantics), so reading one fails at the read with `EISDIR`, as in Node, not at the open.
+fn open_for_read(p: &str) -> io::Result<std::fs::File> {
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+        std::fs::OpenOptions::new().read(true).custom_flags(FILE_FLAG_BACKUP_SEMANTICS).open(p)
+    }
+    #[cfg(not(windows))]
+    {
+        std::fs::File::open(p)
+    }
 }
 
 /// Read `f` to its end, decoding as it goes, and hand `each` the text of every piece read

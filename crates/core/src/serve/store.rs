@@ -178,8 +178,14 @@ fn not_found() -> std::io::Error {
 /// are (`abc-123` is `abc-123`); every other byte of its UTF-8, `_` included, is written
 /// `_XX` (uppercase hex). `_` only ever starts an escape, so two ids never share a name, and
 /// no name holds a path separator, a dot segment, or letters that differ only by case (names
-/// stay distinct on a case-insensitive file system).
+/// stay distinct on a case-insensitive file system). On Windows a name that would be a DOS
+/// device (`con`, `nul`, `com1`, ... which Windows opens as the device whatever the extension)
+/// has its first letter escaped too (`con` is `_63on`), which no other id can be written as.
 pub fn file_stem(id: &str) -> String {
+    stem(id, cfg!(windows))
+}
+
+fn stem(id: &str, dos_names: bool) -> String {
     let mut out = String::with_capacity(id.len());
     for b in id.bytes() {
         if b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' {
@@ -188,7 +194,18 @@ pub fn file_stem(id: &str) -> String {
             out.push_str(&format!("_{b:02X}"));
         }
     }
+    if dos_names && is_dos_device(&out) {
+        let first = out.as_bytes()[0];
+        out.replace_range(..1, &format!("_{first:02X}"));
+    }
     out
+}
+
+/// Whether Windows takes this (lowercase) name as a device rather than a file.
+fn is_dos_device(name: &str) -> bool {
+    let b = name.as_bytes();
+    matches!(name, "con" | "prn" | "aux" | "nul")
+        || (b.len() == 4 && (name.starts_with("com") || name.starts_with("lpt")) && b[3].is_ascii_digit())
 }
 
 #[async_trait]
@@ -377,6 +394,17 @@ mod tests {
         assert_eq!(file_stem("A"), "_41");
         assert_eq!(file_stem(".."), "_2E_2E");
         assert_eq!(file_stem("é"), "_C3_A9");
+        // Device names are escaped on Windows, where they are not files, and only there (a
+        // store written elsewhere keeps its names).
+        for (id, windows) in
+            [("con", "_63on"), ("nul", "_6Eul"), ("com1", "_63om1"), ("lpt9", "_6Cpt9"), ("aux", "_61ux")]
+        {
+            assert_eq!(stem(id, true), windows);
+            assert_eq!(stem(id, false), id);
+        }
+        for id in ["cons", "com", "comx", "con-1", "CON"] {
+            assert_eq!(stem(id, true), stem(id, false), "{id}");
+        }
         let ids = ["a/b", "a_b", "a_2Fb", "a\\b", "A_b", "a.b", "a b", ""];
         let names: std::collections::HashSet<String> = ids.iter().map(|i| file_stem(i)).collect();
         assert_eq!(names.len(), ids.len());

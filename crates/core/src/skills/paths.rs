@@ -7,10 +7,22 @@ pub(crate) use crate::nodepath::{dirname, join, resolve};
 /// `A-Z a-z 0-9 ! $ & ' ( ) * + , - . / : ; = @ _` percent-encoded (UTF-8, upper-case hex).
 pub(crate) fn file_url(p: &str) -> String {
     let mut resolved = resolve(p);
-    if p.ends_with('/') && !resolved.ends_with('/') {
+    // On Windows the path's `\` become `/`, a drive path gets a third slash (`file:///C:/x`) and
+    // a UNC path names its server as the URL's host (`file://server/share/x`).
+    #[cfg(windows)]
+    {
+        resolved = resolved.replace('\\', "/");
+        if !resolved.starts_with("//") {
+            resolved.insert_str(0, "///");
+        }
+    }
+    if p.ends_with(['/', std::path::MAIN_SEPARATOR]) && !resolved.ends_with('/') {
         resolved.push('/');
     }
     let mut out = String::with_capacity(resolved.len() + 7);
+    #[cfg(windows)]
+    out.push_str("file:");
+    #[cfg(not(windows))]
     out.push_str("file://");
     for b in resolved.bytes() {
         let keep = b.is_ascii_alphanumeric() || b"!$&'()*+,-./:;=@_".contains(&b);
