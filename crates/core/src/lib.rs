@@ -26,6 +26,7 @@ pub mod mcp;
 pub mod net;
 pub mod nodepath;
 pub mod options;
+pub mod proc;
 pub mod redact;
 pub mod serve;
 pub mod skills;

@@ -1,7 +1,8 @@
 //! `bash`: one command through `/bin/sh -c`, stdout and stderr combined in arrival order.
 //!
-//! The shell leads a process group of its own, so a timeout, a cancellation or the caller
-//! dropping the call ends everything the command started, not only the shell. Output is
+//! The shell leads a process group of its own (on Windows, a job of its own), so a timeout, a
+//! cancellation or the caller dropping the call ends everything the command started, not only
+//! the shell. Output is
 //! handed to the caller and never logged.
 
 use std::process::Stdio;
@@ -75,7 +76,7 @@ async fn execute(command: &str, workdir: &str, timeout: f64, ctx: ToolContext) -
     cmd.current_dir(workdir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = match cmd.spawn() {
+    let child = match spawn(&mut cmd) {
         Ok(c) => c,
         Err(e) => {
             // Node reports these few as an `error` event naming the file; the rest are thrown
@@ -87,7 +88,8 @@ async fn execute(command: &str, workdir: &str, timeout: f64, ctx: ToolContext) -
         }
     };
     // Whatever happens to this future from here on, the group goes with it.
-    let mut group = GroupGuard::new(child.id());
+    let (mut child, tree) = child;
+    let mut group = GroupGuard::new(child.id(), tree);
     // The command reads an empty, closed stdin.
     drop(child.stdin.take());
     let out = Arc::new(Mutex::new(Vec::<u8>::new()));
@@ -158,6 +160,22 @@ fn shell_command(command: &str) -> Command {
     c
 }
 
+/// Start the shell, on Windows in a job of its own (the tree a Unix process group is).
+#[cfg(not(windows))]
+fn spawn(cmd: &mut Command) -> std::io::Result<(tokio::process::Child, Tree)> {
+    Ok((cmd.spawn()?, ()))
+}
+
+#[cfg(windows)]
+fn spawn(cmd: &mut Command) -> std::io::Result<(tokio::process::Child, Tree)> {
+    crate::proc::tree::spawn(cmd, false)
+}
+
+#[cfg(not(windows))]
+type Tree = ();
+#[cfg(windows)]
+type Tree = Option<crate::proc::tree::Job>;
+
 /// Append everything a pipe yields to the shared buffer, chunk by chunk.
 async fn collect<R: AsyncRead + Unpin>(mut r: R, out: Arc<Mutex<Vec<u8>>>) {
     let mut buf = vec![0u8; 16 * 1024];
@@ -183,15 +201,21 @@ impl Drop for Readers {
 struct GroupGuard {
     #[cfg_attr(not(unix), allow(dead_code))]
     pgid: Option<u32>,
+    #[cfg_attr(not(windows), allow(dead_code))]
+    tree: Tree,
     armed: bool,
 }
 
 impl GroupGuard {
-    fn new(pid: Option<u32>) -> Self {
-        GroupGuard { pgid: pid, armed: true }
+    fn new(pid: Option<u32>, tree: Tree) -> Self {
+        GroupGuard { pgid: pid, tree, armed: true }
     }
 
     fn kill(&self) {
+        #[cfg(windows)]
+        if let Some(job) = &self.tree {
+            job.terminate();
+        }
         #[cfg(unix)]
         if let Some(pgid) = self.pgid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) {
             // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names the group.

@@ -66,6 +66,9 @@ pub(crate) struct ChildGroup {
     watcher: tokio::sync::Mutex<Option<Child>>,
     pgid: Option<u32>,
     slot: Option<usize>,
+    /// On Windows, the job the server's tree runs in.
+    #[cfg_attr(not(windows), allow(dead_code))]
+    tree: procs::Tree,
     killed: AtomicBool,
 }
 
@@ -85,6 +88,10 @@ impl ChildGroup {
             unsafe {
                 libc::killpg(pgid, libc::SIGKILL);
             }
+        }
+        #[cfg(windows)]
+        if let Some(job) = &self.tree {
+            job.terminate();
         }
         procs::release(self.slot);
     }
@@ -139,25 +146,27 @@ fn spawn_local(cfg: &Value) -> Result<(ChildGroup, ChildStdout, ChildStdin), Str
     let Some((program, args)) = argv.split_first() else {
         return Err("The \"file\" argument must be of type string. Received undefined".into());
     };
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args);
     let set = |k: &str| cfg.get(k).filter(|v| !v.is_null());
-    if let Some(Value::Object(extra)) = set("environment").or_else(|| set("env")) {
-        for (k, v) in extra {
-            cmd.env(k, js_string(v));
-        }
-    }
-    match set("cwd") {
-        None => {}
-        Some(Value::String(dir)) => {
-            cmd.current_dir(dir);
-        }
+    let env: Vec<(String, String)> = match set("environment").or_else(|| set("env")) {
+        Some(Value::Object(extra)) => extra.iter().map(|(k, v)| (k.clone(), js_string(v))).collect(),
+        _ => Vec::new(),
+    };
+    let cwd = match set("cwd") {
+        None => None,
+        Some(Value::String(dir)) => Some(std::path::PathBuf::from(dir)),
         Some(_) => return Err("The \"options.cwd\" property must be of type string".into()),
+    };
+    // On Windows a bare name is found with PATHEXT and a `.cmd` shim (`npx`) runs through cmd.exe.
+    let launch = crate::proc::command::for_host(program, args, &env, cwd.as_deref())?;
+    let mut cmd = crate::proc::command::command(&launch);
+    cmd.envs(env);
+    if let Some(dir) = &cwd {
+        cmd.current_dir(dir);
     }
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
-    let procs::Spawned { mut child, watcher, slot } = procs::spawn(cmd).map_err(|e| spawn_error(program, &e))?;
+    let procs::Spawned { mut child, watcher, slot, tree } = procs::spawn(cmd).map_err(|e| spawn_error(program, &e))?;
     let pgid = child.id();
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
@@ -166,6 +175,7 @@ fn spawn_local(cfg: &Value) -> Result<(ChildGroup, ChildStdout, ChildStdin), Str
         watcher: tokio::sync::Mutex::new(watcher),
         pgid,
         slot,
+        tree,
         killed: AtomicBool::new(false),
     };
     match (stdout, stdin) {

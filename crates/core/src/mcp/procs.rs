@@ -27,14 +27,30 @@ pub(crate) struct Spawned {
     pub(crate) watcher: Option<Child>,
     /// The server's entry in the exit registry, to be released once its group is killed.
     pub(crate) slot: Option<usize>,
+    /// On Windows, the job the server runs in.
+    pub(crate) tree: Tree,
 }
+
+/// What holds a server's whole tree besides its process group: on Windows a job that the system
+/// ends when its last handle closes (when the server is closed, or the host ends however it
+/// ends).
+#[cfg(windows)]
+pub(crate) type Tree = Option<crate::proc::tree::Job>;
+#[cfg(not(windows))]
+pub(crate) type Tree = ();
 
 #[cfg(unix)]
 pub(crate) use unix::{release, spawn};
 
-#[cfg(not(unix))]
+#[cfg(windows)]
 pub(crate) fn spawn(mut cmd: tokio::process::Command) -> std::io::Result<Spawned> {
-    Ok(Spawned { child: cmd.spawn()?, watcher: None, slot: None })
+    let (child, tree) = crate::proc::tree::spawn(&mut cmd, true)?;
+    Ok(Spawned { child, watcher: None, slot: None, tree })
+}
+
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn spawn(mut cmd: tokio::process::Command) -> std::io::Result<Spawned> {
+    Ok(Spawned { child: cmd.spawn()?, watcher: None, slot: None, tree: () })
 }
 
 #[cfg(not(unix))]
@@ -265,7 +281,7 @@ mod unix {
             let watcher = pgid.and_then(spawn_watcher);
             let watcher_pid = watcher.as_ref().and_then(|w| w.id()).and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
             let slot = pgid.and_then(|p| register(p, watcher_pid));
-            Ok(Spawned { child, watcher, slot })
+            Ok(Spawned { child, watcher, slot, tree: () })
         })?
     }
 }
