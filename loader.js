@@ -214,7 +214,10 @@ function load() {
   }
 
   // A local build: a checkout after `npm run build`, or an unsupported platform built from source.
-  const local = path.join(__dirname, `toolnexus.${host.abi}.node`)
+  // On Windows a MinGW build (`npm run build:win32-x64-gnu`) serves when there is no MSVC one.
+  let local = path.join(__dirname, `toolnexus.${host.abi}.node`)
+  const gnu = host.platform === "win32" ? path.join(__dirname, `toolnexus.win32-${host.arch}-gnu.node`) : null
+  if (gnu && !fs.existsSync(local) && fs.existsSync(gnu)) local = gnu
   if (fs.existsSync(local)) {
     try {
       return require(local)

@@ -62,6 +62,15 @@ const runtimeOptions = (baseUrl, db) => ({
   store: `sqlite:${db}`,
 })
 
+// The first process of run 3: park the run in the SQLite file and exit.
+if (process.argv[2] === "--park") {
+  const [, , , baseUrl, db] = process.argv
+  const third = await refundAgent.run("Please refund order A-1042.", runtimeOptions(baseUrl, db))
+  console.log(`run 3: status=${third.status}, parked in ${path.basename(db)} by process ${process.pid}: "${third.pending.prompt}"`)
+  fs.writeFileSync(`${db}.request`, third.pending.id)
+  process.exit(0)
+}
+
 // The second process of run 3: open the SQLite file, approve, finish the run.
 if (process.argv[2] === "--resume") {
   const [, , , baseUrl, db, requestId] = process.argv
@@ -106,15 +115,16 @@ console.log(`run 2: status=${second.status}`)
 console.log(`  parked on: ${second.pending.kind} "${second.pending.prompt}" (id ${second.pending.id})`)
 console.log(`  toolCalls[0] carries metadata.pending? ${pendingOf(second.toolCalls[0]) !== undefined}`)
 
-// Run 3: the approval outlives the process that asked for it.
+// Run 3: the approval outlives the process that asked for it. One process parks the run in a
+// SQLite file and exits; another opens the file, approves and finishes it.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-demo-"))
 const db = path.join(dir, "agents.db")
-const third = await refundAgent.run("Please refund order A-1042.", runtimeOptions(baseUrl, db))
-console.log(`run 3: status=${third.status}, parked in ${path.basename(db)} by process ${process.pid}: "${third.pending.prompt}"`)
-const resumer = spawn(process.execPath, [fileURLToPath(import.meta.url), "--resume", baseUrl, db, third.pending.id], {
-  stdio: "inherit",
-})
-const code = await new Promise((resolve) => resumer.once("exit", resolve))
+const child = (...args) => {
+  const p = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: "inherit" })
+  return new Promise((resolve) => p.once("exit", resolve))
+}
+let code = await child("--park", baseUrl, db)
+if (code === 0) code = await child("--resume", baseUrl, db, fs.readFileSync(`${db}.request`, "utf8"))
 fs.rmSync(dir, { recursive: true, force: true })
 
 await toolkit.close()

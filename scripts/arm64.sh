@@ -15,16 +15,9 @@ packages=(rustc-web cargo-web libstd-rust-web-dev:arm64 qemu-user qemu-user-binf
 need_packages() {
   [ ! -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ] || [ ! -x /usr/bin/cargo ] || ! command -v qemu-aarch64 >/dev/null
 }
-apt_get() {
-  dpkg --add-architecture arm64
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" "${packages[@]}" >/dev/null
-}
-if [ "${1:-}" = --download ]; then
-  if need_packages; then apt_get --download-only; fi
-  exit 0
-fi
-if need_packages; then apt_get; fi
+before_update='dpkg --add-architecture arm64'
+source scripts/debian.sh
+ensure_packages "${1:-}"
 # binfmt_misc, so an emulated Node can start emulated children (the examples runner, the checks).
 [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || cat /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register
