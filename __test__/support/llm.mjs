@@ -161,11 +161,22 @@ export function within(ms, promise, what) {
 
 /** A port on 127.0.0.1 that nothing listens on (bound, then released). */
 export async function closedPort() {
-  const server = http.createServer()
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
+  // A port below the systems' ephemeral ranges (Linux from 32768, Windows from 49152): a closed
+  // ephemeral port can be picked as a client's own source port, and a socket that connects to
+  // itself succeeds instead of being refused. Free when a listener could take it just now.
+  for (let i = 0; i < 50; i++) {
+    const port = 20000 + Math.floor(Math.random() * 12000)
+    const server = http.createServer()
+    const ok = await new Promise((resolve) => {
+      server.once("error", () => resolve(false))
+      server.listen(port, "127.0.0.1", () => resolve(true))
+    })
+    if (ok) {
+      await new Promise((resolve) => server.close(resolve))
+      return port
+    }
+  }
+  throw new Error("closedPort: no free port in 20000-31999 after 50 tries")
 }
 
 // ---- Anthropic-style replies ----

@@ -242,17 +242,46 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(async move {
             let (mut socket, _) = listener.accept().await.unwrap();
+            // The whole request first (its head, then as many body bytes as it announces), so
+            // the reply never races the request's own writes.
             let mut buf = vec![0u8; 64 * 1024];
-            let _ = socket.read(&mut buf).await;
+            let mut got = Vec::new();
+            loop {
+                let head_end = got.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4);
+                if let Some(end) = head_end {
+                    let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if got.len() >= end + length {
+                        break;
+                    }
+                }
+                match socket.read(&mut buf).await {
+                    Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                    _ => return,
+                }
+            }
             let reply = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 9\r\n\r\noverload!";
             socket.write_all(reply.as_bytes()).await.unwrap();
+            // Read whatever of the request is still coming until the client closes: closing with
+            // unread bytes would reset the connection, and the reset can overtake the reply.
+            while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
         });
         let floor = Floor::setup(config(&format!("http://127.0.0.1:{port}/v1"))).await.unwrap();
         assert_eq!(floor.run().await.unwrap_err(), "HTTP 503 Service Unavailable: overload!");
-        // Nothing listens there any more: for a runner with no connection kept, the connect is the error.
+        // A port bound but not listening refuses (and, being taken, cannot be the client's own
+        // source port, as a freshly closed one can: a socket connecting to itself succeeds). For a
+        // runner with no connection kept, the connect is the error.
+        let closed = tokio::net::TcpSocket::new_v4().unwrap();
+        closed.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let port = closed.local_addr().unwrap().port();
         let fresh = Floor::setup(config(&format!("http://127.0.0.1:{port}/v1"))).await.unwrap();
         let err = fresh.run().await.unwrap_err();
         assert!(err.starts_with(&format!("connect 127.0.0.1:{port}")), "{err}");
+        drop(closed);
         assert!(Floor::setup(config("https://example.test/v1")).await.is_err());
     }
 
