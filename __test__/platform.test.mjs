@@ -8,8 +8,9 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import os from "node:os"
 import path from "node:path"
-import { FileTaskStore, createBuiltinTools, loadMcp } from "../index.js"
-import { REPO } from "./support/llm.mjs"
+import net from "node:net"
+import { FileTaskStore, createBuiltinTools, createClient, createToolkit, loadMcp } from "../index.js"
+import { REPO, closedPort } from "./support/llm.mjs"
 import crossSpawn from "cross-spawn"
 
 const windows = process.platform === "win32"
@@ -150,6 +151,20 @@ test("a missing command fails as Node's spawn does", async (t) => {
   await mcp.close()
   assert.equal(mcp.status.gone, "failed")
   assert.ok(warned.some((w) => w.includes("spawn tn-no-such-command-anywhere ENOENT")), warned.join("\n"))
+})
+
+test("a refused connection carries the code and errno Node's sockets give on this platform", async () => {
+  const port = await closedPort()
+  // Node's own socket error for the same refusal: its code, and libuv's number for it here.
+  const node = await new Promise((resolve) => net.connect(port, "127.0.0.1").once("error", resolve))
+  const client = createClient({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: "k", retries: 0 })
+  const toolkit = await createToolkit({ builtins: { disabled: true } })
+  const ours = await client.run("x", { toolkit }).then(() => assert.fail("expected the run to fail"), (e) => e)
+  assert.ok(ours instanceof TypeError, String(ours))
+  assert.equal(ours.message, "fetch failed")
+  assert.equal(ours.cause.code, node.code)
+  assert.equal(ours.cause.errno, node.errno)
+  assert.equal(node.code, "ECONNREFUSED")
 })
 
 test("any Task id is a Task the file store keeps, device names of Windows included", async (t) => {

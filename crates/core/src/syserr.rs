@@ -138,6 +138,42 @@ pub(crate) fn windows_code(error: i32) -> Option<&'static str> {
     })
 }
 
+/// The code and libuv number Node gives a socket error on Windows (a Winsock `WSAE…` code or the
+/// system error a completed socket operation reports), as `uv_translate_sys_error` maps them and
+/// `util.getSystemErrorMap()` numbers them on Windows. Compiled everywhere so its tests run on
+/// every host.
+#[cfg_attr(not(windows), allow(dead_code))]
+pub(crate) fn windows_net_code(error: i32) -> Option<(&'static str, i64)> {
+    Some(match error {
+        // WSAECONNREFUSED, ERROR_CONNECTION_REFUSED
+        10061 | 1225 => ("ECONNREFUSED", -4078),
+        // WSAECONNRESET, ERROR_NETNAME_DELETED
+        10054 | 64 => ("ECONNRESET", -4077),
+        // WSAECONNABORTED, ERROR_CONNECTION_ABORTED
+        10053 | 1236 => ("ECONNABORTED", -4079),
+        // WSAETIMEDOUT, ERROR_SEM_TIMEOUT
+        10060 | 121 => ("ETIMEDOUT", -4039),
+        // WSAEHOSTUNREACH, ERROR_HOST_UNREACHABLE
+        10065 | 1232 => ("EHOSTUNREACH", -4073),
+        // WSAENETUNREACH, ERROR_NETWORK_UNREACHABLE
+        10051 | 1231 => ("ENETUNREACH", -4062),
+        10050 => ("ENETDOWN", -4063),
+        10064 => ("EHOSTDOWN", -4031),
+        // WSAESHUTDOWN: a send after the socket's sending side was shut
+        10058 => ("EPIPE", -4047),
+        10049 => ("EADDRNOTAVAIL", -4090),
+        10048 => ("EADDRINUSE", -4091),
+        10047 => ("EAFNOSUPPORT", -4089),
+        10013 => ("EACCES", -4092),
+        10024 => ("EMFILE", -4066),
+        10055 => ("ENOBUFS", -4060),
+        10022 => ("EINVAL", -4071),
+        10057 => ("ENOTCONN", -4053),
+        10038 => ("ENOTSOCK", -4050),
+        _ => return None,
+    })
+}
+
 /// The code and description libuv gives a raw OS error of this host (an errno on Unix, a
 /// system error code on Windows).
 pub(crate) fn uv_name(raw: i32) -> Option<(&'static str, &'static str)> {
@@ -261,6 +297,17 @@ impl std::fmt::Display for SystemError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_socket_errors_read_as_node_on_windows_names_them() {
+        assert_eq!(windows_net_code(10061), Some(("ECONNREFUSED", -4078)));
+        assert_eq!(windows_net_code(1225), Some(("ECONNREFUSED", -4078)));
+        assert_eq!(windows_net_code(10054), Some(("ECONNRESET", -4077)));
+        assert_eq!(windows_net_code(10060), Some(("ETIMEDOUT", -4039)));
+        assert_eq!(windows_net_code(10065), Some(("EHOSTUNREACH", -4073)));
+        assert_eq!(windows_net_code(10048), Some(("EADDRINUSE", -4091)));
+        assert_eq!(windows_net_code(2), None);
+    }
 
     #[test]
     fn a_missing_file_reads_as_node_says_it() {

@@ -166,8 +166,12 @@ impl fmt::Display for FetchError {
 impl std::error::Error for FetchError {}
 
 /// Node's `code` and `errno` for an OS error: the errno's symbolic name, and its negation as
-/// libuv reports it on Unix.
+/// libuv reports it on Unix (on Windows, libuv's own number for the code).
 pub fn code_of(e: &io::Error) -> (&'static str, Option<i64>) {
+    #[cfg(windows)]
+    if let Some((name, errno)) = e.raw_os_error().and_then(crate::syserr::windows_net_code) {
+        return (name, Some(errno));
+    }
     #[cfg(unix)]
     if let Some(raw) = e.raw_os_error() {
         let name = match raw {
