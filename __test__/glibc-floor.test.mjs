@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { check, compareVersions, parseDynamicSymbols, parseVersionReferences, report } from "../scripts/check-glibc.mjs"
+import { check, compareVersions, muslReport, parseDynamicSymbols, parseNeeded, parseVersionReferences, report } from "../scripts/check-glibc.mjs"
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const checker = join(root, "scripts", "check-glibc.mjs")
@@ -226,4 +226,31 @@ test("check-glibc CLI: a usage error without a file", () => {
   const r = spawnSync(process.execPath, [checker], { encoding: "utf8" })
   assert.equal(r.status, 2)
   assert.match(r.stderr, /usage: node scripts\/check-glibc\.mjs/)
+})
+
+// The musl addon (npm run build:linux-x64-musl): nothing of glibc, no library beside musl's libc.
+const MUSL_HEADERS = `
+Dynamic Section:
+  NEEDED               libc.so
+  SONAME               libtoolnexus_node.so
+`
+
+test("muslReport: a build needing only musl's libc passes", () => {
+  assert.deepEqual(parseNeeded(MUSL_HEADERS), ["libc.so"])
+  const r = muslReport("a.node", "0000000000000000      DF *UND*  0000000000000000  malloc\n", MUSL_HEADERS)
+  assert.equal(r.ok, true, r.text)
+  assert.match(r.text, /needs libc\.so; 0 glibc-versioned symbols/)
+  assert.equal(muslReport("b.node", "", MUSL_HEADERS.replace("libc.so", "libc.musl-x86_64.so.1")).ok, true)
+})
+
+test("muslReport: a glibc symbol, a glibc version or a foreign library each fail, named", () => {
+  const glibcSym = "0000000000000000      DF *UND*  0000000000000000 (GLIBC_2.2.5) malloc\n"
+  const r1 = muslReport("a.node", glibcSym, MUSL_HEADERS)
+  assert.equal(r1.ok, false)
+  assert.match(r1.text, /FAIL: glibc symbol GLIBC_2\.2\.5 malloc/)
+  const headers = `${MUSL_HEADERS}  NEEDED               libgcc_s.so.1\n\nVersion References:\n  required from libc.so.6:\n    0x09691a75 0x00 02 GLIBC_2.2.5\n`
+  const r2 = muslReport("b.node", "", headers)
+  assert.equal(r2.ok, false)
+  assert.match(r2.text, /FAIL: glibc version requirement GLIBC_2\.2\.5 from libc\.so\.6/)
+  assert.match(r2.text, /FAIL: needs libgcc_s\.so\.1, which is not musl's C library/)
 })

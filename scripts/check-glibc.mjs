@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Checks that a Linux ELF binary (the addon) needs nothing newer than a glibc floor.
+// Checks that a Linux ELF binary (the addon) needs nothing newer than a glibc floor, or, with
+// --musl, that a musl build needs nothing of glibc at all.
 //
 //   node scripts/check-glibc.mjs [--max 2.17] <file.node>
+//   node scripts/check-glibc.mjs --musl <file.node>
 //
 // Reads the dynamic symbols with `objdump -T` and the version requirements with `objdump -p`
 // (both from binutils), prints the highest GLIBC version the binary asks for, and exits 1 listing
@@ -119,6 +121,32 @@ export function report(file, dynamicSymbols, privateHeaders, max = DEFAULT_MAX) 
   return { ok: false, text: lines.join("\n"), highest }
 }
 
+// The NEEDED entries of `objdump -p`'s dynamic section:  "  NEEDED               libc.so".
+export function parseNeeded(text) {
+  return [...text.matchAll(/^\s*NEEDED\s+(\S+)\s*$/gm)].map((m) => m[1])
+}
+
+// musl's C library under the names a musl binary may ask for: `libc.so` (what zig and musl-gcc
+// write; musl's loader answers it with itself) and Alpine's `libc.musl-<arch>.so.1`.
+const MUSL_LIBC = /^(libc\.so|libc\.musl-[a-z0-9_]+\.so\.1)$/
+
+// The report for a musl build: no symbol or version requirement of glibc's, and no library beside
+// musl's C library (a libgcc_s or a libc.so.6 would not be on a bare Alpine).
+export function muslReport(file, dynamicSymbols, privateHeaders) {
+  const symbols = parseDynamicSymbols(dynamicSymbols)
+  const refs = parseVersionReferences(privateHeaders)
+  const needed = parseNeeded(privateHeaders)
+  const foreign = needed.filter((n) => !MUSL_LIBC.test(n))
+  const lines = [`${file}: needs ${needed.join(", ") || "(no library)"}; ${symbols.length} glibc-versioned symbols`]
+  const ok = symbols.length === 0 && refs.length === 0 && foreign.length === 0
+  if (ok) lines.push("ok: no glibc symbol, version or library")
+  for (const s of symbols.slice(0, 20)) lines.push(`FAIL: glibc symbol GLIBC_${s.version} ${s.name}`)
+  if (symbols.length > 20) lines.push(`FAIL: ... and ${symbols.length - 20} more glibc symbols`)
+  for (const r of refs) lines.push(`FAIL: glibc version requirement GLIBC_${r.version} from ${r.library}`)
+  for (const n of foreign) lines.push(`FAIL: needs ${n}, which is not musl's C library`)
+  return { ok, text: lines.join("\n") }
+}
+
 function objdump(flag, file) {
   const r = spawnSync("objdump", [flag, file], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
   if (r.error?.code === "ENOENT") {
@@ -134,18 +162,20 @@ function objdump(flag, file) {
 
 function main(argv) {
   let max = DEFAULT_MAX
+  let musl = false
   const files = []
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--max") max = argv[++i]
+    if (argv[i] === "--musl") musl = true
+    else if (argv[i] === "--max") max = argv[++i]
     else if (argv[i].startsWith("--max=")) max = argv[i].slice(6)
     else files.push(argv[i])
   }
   if (files.length !== 1 || !numeric(max ?? "")) {
-    console.error("usage: node scripts/check-glibc.mjs [--max 2.17] <file.node>")
+    console.error("usage: node scripts/check-glibc.mjs [--max 2.17 | --musl] <file.node>")
     process.exit(2)
   }
   const [file] = files
-  const result = report(file, objdump("-T", file), objdump("-p", file), max)
+  const result = musl ? muslReport(file, objdump("-T", file), objdump("-p", file)) : report(file, objdump("-T", file), objdump("-p", file), max)
   ;(result.ok ? console.log : console.error)(result.text)
   process.exit(result.ok ? 0 : 1)
 }
