@@ -192,9 +192,9 @@ async function buildMusl() {
   const env = debianRustEnv({ bootstrap: true })
   env.CARGO_TARGET_DIR = join(root, "target", "linux-x64-musl")
   env.CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS = "-C target-feature=-crt-static"
-  // `--dev`: the dev profile without debug info, a check of behaviour in minutes (CI's); the
-  // release profile otherwise.
-  const dev = extra.includes("--dev")
+  // `--dev` (or TOOLNEXUS_MUSL_DEV=1): the dev profile without debug info, a check of behaviour
+  // in minutes (CI's); the release profile otherwise.
+  const dev = extra.includes("--dev") || /^(1|true|yes)$/i.test(process.env.TOOLNEXUS_MUSL_DEV ?? "")
   if (dev) env.CARGO_PROFILE_DEV_DEBUG ??= "0"
   const args = ["zigbuild", "-Zbuild-std", "--target", MUSL_TARGET, "-p", "toolnexus-node", ...extra.filter((a) => a !== "--dev")]
   if (!dev) args.push("--release")

@@ -22,7 +22,8 @@ ensure_packages "${1:-}"
 
 # A dev-profile build (no debug info): a check of behaviour in minutes; `bash scripts/musl.sh
 # --release` builds the release profile instead.
-if [ "${1:-}" = --release ]; then npm run build:linux-x64-musl; else npm run build:linux-x64-musl -- --dev; fi
+# (npm would hand `-- --dev` to the script's last command, so the choice goes by the environment.)
+if [ "${1:-}" = --release ]; then npm run build:linux-x64-musl; else TOOLNEXUS_MUSL_DEV=1 npm run build:linux-x64-musl; fi
 
 tools="$PWD/.tools/musl"
 mkdir -p "$tools"
@@ -51,7 +52,8 @@ if [ ! -e "$link" ] && [ ! -L "$link" ]; then
   ln -s "$loader" "$link"
 elif [ "$(readlink -f "$link")" != "$(readlink -f "$loader")" ]; then
   # Another musl's loader is there: it serves when it reads DT_RELR (1.2.4 and later).
-  version="$("$link" 2>&1 | sed -n 's/^Version //p')"
+  # (musl's loader run bare prints its version and exits 1.)
+  version="$("$link" 2>&1 | sed -n 's/^Version //p' || true)"
   case "$version" in
     1.2.[4-9]* | 1.[3-9]* | [2-9]*) ;;
     *) echo "musl.sh: $link is musl $version; the musl Node needs 1.2.4 or later (DT_RELR)" >&2; exit 1 ;;
@@ -69,7 +71,7 @@ if [ ! -x "$node_musl" ]; then
   chmod +x "$node_musl"
   rm -rf "$tools/wheel"
 fi
-echo "== node $("$node_musl" -p 'process.version + " " + process.arch + ", glibc " + (process.report.getReport().header.glibcVersionRuntime ?? "none")') on musl $("$link" 2>&1 | sed -n 's/^Version //p')"
+echo "== node $("$node_musl" -p 'process.version + " " + process.arch + ", glibc " + (process.report.getReport().header.glibcVersionRuntime ?? "none")') on musl $("$link" 2>&1 | sed -n 's/^Version //p' || true)"
 
 # The loader must take the musl build for this Node: no glibc runtime reported, so linux-x64-musl.
 "$node_musl" -e '
