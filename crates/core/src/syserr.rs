@@ -39,6 +39,21 @@ const CODES: &[(&str, &str, i32)] = &[
     ("EFTYPE", "inappropriate file type or format", -4028),
     ("ECHARSET", "invalid Unicode character", -4080),
     ("ENOTSUP", "operation not supported on socket", -4049),
+    // Sockets.
+    ("ECONNREFUSED", "connection refused", -4078),
+    ("ECONNRESET", "connection reset by peer", -4077),
+    ("ECONNABORTED", "software caused connection abort", -4079),
+    ("ETIMEDOUT", "connection timed out", -4039),
+    ("EHOSTUNREACH", "host is unreachable", -4073),
+    ("ENETUNREACH", "network is unreachable", -4062),
+    ("ENETDOWN", "network is down", -4063),
+    ("EHOSTDOWN", "host is down", -4031),
+    ("EADDRNOTAVAIL", "address not available", -4090),
+    ("EADDRINUSE", "address already in use", -4091),
+    ("EAFNOSUPPORT", "address family not supported", -4089),
+    ("ENOBUFS", "no buffer space available", -4060),
+    ("ENOTCONN", "socket is not connected", -4053),
+    ("ENOTSOCK", "socket operation on non-socket", -4050),
 ];
 
 /// Node's description of a code, and libuv's Windows number for it.
@@ -139,39 +154,39 @@ pub(crate) fn windows_code(error: i32) -> Option<&'static str> {
 }
 
 /// The code and libuv number Node gives a socket error on Windows (a Winsock `WSAE…` code or the
-/// system error a completed socket operation reports), as `uv_translate_sys_error` maps them and
-/// `util.getSystemErrorMap()` numbers them on Windows. Compiled everywhere so its tests run on
-/// every host.
+/// system error a completed socket operation reports), as `uv_translate_sys_error` maps them; the
+/// number is the code's in [`CODES`]. Compiled everywhere so its tests run on every host.
 #[cfg_attr(not(windows), allow(dead_code))]
 pub(crate) fn windows_net_code(error: i32) -> Option<(&'static str, i64)> {
-    Some(match error {
+    let code = match error {
         // WSAECONNREFUSED, ERROR_CONNECTION_REFUSED
-        10061 | 1225 => ("ECONNREFUSED", -4078),
+        10061 | 1225 => "ECONNREFUSED",
         // WSAECONNRESET, ERROR_NETNAME_DELETED
-        10054 | 64 => ("ECONNRESET", -4077),
+        10054 | 64 => "ECONNRESET",
         // WSAECONNABORTED, ERROR_CONNECTION_ABORTED
-        10053 | 1236 => ("ECONNABORTED", -4079),
+        10053 | 1236 => "ECONNABORTED",
         // WSAETIMEDOUT, ERROR_SEM_TIMEOUT
-        10060 | 121 => ("ETIMEDOUT", -4039),
+        10060 | 121 => "ETIMEDOUT",
         // WSAEHOSTUNREACH, ERROR_HOST_UNREACHABLE
-        10065 | 1232 => ("EHOSTUNREACH", -4073),
+        10065 | 1232 => "EHOSTUNREACH",
         // WSAENETUNREACH, ERROR_NETWORK_UNREACHABLE
-        10051 | 1231 => ("ENETUNREACH", -4062),
-        10050 => ("ENETDOWN", -4063),
-        10064 => ("EHOSTDOWN", -4031),
+        10051 | 1231 => "ENETUNREACH",
+        10050 => "ENETDOWN",
+        10064 => "EHOSTDOWN",
         // WSAESHUTDOWN: a send after the socket's sending side was shut
-        10058 => ("EPIPE", -4047),
-        10049 => ("EADDRNOTAVAIL", -4090),
-        10048 => ("EADDRINUSE", -4091),
-        10047 => ("EAFNOSUPPORT", -4089),
-        10013 => ("EACCES", -4092),
-        10024 => ("EMFILE", -4066),
-        10055 => ("ENOBUFS", -4060),
-        10022 => ("EINVAL", -4071),
-        10057 => ("ENOTCONN", -4053),
-        10038 => ("ENOTSOCK", -4050),
+        10058 => "EPIPE",
+        10049 => "EADDRNOTAVAIL",
+        10048 => "EADDRINUSE",
+        10047 => "EAFNOSUPPORT",
+        10013 => "EACCES",
+        10024 => "EMFILE",
+        10055 => "ENOBUFS",
+        10022 => "EINVAL",
+        10057 => "ENOTCONN",
+        10038 => "ENOTSOCK",
         _ => return None,
-    })
+    };
+    describe(code).map(|(c, _, n)| (c, i64::from(n)))
 }
 
 /// The code and description libuv gives a raw OS error of this host (an errno on Unix, a
