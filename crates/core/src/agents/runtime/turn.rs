@@ -19,7 +19,7 @@ use crate::client::{
     Client, ClientOptions, HaltSite, HttpRequest, HttpResponse, LimitCheck, Resolution, RunLimits, RunOptions,
     RunResult, RunStatus, Style, Transport,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::json::{field, js_string};
 use crate::toolkit::Toolkit;
 
@@ -392,7 +392,14 @@ impl Inner {
         let Some(request) = request.as_object() else { return Ok(()) };
         let toolkit = self.toolkit_for(h, &def);
         let client = Client::with_store(self.client_options(h, &def, 1.0, None), self.store.clone())?;
-        client.check_parked(&toolkit, &self.conversation_id(&id), request, site).await
+        match client.check_parked(&toolkit, &self.conversation_id(&id), request, site).await {
+            // This runtime holds the handle parked on this very Request, yet the shared
+            // transcript has moved past it: another process took the Request up first.
+            Err(Error::Refused { code: crate::suspension::UNKNOWN, .. }) => {
+                Err(crate::suspension::taken("resume", request))
+            }
+            other => other,
+        }
     }
 
     /// The handle's scoped tools, plus `task` when its definition has a team.
