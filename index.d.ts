@@ -913,6 +913,25 @@ export interface ClientOptions {
    * optional peer) and a registered SDK; off (nothing loaded) by default.
    */
   telemetry?: boolean | TelemetryOptions
+  /**
+   * Other models to try, in order, when an LLM call fails after its retries with a 429, a 5xx,
+   * a 404 (model not found), a 408 or no response at all (toolnexus-native). Each entry overrides
+   * the primary's connection fields; a 400, 401 or 403 does not fall back. Every call of a run
+   * starts again at the primary.
+   */
+  fallback?: FallbackEntry[]
+}
+
+/** One `fallback` model: the fields it changes from the primary's connection (toolnexus-native). */
+export interface FallbackEntry {
+  model?: string
+  baseUrl?: string
+  /** Defaults to the primary's key. */
+  apiKey?: string
+  /** The entry's wire style; the transcript is rewritten for it and back. */
+  style?: ClientStyle
+  /** Replaces the primary's extra headers. */
+  headers?: Record<string, string>
 }
 
 /** Where `telemetry` spans go: the global tracer provider's `toolnexus` tracer unless one is given. */
@@ -934,10 +953,23 @@ export interface ErrorInfo {
   attempt: number
   /** Whether the default policy considers this failure retryable. */
   retryable: boolean
+  /** The model that failed; set only when the client has `fallback` entries (toolnexus-native). */
+  model?: string
+  /** Which `fallback` entry failed (absent for the primary). */
+  fallback?: number
 }
 
 export type MetricEvent =
-  | { event: "llm"; model: string; status: "ok" | "error"; ms: number; promptTokens: number; completionTokens: number }
+  | {
+      event: "llm"
+      model: string
+      status: "ok" | "error"
+      ms: number
+      promptTokens: number
+      completionTokens: number
+      /** Which `fallback` entry made this call (absent for the primary; toolnexus-native). */
+      fallback?: number
+    }
   | { event: "tool"; tool: string; source: string; isError: boolean; ms: number; pending?: boolean }
   | { event: "run"; model: string; turns: number; toolCalls: number; totalTokens: number; ms: number; error?: string }
 
@@ -996,7 +1028,7 @@ export interface Usage {
   totalTokens: number
 }
 
-export interface RunResult {
+export interface RunResult<O = unknown> {
   text: string
   messages: any[]
   toolCalls: ToolCallRecord[]
@@ -1009,15 +1041,70 @@ export interface RunResult {
   pending?: Request
   /** Set when status is "incomplete": which limit ended the run. */
   limit?: string
+  /**
+   * The checked answer of a run given `output` (toolnexus-native): the schema library's output
+   * (transforms applied) for a Standard Schema, the parsed JSON for a JSON Schema. `text` holds
+   * the answer as the model gave it.
+   */
+  output?: O
 }
 
-export type StreamEvent =
+/** What `output` takes: a Standard Schema (zod 4, valibot, arktype, ...) or a JSON Schema. */
+export type OutputSchema = StandardSchemaV1 | JSONSchema
+
+/** The type of `result.output` for an `output` schema: the Standard Schema's output type. */
+export type OutputOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : unknown
+
+/** An object whose fields may each be missing so far (a streamed answer's partial object). */
+export type DeepPartial<T> = T extends readonly (infer U)[]
+  ? DeepPartial<U>[]
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T
+
+/**
+ * Structured output (toolnexus-native) for `run`, `ask` and `stream`: the run ends with an
+ * answer checked against `output`.
+ */
+export interface OutputOptions<S extends OutputSchema = JSONSchema> {
+  /** The answer's schema. */
+  output?: S
+  /**
+   * How the schema reaches the model. `"auto"` (default): OpenAI-style `response_format`,
+   * a final tool on Anthropic's wire; `"native"`: the wire's own structured output
+   * (`response_format` / `output_format`); `"tool"`: a final tool the model must call;
+   * `"prompt"`: an instruction with the schema. Under `"auto"`, an endpoint that refuses
+   * `response_format` (an error naming it) is asked with the final tool instead, and one that
+   * then refuses `tool_choice` with the instruction.
+   */
+  outputMode?: "auto" | "native" | "tool" | "prompt"
+  /** How many answers that do not match go back to the model with their issues (default 1, at most 10). */
+  outputRetries?: number
+  /** The final tool's name (default "final_answer"). */
+  outputName?: string
+}
+
+/**
+ * The error a run rejects with when its answer still does not match `output` (an `Error`
+ * with these fields; toolnexus-native).
+ */
+export interface OutputError extends Error {
+  code: "EOUTPUT"
+  /** What did not match, each with its path (`items[0].name`; empty at the root). */
+  issues: { path: string; message: string }[]
+  /** The last answer as the model gave it. */
+  text: string
+}
+
+export type StreamEvent<O = unknown> =
   | { type: "text"; delta: string }
   | { type: "tool_call"; id: string; name: string; args: Record<string, unknown> }
   | { type: "tool_result"; id: string; name: string; output: string; isError: boolean }
   | { type: "usage"; usage: Usage }
   | { type: "pending"; request: Request }
-  | { type: "done"; result: RunResult }
+  /** The answer's object so far, each time it grows (a run with `output`; toolnexus-native). */
+  | { type: "output"; partial: DeepPartial<O> }
+  | { type: "done"; result: RunResult<O> }
 
 export declare class Client {
   constructor(opts: ClientOptions)
@@ -1025,20 +1112,23 @@ export declare class Client {
   conversationStore(): ConversationStore
   /** Prometheus text exposition of the metrics collected so far. */
   metrics(): string
-  run(prompt: string, ctx: { toolkit: Toolkit; signal?: AbortSignal; history?: any[] }): Promise<RunResult>
+  run<S extends OutputSchema = JSONSchema>(
+    prompt: string,
+    ctx: { toolkit: Toolkit; signal?: AbortSignal; history?: any[] } & OutputOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   /** One provider call, OpenAI shapes in and out; no tools are executed. */
   translate(req: TranslateRequest): Promise<TranslateResult>
   /** A result's tool calls as an OpenAI `tool_calls` array. */
   static toolCallsJSON(res: TranslateResult): any[]
-  ask(
+  ask<S extends OutputSchema = JSONSchema>(
     prompt: string,
-    ctx: { toolkit: Toolkit; id?: string; on_text?: (delta: string) => void; signal?: AbortSignal },
-  ): Promise<RunResult>
+    ctx: { toolkit: Toolkit; id?: string; on_text?: (delta: string) => void; signal?: AbortSignal } & OutputOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   conversation(ctx: { toolkit: Toolkit; signal?: AbortSignal }): Conversation
-  stream(
+  stream<S extends OutputSchema = JSONSchema>(
     prompt: string,
-    ctx: { toolkit: Toolkit; id?: string; signal?: AbortSignal },
-  ): AsyncGenerator<StreamEvent, void, unknown>
+    ctx: { toolkit: Toolkit; id?: string; signal?: AbortSignal } & OutputOptions<S>,
+  ): AsyncGenerator<StreamEvent<OutputOf<S>>, void, unknown>
   /**
    * SPEC §10 durable resume (an addition): the run that parked with `pending` (its RunResult's
    * `pending`; `history` is that result's `messages`) goes on with `answer`, in this process or
@@ -1049,21 +1139,21 @@ export declare class Client {
    * (`"ETOOLMISSING"`), a Request already resumed (`"ESTORECONFLICT"`; claimed in the client's
    * store, across processes when it is durable).
    */
-  runWithAnswer(
+  runWithAnswer<S extends OutputSchema = JSONSchema>(
     toolkit: Toolkit,
     history: any[],
     pending: Request,
     answer: Answer,
-    options?: { signal?: AbortSignal },
-  ): Promise<RunResult>
+    options?: { signal?: AbortSignal } & OutputOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
   /** `runWithAnswer` over the conversation the store keeps under `conversationId`, saved as it goes. */
-  askWithAnswer(
+  askWithAnswer<S extends OutputSchema = JSONSchema>(
     toolkit: Toolkit,
     conversationId: string,
     pending: Request,
     answer: Answer,
-    options?: { signal?: AbortSignal },
-  ): Promise<RunResult>
+    options?: { signal?: AbortSignal } & OutputOptions<S>,
+  ): Promise<RunResult<OutputOf<S>>>
 }
 
 export declare function createClient(opts: ClientOptions): Client
@@ -1258,6 +1348,14 @@ export declare namespace agents {
     hooks?: Hooks
     onMetric?: (ev: MetricEvent) => void
     completion?: { verify: (result: RunResult) => { ok: boolean; reason?: string } | Promise<{ ok: boolean; reason?: string }>; maxAttempts: number }
+    /**
+     * Each of the agent's turns ends with an answer checked against this schema (toolnexus-native;
+     * see {@link OutputOptions}); the TaskResult's `output` holds it, as JSON.
+     */
+    output?: OutputSchema
+    outputMode?: OutputOptions["outputMode"]
+    outputRetries?: number
+    outputName?: string
   }
   interface InboxItem {
     from: string
@@ -1273,6 +1371,8 @@ export declare namespace agents {
     pending?: Request
     turns: number
     totalTokens: number
+    /** The checked answer of an agent with `output` (toolnexus-native). */
+    output?: unknown
   }
   interface VerbError {
     error: string
@@ -1332,7 +1432,7 @@ export declare namespace agents {
   }
   interface RuntimeOptions {
     registry: Record<string, AgentDef>
-    llm?: { baseUrl?: string; style?: ClientStyle; apiKey?: string; model?: string }
+    llm?: { baseUrl?: string; style?: ClientStyle; apiKey?: string; model?: string; fallback?: FallbackEntry[] }
     fetch?: typeof fetch
     clock?: Clock
     /**

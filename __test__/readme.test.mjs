@@ -22,6 +22,9 @@
 //     `x-api-key: test`). Attributes, all optional:
 //       styles="openai anthropic"  run once per wire style (default: openai)
 //       call="<tool>" args='<json>'  the tool the scripted model calls, and with what
+//       answer='<json>'            the scripted model's final answer instead of `Done: …` / `You
+//                                  asked: …` (structured output): as text, or as a call of the
+//                                  `final_answer` tool when the request offers it
 //       expect="<text>"            stdout must contain it (may be given more than once)
 //       env="K=V K2=V2"            more environment for the program
 //       until="<text>" probe="/p"  a server that runs until stopped: wait until stdout contains
@@ -129,8 +132,20 @@ const lastUserText = (messages) => {
 }
 
 function script(block) {
-  const call = one(block, "call")
-  const args = JSON.parse(one(block, "args") ?? "{}")
+  const answer = one(block, "answer")
+  const final = answer === undefined ? undefined : JSON.parse(answer)
+  const script = scriptWith(one(block, "call"), JSON.parse(one(block, "args") ?? "{}"), answer)
+  return (entry) => {
+    const reply = script(entry)
+    const offered = (entry.json?.tools ?? []).map((t) => t.name ?? t.function?.name)
+    // The final answer: once a tool result is in, or when there is no tool to call first.
+    const finished = reply.sse ? !JSON.stringify(reply.sse).includes("tool_call") && !JSON.stringify(reply.sse).includes("tool_use") : !reply.body?.choices?.[0]?.message?.tool_calls && !(reply.body?.content ?? []).some((c) => c.type === "tool_use")
+    if (final === undefined || !finished || !offered.includes("final_answer")) return reply
+    return scriptWith("final_answer", final, undefined)({ ...entry, json: { ...entry.json, messages: [{ role: "user", content: "" }] } })
+  }
+}
+
+function scriptWith(call, args, answer) {
   return (entry) => {
     const body = entry.json ?? {}
     const messages = body.messages ?? []
@@ -142,7 +157,7 @@ function script(block) {
       if (r) toolResult = typeof r.content === "string" ? r.content : (r.content ?? []).map((c) => c.text ?? "").join("")
     } else if (!anthropic && last?.role === "tool") toolResult = String(last.content)
     const offered = (body.tools ?? []).map((t) => t.name ?? t.function?.name)
-    const text = toolResult !== undefined ? `Done: ${toolResult}` : `You asked: ${lastUserText(messages)}`
+    const text = answer ?? (toolResult !== undefined ? `Done: ${toolResult}` : `You asked: ${lastUserText(messages)}`)
     const calling = toolResult === undefined && call && offered.includes(call)
     if (body.stream) return { sse: anthropic ? anthropicStream(calling ? { call, args } : { text }) : openaiStream(calling ? { call, args } : { text }) }
     if (anthropic) {

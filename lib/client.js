@@ -9,6 +9,26 @@ const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
 const { engineUrl, storeOfUrl } = require("./stores.js")
 const { telemetryOption, recorder, Roots } = require("./telemetry.js")
+const { outputOption } = require("./schema.js")
+
+/**
+ * A run's `output` across the boundary: its document and functions for the core, and a way to
+ * put the schema's own output value (transforms applied) on the result.
+ * @param {string} owner
+ * @param {any} ctx
+ */
+function outputCrossing(owner, ctx) {
+  const o = outputOption(owner, ctx)
+  if (o === undefined) return { doc: undefined, fns: undefined, settle: (/** @type {RunResult} */ r) => r }
+  const [doc, fns] = crossing(o.doc)
+  const box = o.box
+  /** @param {RunResult} r */
+  const settle = (r) => {
+    if (box !== undefined && r && "output" in r) /** @type {any} */ (r).output = box.value
+    return r
+  }
+  return { doc, fns, settle }
+}
 
 /** @typedef {import("./toolkit.js").Toolkit} Toolkit */
 /** @typedef {import("../index").RunResult} RunResult */
@@ -52,6 +72,10 @@ const { telemetryOption, recorder, Roots } = require("./telemetry.js")
  *   else is refused with a TypeError
  * @property {AbortSignal | null} [signal]
  * @property {unknown[] | null} [history] the transcript to continue (`null`: none)
+ * @property {unknown} [output] the answer's schema: a Standard Schema or a JSON Schema (an addition)
+ * @property {unknown} [outputMode] how the schema reaches the model: "auto", "native", "tool", "prompt"
+ * @property {unknown} [outputRetries] how many mismatching answers go back to the model (default 1)
+ * @property {unknown} [outputName] the final tool's name (default "final_answer")
  */
 
 /**
@@ -62,6 +86,10 @@ const { telemetryOption, recorder, Roots } = require("./telemetry.js")
  * @property {unknown} [id] the conversation's key in the store (used when truthy)
  * @property {unknown} [on_text] called with each text delta (`ask` only; a callback option)
  * @property {unknown} [onText] the same, when `on_text` is not set
+ * @property {unknown} [output] the answer's schema: a Standard Schema or a JSON Schema (an addition)
+ * @property {unknown} [outputMode] how the schema reaches the model: "auto", "native", "tool", "prompt"
+ * @property {unknown} [outputRetries] how many mismatching answers go back to the model (default 1)
+ * @property {unknown} [outputName] the final tool's name (default "final_answer")
  */
 
 /**
@@ -201,11 +229,12 @@ class Client {
     const handle = toolkitHandle(ctx, "run")
     // `null` crosses as "null": the core reads it as no history.
     const history = ctx.history === undefined ? undefined : encode(ctx.history)
+    const out = outputCrossing("run", ctx)
     const roots = this.#roots
-    if (roots === undefined) return runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam()))
+    if (roots === undefined) return out.settle(await runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, out.doc, out.fns, token, userSeam())))
     const root = roots.enter()
     try {
-      return await runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, token, userSeam(), root))
+      return out.settle(await runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, out.doc, out.fns, token, userSeam(), root)))
     } finally {
       roots.delete(root)
     }
@@ -237,7 +266,8 @@ class Client {
     const handle = toolkitHandle(ctx, "ask")
     const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
-    return this.#traced(ctx.signal, (token, root) => this.#native.ask(String(prompt), handle, id, token, onText && bridge(onText), userSeam(), root))
+    const out = outputCrossing("ask", ctx)
+    return out.settle(await this.#traced(ctx.signal, (token, root) => this.#native.ask(String(prompt), handle, id, out.doc, out.fns, token, onText && bridge(onText), userSeam(), root)))
   }
 
   /**
@@ -249,12 +279,13 @@ class Client {
    * @param {unknown} history the transcript the run parked with
    * @param {unknown} pending the Request it parked on
    * @param {unknown} answer `{ id, ok, data? }`
-   * @param {{ signal?: AbortSignal | null } | null} [options]
+   * @param {{ signal?: AbortSignal | null, output?: unknown, outputMode?: unknown, outputRetries?: unknown, outputName?: unknown } | null} [options]
    * @returns {Promise<RunResult>}
    */
   async runWithAnswer(toolkit, history, pending, answer, options) {
     const handle = toolkitHandle({ toolkit }, "runWithAnswer")
-    return this.#traced(options?.signal, (token, root) => this.#native.runWithAnswer(handle, encode(history), encode(pending), encode(answer), token, userSeam(), root))
+    const out = outputCrossing("runWithAnswer", options ?? {})
+    return out.settle(await this.#traced(options?.signal, (token, root) => this.#native.runWithAnswer(handle, encode(history), encode(pending), encode(answer), out.doc, out.fns, token, userSeam(), root)))
   }
 
   /**
@@ -264,12 +295,13 @@ class Client {
    * @param {unknown} conversationId
    * @param {unknown} pending the Request it parked on
    * @param {unknown} answer `{ id, ok, data? }`
-   * @param {{ signal?: AbortSignal | null } | null} [options]
+   * @param {{ signal?: AbortSignal | null, output?: unknown, outputMode?: unknown, outputRetries?: unknown, outputName?: unknown } | null} [options]
    * @returns {Promise<RunResult>}
    */
   async askWithAnswer(toolkit, conversationId, pending, answer, options) {
     const handle = toolkitHandle({ toolkit }, "askWithAnswer")
-    return this.#traced(options?.signal, (token, root) => this.#native.askWithAnswer(handle, String(conversationId), encode(pending), encode(answer), token, userSeam(), root))
+    const out = outputCrossing("askWithAnswer", options ?? {})
+    return out.settle(await this.#traced(options?.signal, (token, root) => this.#native.askWithAnswer(handle, String(conversationId), encode(pending), encode(answer), out.doc, out.fns, token, userSeam(), root)))
   }
 
   /**
@@ -319,6 +351,7 @@ class Client {
     const root = roots?.enter()
     return (async function* streamEvents() {
       const handle = toolkitHandle(ctx, "stream")
+      const out = outputCrossing("stream", ctx)
       const signal = ctx.signal
       const { token, release } = abortWiring(signal, true)
       /** @type {Array<{ ev: StreamEvent, ack: (answer: string) => void }>} events not yet taken, each with its acknowledgement */
@@ -337,12 +370,12 @@ class Client {
       const onEvent = (json) =>
         new Promise((ack) => {
           const ev = fromCore(json)
-          if (ev?.type === "done") runResult(ev.result)
+          if (ev?.type === "done") out.settle(runResult(ev.result))
           queue.push({ ev, ack })
           poke()
         })
       const id = ctx.id ? String(ctx.id) : undefined
-      nativeClient.stream(String(prompt), handle, id, token, lift(onEvent), userSeam(), root).then(
+      nativeClient.stream(String(prompt), handle, id, out.doc, out.fns, token, lift(onEvent), userSeam(), root).then(
         () => {
           settled = true
           poke()

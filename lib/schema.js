@@ -285,4 +285,40 @@ async function validateArgs(schema, name, args) {
   return { value: result?.value }
 }
 
-module.exports = { isStandardSchema, shownSchema, declaredSchema, schemaRefusal, warnUnsendable, emptySchema, validateArgs, issuesText }
+/**
+ * A run's `output` option as the core reads it: `{ schema, validate?, mode?, retries?, name? }`
+ * and, for a Standard Schema, the box its last validated value lands in (the schema's output,
+ * transforms applied, which JSON could not carry back). Nothing for an unset `output`.
+ * A Standard Schema that cannot be shown as JSON Schema is refused here, naming the remedy.
+ * @param {string} owner the method (`run`, `ask`, `stream`)
+ * @param {{ output?: unknown, outputMode?: unknown, outputRetries?: unknown, outputName?: unknown }} ctx
+ * @returns {{ doc: Record<string, unknown>, box: { value?: unknown } | undefined } | undefined}
+ */
+function outputOption(owner, ctx) {
+  const given = ctx.output
+  if (given === undefined || given === null) return undefined
+  const doc = /** @type {Record<string, unknown>} */ ({ mode: ctx.outputMode, retries: ctx.outputRetries, name: ctx.outputName })
+  const std = standardOf(given)
+  if (std === undefined) return { doc: { ...doc, schema: given }, box: undefined }
+  const c = conversionOf(given)
+  if (!("json" in c)) {
+    const { vendor, reason, remedy } = c.refusal
+    throw new TypeError(`${owner}: \`output\` is a ${vendor} Standard Schema that cannot be sent as JSON Schema: ${reason}; ${remedy.replace("as inputSchema", "as output")}`)
+  }
+  const validate = std.validate
+  if (typeof validate !== "function") throw new TypeError(`${owner}: \`output\` has no ~standard.validate function`)
+  /** @type {{ value?: unknown }} */
+  const box = {}
+  /** @param {unknown} value */
+  const check = async (value) => {
+    const result = await validate.call(std, value)
+    if (result?.issues) {
+      return { issues: [...result.issues].map((i) => ({ path: pathText(i?.path), message: String(i?.message ?? "invalid value") })) }
+    }
+    box.value = result?.value
+    return { value: result?.value }
+  }
+  return { doc: { ...doc, schema: c.json, validate: check }, box }
+}
+
+module.exports = { outputOption, isStandardSchema, shownSchema, declaredSchema, schemaRefusal, warnUnsendable, emptySchema, validateArgs, issuesText }

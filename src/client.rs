@@ -326,11 +326,14 @@ impl NativeClient {
         prompt: String,
         toolkit: &NativeToolkit,
         history: Option<String>,
+        output: Option<String>,
+        output_fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         seam: Option<bool>,
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
-        let ro = run_options(history, cancel)?;
+        let mut ro = run_options(history, cancel)?;
+        ro.output = output_option("run", output, output_fns)?;
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move { client.run(&prompt, &tk, ro).await })
     }
 
@@ -343,12 +346,15 @@ impl NativeClient {
         prompt: String,
         toolkit: &NativeToolkit,
         id: Option<String>,
+        output: Option<String>,
+        output_fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         on_event: JsonFn,
         seam: Option<bool>,
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
-        let ro = run_options(None, cancel)?;
+        let mut ro = run_options(None, cancel)?;
+        ro.output = output_option("stream", output, output_fns)?;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
         let root = trace.map(u64::from);
@@ -372,12 +378,15 @@ impl NativeClient {
         prompt: String,
         toolkit: &NativeToolkit,
         id: Option<String>,
+        output: Option<String>,
+        output_fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         on_text: Option<JsonFn>,
         seam: Option<bool>,
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
-        let ro = run_options(None, cancel)?;
+        let mut ro = run_options(None, cancel)?;
+        ro.output = output_option("ask", output, output_fns)?;
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
             let on_text = on_text.map(JsCallback);
             let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
@@ -396,6 +405,8 @@ impl NativeClient {
         history: String,
         pending: String,
         answer: String,
+        output: Option<String>,
+        output_fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         seam: Option<bool>,
         trace: Option<u32>,
@@ -409,7 +420,8 @@ impl NativeClient {
             }
         };
         let (pending, answer) = (parse_json(&pending, "runWithAnswer")?, parse_json(&answer, "runWithAnswer")?);
-        let ro = run_options(None, cancel)?;
+        let mut ro = run_options(None, cancel)?;
+        ro.output = output_option("runWithAnswer", output, output_fns)?;
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
             client.run_with_answer(&tk, history, &pending, answer, ro).await
         })
@@ -425,12 +437,15 @@ impl NativeClient {
         id: String,
         pending: String,
         answer: String,
+        output: Option<String>,
+        output_fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         seam: Option<bool>,
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let (pending, answer) = (parse_json(&pending, "askWithAnswer")?, parse_json(&answer, "askWithAnswer")?);
-        let ro = run_options(None, cancel)?;
+        let mut ro = run_options(None, cancel)?;
+        ro.output = output_option("askWithAnswer", output, output_fns)?;
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
             client.ask_with_answer(&tk, &id, &pending, answer, ro).await
         })
@@ -467,6 +482,21 @@ pub fn tool_calls_json(result: String) -> Result<String> {
         let calls = r.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         Ok(json::to_string(&Value::Array(single::tool_calls_json(calls))))
     })
+}
+
+/// A run's `output` as JavaScript hands it over: the option's document (`{ schema, validate?,
+/// mode?, retries?, name? }`, `validate` a marker) and the functions its markers name.
+fn output_option(
+    owner: &str,
+    doc: Option<String>,
+    fns: Option<Vec<JsonFn>>,
+) -> Result<Option<std::sync::Arc<toolnexus_core::client::output::Output>>> {
+    let Some(doc) = doc else { return Ok(None) };
+    let v = parse_json(&doc, owner)?;
+    let out = crate::hosted::read(fns.unwrap_or_default(), Vec::new(), || {
+        toolnexus_core::client::output::Output::from_value(owner, &v)
+    });
+    out.map(|o| Some(std::sync::Arc::new(o))).map_err(core_err)
 }
 
 fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {

@@ -16,6 +16,7 @@ function runtimeRecorder(option) {
   return tracer && raw(recorder(tracer, { fallback: otelContext() }))
 }
 const { toolOption } = require("../core-tools.js")
+const { outputOption } = require("../schema.js")
 const { fetchOption, storeOption, InMemoryConversationStore } = require("../client.js")
 const { userSeam } = require("../fetch.js")
 
@@ -314,6 +315,8 @@ class AgentRuntime {
       const entry = {
         ...d,
         tools: Array.isArray(d.tools) ? d.tools.map(toolOption) : d.tools,
+        // A schema library's object crosses as its JSON Schema and its check.
+        output: outputOption(`AgentRuntime: registry.${name}`, d)?.doc,
         // (The casts restate the checks before them, which TypeScript forgets inside a callback.)
         onSpawn: typeof d.onSpawn === "function" ? raw(bridge((/** @type {{ handle: number }} */ v) => /** @type {NonNullable<AgentDef["onSpawn"]>} */ (d.onSpawn)(handleAt(v.handle)))) : d.onSpawn,
         onClose: typeof d.onClose === "function" ? raw(bridge((/** @type {{ handle: number, reason: CloseReason }} */ v) => /** @type {NonNullable<AgentDef["onClose"]>} */ (d.onClose)(handleAt(v.handle), v.reason))) : d.onClose,

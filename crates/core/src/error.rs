@@ -68,6 +68,10 @@ pub enum Error {
     /// expired, or its parked call cannot run here. `code` names the case; nothing was changed.
     #[error("{message}")]
     Refused { code: &'static str, message: String },
+    /// A run's answer did not match its `output` schema, after the answers that went back to
+    /// the model: the issues (`[{ path, message }]`) and the last answer's raw text.
+    #[error("{message}")]
+    Output { message: String, issues: serde_json::Value, text: String },
 }
 
 impl Error {
@@ -94,6 +98,7 @@ impl Error {
             Error::Invalid(_) | Error::Type(_) => "invalid",
             Error::Store { .. } => "store_error",
             Error::Refused { .. } => "refused",
+            Error::Output { .. } => "output_invalid",
         };
         name.to_string()
     }
@@ -133,6 +138,11 @@ impl Error {
             Error::Store { code, message } | Error::Refused { code, message } => {
                 serde_json::json!({ "name": "Error", "message": message, "fields": { "code": code } })
             }
+            Error::Output { message, issues, text } => serde_json::json!({
+                "name": "Error",
+                "message": message,
+                "fields": { "code": "EOUTPUT", "issues": issues, "text": text },
+            }),
             _ => serde_json::json!({ "name": self.js_class(), "message": self.to_string() }),
         }
     }

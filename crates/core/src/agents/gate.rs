@@ -176,7 +176,8 @@ pub fn result_from_value(v: Value) -> Result<RunResult> {
         Some(Value::String(s)) => Some(s),
         _ => None,
     };
-    Ok(RunResult { text, messages, tool_calls, turns, usage, model, status, pending, limit, halt: None })
+    let output = m.remove("output");
+    Ok(RunResult { text, messages, tool_calls, turns, usage, model, status, pending, limit, halt: None, output })
 }
 
 fn record_from_value(v: Value) -> ToolCallRecord {
@@ -280,6 +281,7 @@ mod tests {
             pending: None,
             limit: None,
             halt: None,
+            output: None,
         }
     }
 

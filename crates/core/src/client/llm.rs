@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use super::fallback::Route;
 use super::metrics::{elapsed_ms, MetricEvent};
 use super::result::Usage;
 use super::run::Client;
@@ -49,9 +50,39 @@ impl Client {
         Ok(crate::json::to_string(&self.finalize_body(parts.to_map()).await?))
     }
 
-    fn endpoint(&self) -> String {
-        let base = self.opts.base_url.strip_suffix('/').unwrap_or(&self.opts.base_url);
-        match self.opts.style {
+    /// Where this client's own calls go: the primary connection.
+    pub(super) fn primary(&self) -> Route<'_> {
+        Route {
+            base_url: &self.opts.base_url,
+            style: self.opts.style,
+            model: &self.opts.model,
+            headers: &self.opts.headers,
+            api_key: None,
+            entry: None,
+            beta: None,
+            watch: None,
+        }
+    }
+
+    /// Where a call goes when the primary failed it: fallback entry `i`, each field it leaves
+    /// out the primary's.
+    pub(super) fn fallback_route(&self, i: usize) -> Option<Route<'_>> {
+        let f = self.opts.fallback.get(i)?;
+        Some(Route {
+            base_url: f.base_url.as_deref().unwrap_or(&self.opts.base_url),
+            style: f.style.unwrap_or(self.opts.style),
+            model: f.model.as_deref().unwrap_or(&self.opts.model),
+            headers: f.headers.as_deref().unwrap_or(&self.opts.headers),
+            api_key: f.api_key.as_deref(),
+            entry: Some(i),
+            beta: None,
+            watch: None,
+        })
+    }
+
+    fn endpoint(route: &Route) -> String {
+        let base = route.base_url.strip_suffix('/').unwrap_or(route.base_url);
+        match route.style {
             Style::OpenAI => format!("{base}/chat/completions"),
             Style::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
             Style::Anthropic => format!("{base}/v1/messages"),
@@ -59,8 +90,9 @@ impl Client {
     }
 
     /// The request headers; `translate` spells them in lower case, as the reference does there.
-    fn headers(&self, key: &str, translate: bool) -> Vec<(String, String)> {
-        let mut h: Vec<(String, String)> = match (self.opts.style, translate) {
+    fn headers(route: &Route, key: &str, translate: bool) -> Vec<(String, String)> {
+        let key = route.api_key.unwrap_or(key);
+        let mut h: Vec<(String, String)> = match (route.style, translate) {
             (Style::OpenAI, false) => vec![
                 ("Authorization".into(), format!("Bearer {key}")),
                 ("Content-Type".into(), "application/json".into()),
@@ -80,7 +112,10 @@ impl Client {
                 ("anthropic-version".into(), "2023-06-01".into()),
             ],
         };
-        for (k, v) in &self.opts.headers {
+        if let Some((k, v)) = route.beta {
+            h.push((k.into(), v.into()));
+        }
+        for (k, v) in route.headers {
             match h.iter_mut().find(|(hk, _)| hk == k) {
                 Some(slot) => slot.1 = v.clone(),
                 None => h.push((k.clone(), v.clone())),
@@ -91,12 +126,19 @@ impl Client {
 
     /// An error that quotes the endpoint's reply, with the request's secrets (the key, the
     /// header values, the base URL's credentials) cut out: endpoints echo the request back.
-    fn scrubbed(&self, key: &str, e: Error) -> Error {
+    fn scrubbed(&self, route: &Route, key: &str, e: Error) -> Error {
         let secrets = || {
             let mut s = crate::redact::Secrets::new();
             s.add(key);
             s.add_headers(self.opts.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
             s.add_url(&self.opts.base_url);
+            if route.entry.is_some() {
+                if let Some(k) = route.api_key {
+                    s.add(k);
+                }
+                s.add_headers(route.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                s.add_url(route.base_url);
+            }
             s
         };
         match e {
@@ -106,29 +148,43 @@ impl Client {
         }
     }
 
-    fn request(&self, key: &str, body: &str, translate: bool) -> HttpRequest {
-        HttpRequest { url: self.endpoint(), headers: self.headers(key, translate), body: body.to_string() }
+    fn request(route: &Route, key: &str, body: &str, translate: bool) -> HttpRequest {
+        HttpRequest {
+            url: Self::endpoint(route),
+            headers: Self::headers(route, key, translate),
+            body: body.to_string(),
+        }
     }
 
-    pub(super) async fn llm_metric(&self, ok: bool, t0: Instant, tokens: (i64, i64), attempts: u32) -> Result<()> {
-        let model = self.opts.model.clone();
+    pub(super) async fn llm_metric(
+        &self,
+        route: &Route<'_>,
+        ok: bool,
+        t0: Instant,
+        tokens: (i64, i64),
+        attempts: u32,
+    ) -> Result<()> {
+        let model = route.model.to_string();
         let (prompt_tokens, completion_tokens) = tokens;
-        self.emit(MetricEvent::Llm { model, ok, ms: elapsed_ms(t0), prompt_tokens, completion_tokens, attempts }).await
+        let ms = elapsed_ms(t0);
+        let fallback = route.entry;
+        self.emit(MetricEvent::Llm { model, ok, ms, prompt_tokens, completion_tokens, attempts, fallback }).await
     }
 
     /// One non-streaming call: POST with retries; a non-2xx is `LLM <status>: <body>`.
-    pub(super) async fn llm_json(&self, key: &str, body: &str) -> Result<Value> {
-        self.llm_json_with(key, body, false).await
+    pub(super) async fn llm_json_with(&self, key: &str, body: &str, translate: bool) -> Result<Value> {
+        self.llm_json_at(&self.primary(), key, body, translate).await
     }
 
-    pub(super) async fn llm_json_with(&self, key: &str, body: &str, translate: bool) -> Result<Value> {
+    /// One non-streaming call to `route`.
+    pub(super) async fn llm_json_at(&self, route: &Route<'_>, key: &str, body: &str, translate: bool) -> Result<Value> {
         let t0 = Instant::now();
-        let mut req = self.request(key, body, translate);
-        let mut span = self.chat_span(&mut req).await;
+        let mut req = Self::request(route, key, body, translate);
+        let mut span = self.chat_span(route, &mut req).await;
         let mut attempts = 0;
         let outcome = async {
             let transport = super::transport::current(&self.transport);
-            let res = self.send_with_retries(req, |r| transport.post(r), &mut attempts).await?;
+            let res = self.send_with_retries(req, |r| transport.post(r), &mut attempts, route).await?;
             if !res.ok() {
                 return Err(Error::Http { status: res.status, body: res.body });
             }
@@ -140,26 +196,26 @@ impl Client {
         match outcome {
             Ok(data) => {
                 let mut one = Usage::default();
-                wire::add_usage(&mut one, data.get("usage"), self.opts.style);
+                wire::add_usage(&mut one, data.get("usage"), route.style);
                 if let Some(s) = span.take() {
-                    end_chat(s, Some(&data), one, self.opts.style);
+                    end_chat(s, Some(&data), one, route.style);
                 }
-                self.llm_metric(true, t0, (one.prompt_tokens, one.completion_tokens), attempts).await?;
+                self.llm_metric(route, true, t0, (one.prompt_tokens, one.completion_tokens), attempts).await?;
                 Ok(data)
             }
             Err(e) => {
-                let e = self.scrubbed(key, e);
+                let e = self.scrubbed(route, key, e);
                 if let Some(s) = span.take() {
                     fail_chat(s, &e);
                 }
-                self.llm_metric(false, t0, (0, 0), attempts).await?;
+                self.llm_metric(route, false, t0, (0, 0), attempts).await?;
                 Err(e)
             }
         }
     }
 
     /// The `chat <model>` span of one LLM call, when spans are recorded; the request carries it.
-    async fn chat_span(&self, req: &mut HttpRequest) -> Option<crate::trace::Span> {
+    async fn chat_span(&self, route: &Route<'_>, req: &mut HttpRequest) -> Option<crate::trace::Span> {
         if !crate::trace::active() {
             return None;
         }
@@ -172,7 +228,7 @@ impl Client {
                 attrs.insert("server.port".into(), port.into());
             }
         }
-        let name = if self.opts.model.is_empty() { "chat".to_string() } else { format!("chat {}", self.opts.model) };
+        let name = if route.model.is_empty() { "chat".to_string() } else { format!("chat {}", route.model) };
         let span = crate::trace::start(name, crate::trace::Kind::Client, attrs).await?;
         span.ready().await;
         span.inject(&mut req.headers);
@@ -180,8 +236,9 @@ impl Client {
     }
 
     /// One streaming call: text deltas go to the sink as they arrive; the turn is assembled.
-    pub(super) async fn llm_stream(
+    pub(super) async fn llm_stream_at(
         &self,
+        route: &Route<'_>,
         key: &str,
         body: &str,
         sink: &dyn Callback,
@@ -189,19 +246,20 @@ impl Client {
     ) -> Result<Streamed> {
         let t0 = Instant::now();
         let before = *usage;
-        let mut req = self.request(key, body, false);
-        let mut span = self.chat_span(&mut req).await;
-        let style = self.opts.style;
+        let mut req = Self::request(route, key, body, false);
+        let mut span = self.chat_span(route, &mut req).await;
+        let style = route.style;
         let mut attempts = 0;
         let outcome = async {
             let transport = super::transport::current(&self.transport);
-            let res = self.send_with_retries(req, |r| transport.post_stream(r), &mut attempts).await?;
+            let res = self.send_with_retries(req, |r| transport.post_stream(r), &mut attempts, route).await?;
             if !res.ok() {
                 let status = res.status;
                 return Err(Error::Http { status, body: res.text().await? });
             }
             let mut lines = Lines::new(res.body);
             let mut asm = Assembler::new(style);
+            let mut watched = 0;
             while let Some(line) = lines.next_line().await? {
                 let Some(rest) = line.strip_prefix("data:") else {
                     continue;
@@ -209,6 +267,11 @@ impl Client {
                 let (delta, done) = asm.feed(rest.trim(), usage);
                 if let Some(d) = delta {
                     sink.call(obj([("type", "text".into()), ("delta", d.into())])).await?;
+                }
+                // The final tool's arguments so far, for the partial object (see `output`).
+                if let Some(json) = route.watch.and_then(|name| asm.args_of(name)).filter(|j| j.len() != watched) {
+                    watched = json.len();
+                    sink.call(obj([("type", "output_args".into()), ("json", json.into())])).await?;
                 }
                 if done {
                     break;
@@ -225,15 +288,15 @@ impl Client {
                     let one = Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
                     end_chat(sp, None, one, style);
                 }
-                self.llm_metric(true, t0, (p, c), attempts).await?;
+                self.llm_metric(route, true, t0, (p, c), attempts).await?;
                 Ok(s)
             }
             Err(e) => {
-                let e = self.scrubbed(key, e);
+                let e = self.scrubbed(route, key, e);
                 if let Some(sp) = span.take() {
                     fail_chat(sp, &e);
                 }
-                self.llm_metric(false, t0, (0, 0), attempts).await?;
+                self.llm_metric(route, false, t0, (0, 0), attempts).await?;
                 Err(e)
             }
         }

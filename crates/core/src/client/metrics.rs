@@ -16,6 +16,8 @@ pub enum MetricEvent {
         prompt_tokens: i64,
         completion_tokens: i64,
         attempts: u32,
+        /// Which `fallback` entry the call went to (none: the primary).
+        fallback: Option<usize>,
     },
     Tool {
         tool: String,
@@ -39,7 +41,7 @@ impl MetricEvent {
     pub fn to_value(&self) -> Value {
         let mut m = Map::with_capacity(7);
         match self {
-            MetricEvent::Llm { model, ok, ms, prompt_tokens, completion_tokens, attempts } => {
+            MetricEvent::Llm { model, ok, ms, prompt_tokens, completion_tokens, attempts, fallback } => {
                 m.insert("event".into(), "llm".into());
                 m.insert("model".into(), model.as_str().into());
                 m.insert("status".into(), if *ok { "ok" } else { "error" }.into());
@@ -49,6 +51,10 @@ impl MetricEvent {
                 // Only a retried call says how many attempts it took; the common shape is unchanged.
                 if *attempts > 1 {
                     m.insert("attempts".into(), (*attempts).into());
+                }
+                // Only a call sent to a fallback entry names it (its index in `fallback`).
+                if let Some(i) = fallback {
+                    m.insert("fallback".into(), (*i).into());
                 }
             }
             MetricEvent::Tool { tool, source, is_error, ms, pending } => {
@@ -295,6 +301,7 @@ mod tests {
             prompt_tokens: 4,
             completion_tokens: 2,
             attempts: 1,
+            fallback: None,
         });
         r.record(&MetricEvent::Llm {
             model: "m".into(),
@@ -303,6 +310,7 @@ mod tests {
             prompt_tokens: 0,
             completion_tokens: 0,
             attempts: 3,
+            fallback: None,
         });
         r.record(&MetricEvent::Tool {
             tool: "a\"b".into(),

@@ -8,6 +8,9 @@
 //! `transport`, `store`, `metrics`. `single` (translate, §11) and `inprocess` (a model in the
 //! host's process) stand beside the loop and use the same lower parts.
 
+mod answer;
+mod entry;
+mod fallback;
 pub mod hooks;
 pub mod hosted;
 pub mod http;
@@ -15,6 +18,7 @@ pub mod inprocess;
 mod llm;
 pub mod metrics;
 mod options;
+pub mod output;
 mod parked;
 mod result;
 mod resume;
@@ -23,10 +27,12 @@ mod run;
 pub mod single;
 pub mod store;
 mod streamed;
+mod style;
 pub mod transport;
 mod turns;
 mod wire;
 
+pub use entry::Fallback;
 pub use hooks::{DialectHook, Hooks};
 pub use metrics::{MetricEvent, Registry};
 pub use options::ClientOptions;

@@ -7,13 +7,14 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::entry::Fallback;
 use super::hooks::{Hooks, HooksJson};
 use super::hosted::{HostTransport, StoreOption};
 use super::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
 use super::result::RunOptions;
 use super::store::ConversationStore;
+use super::style::Style;
 use super::transport::Transport;
-use super::wire::Style;
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
 use crate::hostfn::HostFn;
@@ -52,6 +53,8 @@ pub struct ClientOptions {
     pub logger: Option<crate::warn::Sink>,
     /// Records the spans of this client's runs (the `telemetry` option; see `trace`).
     pub telemetry: Option<crate::trace::Tracing>,
+    /// Where an LLM call goes, in order, when the primary fails it (see `fallback`).
+    pub fallback: Vec<Fallback>,
 }
 
 impl ClientOptions {
@@ -77,6 +80,7 @@ impl ClientOptions {
             on_error: None,
             store: None,
             logger: None,
+            fallback: Vec::new(),
         }
     }
 
@@ -140,6 +144,9 @@ struct ClientJson {
     /// object into one).
     #[serde(default)]
     logger: HostFn,
+    /// Other connections to fall back to (an addition; the reference ignores the key).
+    #[serde(default)]
+    fallback: Value,
 }
 
 impl ClientOptions {
@@ -200,6 +207,7 @@ impl ClientJson {
         opts.on_error = self.on_error.named(OWNER, "onError");
         opts.store = self.store.0;
         opts.logger = self.logger.named(OWNER, "logger").map(crate::warn::callback_sink);
+        opts.fallback = Fallback::list_of(&self.fallback);
         opts
     }
 }
@@ -217,7 +225,7 @@ impl RunOptions {
                 return Err(Error::Invalid("run: `history` must be an array of messages".into()));
             }
         };
-        Ok(RunOptions { history, abort: None, limits: None })
+        Ok(RunOptions { history, abort: None, limits: None, output: None })
     }
 }
 

@@ -116,6 +116,8 @@ pub struct RunResult {
     pub limit: Option<String>,
     /// Where a `pending` run parked (not part of the wire shape).
     pub halt: Option<HaltSite>,
+    /// The checked answer of a run with `output` (an addition).
+    pub output: Option<Value>,
 }
 
 impl RunResult {
@@ -133,6 +135,9 @@ impl RunResult {
         if let Some(p) = &self.pending {
             m.insert("pending".into(), Value::Object(p.clone()));
         }
+        if let Some(o) = &self.output {
+            m.insert("output".into(), o.clone());
+        }
         if let Some(l) = &self.limit {
             m.insert("limit".into(), Value::String(l.clone()));
         }
@@ -147,6 +152,8 @@ pub struct RunOptions {
     pub abort: Option<Abort>,
     /// Budgets enforced while the run goes (the agent runtime's); none for a plain client.
     pub limits: Option<std::sync::Arc<dyn RunLimits>>,
+    /// The answer's schema (an addition): the run ends with a checked answer.
+    pub output: Option<std::sync::Arc<super::output::Output>>,
 }
 
 /// What a budget check allows.

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::fallback::Route;
 use super::run::Client;
 use super::transport::{HttpRequest, Reply};
 use crate::error::Result;
@@ -12,16 +13,32 @@ use crate::json::obj;
 
 impl Client {
     /// Ask `onError` (or the default: retryable ⇒ retry) whether to try again.
-    async fn should_retry(&self, info: Value, retryable: bool) -> Result<bool> {
-        match &self.opts.on_error {
-            None => Ok(retryable),
-            Some(cb) => Ok(cb.call(info).await?.as_str() != Some("fail")),
+    /// With fallback entries configured, `onError` is also told where the call went: the
+    /// model, and which entry (`fallback`, its index; absent for the primary).
+    async fn should_retry(&self, mut info: Value, retryable: bool, route: &Route<'_>) -> Result<bool> {
+        let Some(cb) = &self.opts.on_error else {
+            return Ok(retryable);
+        };
+        if !self.opts.fallback.is_empty() {
+            if let Value::Object(m) = &mut info {
+                m.insert("model".into(), route.model.into());
+                if let Some(i) = route.entry {
+                    m.insert("fallback".into(), i.into());
+                }
+            }
         }
+        Ok(cb.call(info).await?.as_str() != Some("fail"))
     }
 
     /// Retry 429/5xx and network failures with exponential backoff (Retry-After honoured in
     /// its delay-seconds form), as `onError` allows and never past `retries`.
-    pub(super) async fn send_with_retries<R, F, Fut>(&self, req: HttpRequest, send: F, attempts: &mut u32) -> Result<R>
+    pub(super) async fn send_with_retries<R, F, Fut>(
+        &self,
+        req: HttpRequest,
+        send: F,
+        attempts: &mut u32,
+        route: &Route<'_>,
+    ) -> Result<R>
     where
         R: Reply,
         F: Fn(HttpRequest) -> Fut,
@@ -41,7 +58,7 @@ impl Client {
                         ("attempt", attempt.into()),
                         ("retryable", retryable.into()),
                     ]);
-                    if !self.should_retry(info, retryable).await? || attempt >= retries {
+                    if !self.should_retry(info, retryable, route).await? || attempt >= retries {
                         return Ok(res);
                     }
                     let wait = retry_after_ms(res.header("retry-after")).unwrap_or_else(|| backoff_ms(base, attempt));
@@ -50,7 +67,7 @@ impl Client {
                 Err(e) => {
                     let error = e.js_shape();
                     let info = obj([("error", error), ("attempt", attempt.into()), ("retryable", true.into())]);
-                    if !self.should_retry(info, true).await? || attempt >= retries {
+                    if !self.should_retry(info, true, route).await? || attempt >= retries {
                         return Err(e);
                     }
                     crate::host::sleep(Duration::from_secs_f64(backoff_ms(base, attempt) / 1000.0)).await;

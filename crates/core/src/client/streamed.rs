@@ -46,6 +46,18 @@ impl Assembler {
         Assembler { style, text: String::new(), slots: vec![], blocks: vec![], stop_reason: String::new() }
     }
 
+    /// The arguments streamed so far of the tool call named `name`, if the turn has one.
+    pub fn args_of(&self, name: &str) -> Option<&str> {
+        match self.style {
+            Style::OpenAI => self.slots.iter().find(|s| s.2 == name).map(|s| s.3.as_str()),
+            Style::Anthropic => self
+                .blocks
+                .iter()
+                .find(|(_, b)| b.kind == "tool_use" && b.name.as_ref().and_then(Value::as_str) == Some(name))
+                .map(|(_, b)| b.json.as_str()),
+        }
+    }
+
     /// Feed one `data:` payload. Returns a text delta to surface, if any, and whether the
     /// stream said it is over (`[DONE]`).
     pub fn feed(&mut self, payload: &str, usage: &mut Usage) -> (Option<String>, bool) {

@@ -6,7 +6,10 @@ use std::time::{Duration, Instant};
 use futures::future::try_join_all;
 use serde_json::{Map, Value};
 
+use super::answer::{Outcome, Partials};
+use super::fallback::Got;
 use super::metrics::{elapsed_ms, MetricEvent};
+use super::output::OutputRun;
 use super::parked::{Resumed, Start};
 use super::result::{
     HaltSite, LimitCheck, Resolution, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage,
@@ -61,6 +64,12 @@ struct RunState {
     llm_since: Option<Instant>,
     /// The run's budgets, when it has any.
     limits: Option<std::sync::Arc<dyn RunLimits>>,
+    /// The model of the fallback entry that answered the last call, when one did.
+    answered_by: Option<String>,
+    /// The run's structured output, when it has one.
+    output: Option<OutputRun>,
+    /// The checked answer, once there is one.
+    answer: Option<Value>,
 }
 
 impl Client {
@@ -129,6 +138,7 @@ impl Client {
         let key = self.resolve_key()?;
         let abort = ro.abort;
         let limits = ro.limits;
+        let output = ro.output.map(|o| OutputRun::new(o, |name| toolkit.get(name).is_some()));
         let started = Instant::now();
         let style = self.opts.style;
         let system = self.system(toolkit);
@@ -149,8 +159,27 @@ impl Client {
             Style::OpenAI => toolkit.openai_declarations(),
             Style::Anthropic => toolkit.anthropic_declarations(),
         };
-        let mut st =
-            RunState { messages, tools, records: vec![], usage: Usage::default(), turns: 0, llm_since: None, limits };
+        let mut st = RunState {
+            messages,
+            tools,
+            records: vec![],
+            usage: Usage::default(),
+            turns: 0,
+            llm_since: None,
+            limits,
+            answered_by: None,
+            output,
+            answer: None,
+        };
+        // With an output schema a stream also reports the answer's partial object.
+        let partials = match (sink, &st.output) {
+            (Some(inner), Some(_)) => Some(Partials::new(inner)),
+            _ => None,
+        };
+        let sink = match &partials {
+            Some(p) => Some(p as &dyn Callback),
+            None => sink,
+        };
         // The loop's future is the biggest part of a run's; boxed, it is written once into the
         // heap, and the futures above it (bounded, traced, the host's) stay small enough that
         // moving them costs nothing (unboxed, a run copied ~10 KB at each of several levels).
@@ -174,7 +203,7 @@ impl Client {
             Ok(r) => Ok(r),
             Err(e) => {
                 if let Some(t0) = st.llm_since.take() {
-                    self.llm_metric(false, t0, (0, 0), 1).await?;
+                    self.llm_metric(&self.primary(), false, t0, (0, 0), 1).await?;
                 }
                 self.run_metric(&st, started, Some(e.to_string())).await?;
                 Err(e)
@@ -260,43 +289,65 @@ impl Client {
                 messages: &st.messages,
                 tools: &st.tools,
                 stream: sink.is_some(),
+                output: st.output.as_ref(),
             };
             let body = self.body_text(&parts).await?;
             st.llm_since = Some(Instant::now());
             let spent_before = st.usage.total_tokens;
-            let reply = match sink {
-                None => {
-                    let data = match walled(limits, self.llm_json(key, &body)).await {
-                        Some(data) => data,
-                        None => match self.cut_by_wall(st, limits, started).await? {
-                            Some(ended) => return Ok(ended),
-                            None => self.llm_json(key, &body).await,
-                        },
-                    };
-                    st.llm_since = None;
-                    let data = data?;
-                    wire::add_usage(&mut st.usage, data.get("usage"), style);
+            let called = match walled(limits, self.complete(key, &parts, &body, sink, &mut st.usage)).await {
+                Some(got) => got,
+                None => match self.cut_by_wall(st, limits, started).await? {
+                    Some(ended) => return Ok(ended),
+                    None => {
+                        let parts = wire::Parts {
+                            style,
+                            model: &model,
+                            system,
+                            messages: &st.messages,
+                            tools: &st.tools,
+                            stream: sink.is_some(),
+                            output: st.output.as_ref(),
+                        };
+                        self.complete(key, &parts, &body, sink, &mut st.usage).await
+                    }
+                },
+            };
+            st.llm_since = None;
+            let (got, by) = called?;
+            let mut reply = match got {
+                Got::Json(data) => {
+                    wire::add_usage(&mut st.usage, data.get("usage"), by.style);
                     self.after_llm(&data, turn).await?;
-                    let (assistant, calls, text) = wire::read_reply(style, data)?;
+                    let (assistant, calls, text) = wire::read_reply(by.style, data)?;
                     Streamed { assistant, finished: calls.is_empty(), calls, text }
                 }
-                Some(sink) => {
-                    let s = match walled(limits, self.llm_stream(key, &body, sink, &mut st.usage)).await {
-                        Some(s) => s,
-                        None => match self.cut_by_wall(st, limits, started).await? {
-                            Some(ended) => return Ok(ended),
-                            None => self.llm_stream(key, &body, sink, &mut st.usage).await,
-                        },
-                    };
-                    st.llm_since = None;
-                    let s = s?;
+                Got::Stream(s) => {
                     let response = obj([("streamed", true.into()), ("usage", st.usage.to_value())]);
                     self.after_llm(&response, turn).await?;
                     s
                 }
             };
+            // A reply from an endpoint of the other style enters the transcript in this one's.
+            if by.style != style {
+                reply.assistant = super::fallback::assistant_in(style, &reply.text, &reply.calls);
+            }
+            st.answered_by = by.entry.map(|_| by.model);
             if let Some(l) = limits {
                 l.spent_tokens(st.usage.total_tokens - spent_before);
+            }
+            if let Some(out) = st.output.as_mut() {
+                let turns_left = turn + 1 < self.opts.max_turns;
+                reply = match out.read(style, &mut st.messages, reply, turns_left).await? {
+                    Outcome::Pass(reply) => reply,
+                    Outcome::Again => continue,
+                    Outcome::Done { text, value } => {
+                        st.answer = Some(value);
+                        if let Some(sink) = sink {
+                            sink.call(obj([("type", "usage".into()), ("usage", st.usage.to_value())])).await?;
+                        }
+                        return self.end_run(st, text, false, started).await;
+                    }
+                };
             }
             st.messages.push(reply.assistant);
             if reply.finished {
@@ -522,11 +573,12 @@ impl Client {
             tool_calls: std::mem::take(&mut st.records),
             turns: st.turns,
             usage: st.usage,
-            model: self.opts.model.clone(),
+            model: st.answered_by.take().unwrap_or_else(|| self.opts.model.clone()),
             status,
             pending,
             limit,
             halt,
+            output: st.answer.take(),
         })
     }
 
@@ -543,7 +595,7 @@ impl Client {
         started: Instant,
     ) -> Result<Option<RunResult>> {
         if let Some(t0) = st.llm_since.take() {
-            self.llm_metric(false, t0, (0, 0), 1).await?;
+            self.llm_metric(&self.primary(), false, t0, (0, 0), 1).await?;
         }
         let check = match limits {
             Some(l) => l.before_llm().await?,

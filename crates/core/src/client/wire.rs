@@ -2,36 +2,11 @@
 
 use serde_json::{Map, Value};
 
+use super::output::{OutputRun, Via};
 use super::result::{RunResult, ToolCallRecord, Usage};
+pub use super::style::Style;
 use crate::error::{Error, Result};
 use crate::json::{count, js_string, obj};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    OpenAI,
-    Anthropic,
-}
-
-impl Style {
-    /// The `style` option: only the string "anthropic" selects the Anthropic wire.
-    pub fn of_option(style: Option<&str>) -> Style {
-        if style == Some("anthropic") {
-            Style::Anthropic
-        } else {
-            Style::OpenAI
-        }
-    }
-}
-
-impl Style {
-    pub fn parse(s: &str) -> Option<Style> {
-        match s {
-            "openai" => Some(Style::OpenAI),
-            "anthropic" => Some(Style::Anthropic),
-            _ => None,
-        }
-    }
-}
 
 /// What a loop's request body is made of, borrowed from the run: [`Parts::to_map`] builds
 /// the body as a value (for `requestParams` and `bodyTransform` to reshape), [`Parts::to_text`]
@@ -43,22 +18,39 @@ pub struct Parts<'a> {
     pub messages: &'a [Value],
     pub tools: &'a [Value],
     pub stream: bool,
+    /// The run's structured output, when it has one (see `output`).
+    pub output: Option<&'a OutputRun>,
 }
 
 impl Parts<'_> {
     /// The request body before request shaping. Empty tool lists leave their keys out.
     pub fn to_map(&self) -> Map<String, Value> {
-        let mut b = Map::with_capacity(6);
+        let mut b = Map::with_capacity(8);
         // A client made without a model sends none (the reference's `model: undefined`).
         if !self.model.is_empty() {
             b.insert("model".into(), self.model.into());
         }
+        let via = self.via();
+        let final_tool = self.output.filter(|_| via == Some(Via::Tool));
+        let tools = || {
+            let mut all = self.tools.to_vec();
+            all.extend(final_tool.map(|o| o.tool_decl(self.style)));
+            Value::Array(all)
+        };
+        let has_tools = !self.tools.is_empty() || final_tool.is_some();
         match self.style {
             Style::OpenAI => {
-                b.insert("messages".into(), Value::Array(self.messages.to_vec()));
-                if !self.tools.is_empty() {
-                    b.insert("tools".into(), Value::Array(self.tools.to_vec()));
-                    b.insert("tool_choice".into(), "auto".into());
+                b.insert("messages".into(), Value::Array(self.messages_with_instruction()));
+                if has_tools {
+                    b.insert("tools".into(), tools());
+                    let choice = match final_tool {
+                        Some(o) => o.tool_choice(self.style, !self.tools.is_empty()),
+                        None => "auto".into(),
+                    };
+                    b.insert("tool_choice".into(), choice);
+                }
+                if let (Some(o), Some(Via::ResponseFormat)) = (self.output, via) {
+                    b.insert("response_format".into(), o.response_format());
                 }
                 if self.stream {
                     b.insert("stream".into(), true.into());
@@ -67,10 +59,16 @@ impl Parts<'_> {
             }
             Style::Anthropic => {
                 b.insert("max_tokens".into(), 4096.into());
-                b.insert("system".into(), self.system.into());
+                b.insert("system".into(), self.system_with_instruction().into());
                 b.insert("messages".into(), Value::Array(self.messages.to_vec()));
-                if !self.tools.is_empty() {
-                    b.insert("tools".into(), Value::Array(self.tools.to_vec()));
+                if has_tools {
+                    b.insert("tools".into(), tools());
+                }
+                if let Some(o) = final_tool {
+                    b.insert("tool_choice".into(), o.tool_choice(self.style, !self.tools.is_empty()));
+                }
+                if let (Some(o), Some(Via::OutputFormat)) = (self.output, via) {
+                    b.insert("output_format".into(), o.output_format());
                 }
                 if self.stream {
                     b.insert("stream".into(), true.into());
@@ -78,6 +76,48 @@ impl Parts<'_> {
             }
         }
         b
+    }
+
+    /// How this request carries the run's output schema, if it has one.
+    pub(crate) fn via(&self) -> Option<Via> {
+        self.output.map(|o| o.via(self.style))
+    }
+
+    /// The instruction this request adds, when the schema goes as text.
+    fn instruction(&self) -> Option<String> {
+        self.output.filter(|_| self.via() == Some(Via::Prompt)).map(OutputRun::instruction)
+    }
+
+    /// Anthropic's system text, with the instruction after it when there is one.
+    fn system_with_instruction(&self) -> std::borrow::Cow<'_, str> {
+        match self.instruction() {
+            None => self.system.into(),
+            Some(i) if self.system.is_empty() => i.into(),
+            Some(i) => format!("{}\n\n{i}", self.system).into(),
+        }
+    }
+
+    /// OpenAI's messages, the instruction added to the leading system message (or as one).
+    fn messages_with_instruction(&self) -> Vec<Value> {
+        let Some(i) = self.instruction() else { return self.messages.to_vec() };
+        let mut out = Vec::with_capacity(self.messages.len() + 1);
+        match self.messages.first() {
+            Some(m)
+                if m.get("role").and_then(Value::as_str) == Some("system")
+                    && m.get("content").is_some_and(Value::is_string) =>
+            {
+                let text = m.get("content").and_then(Value::as_str).unwrap_or_default();
+                let mut first = m.clone();
+                first["content"] = format!("{text}\n\n{i}").into();
+                out.push(first);
+                out.extend(self.messages[1..].iter().cloned());
+            }
+            _ => {
+                out.push(obj([("role", "system".into()), ("content", i.into())]));
+                out.extend(self.messages.iter().cloned());
+            }
+        }
+        out
     }
 
     /// The JSON text of [`to_map`](Parts::to_map)'s body, byte for byte, without building it.
@@ -90,6 +130,10 @@ impl Parts<'_> {
 impl serde::Serialize for Parts<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
+        if self.output.is_some() {
+            // A run with an output schema: the few extra keys are written from the map.
+            return self.to_map().serialize(s);
+        }
         let mut m = s.serialize_map(None)?;
         if !self.model.is_empty() {
             m.serialize_entry("model", self.model)?;
@@ -372,6 +416,9 @@ impl RunResult {
         if let Some(p) = self.pending {
             m.insert("pending".into(), Value::Object(p));
         }
+        if let Some(o) = self.output {
+            m.insert("output".into(), o);
+        }
         if let Some(l) = self.limit {
             m.insert("limit".into(), Value::String(l));
         }
@@ -462,7 +509,8 @@ mod tests {
                 for system in ["", "be brief"] {
                     for tools in [&[][..], &tools[..]] {
                         for stream in [false, true] {
-                            let parts = Parts { style, model, system, messages: &messages, tools, stream };
+                            let parts =
+                                Parts { style, model, system, messages: &messages, tools, stream, output: None };
                             let built = Value::Object(parts.to_map());
                             let text = parts.to_text().unwrap();
                             assert_eq!(text, built.to_string(), "{style:?} {model:?} {system:?} {stream}");

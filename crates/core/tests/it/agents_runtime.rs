@@ -867,3 +867,21 @@ async fn max_wall_ms_cuts_a_retry_back_off_too() {
     );
     assert_eq!(llm.count(), 1, "no retry was sent after the deadline");
 }
+
+#[tokio::test]
+async fn an_agents_llm_call_falls_back_as_a_clients_does() {
+    use crate::common::{oa_text, MockLlm, Reply};
+    let primary = MockLlm::start(|_, _| crate::common::Action::Reply(Reply::raw(503, "busy"))).await;
+    let backup = MockLlm::script(vec![Reply::json(oa_text("answered by the backup"))]).await;
+    let def = AgentDef { name: "a".into(), does: "answers".into(), ..Default::default() };
+    let mut opts = RuntimeOptions::new(vec![def]);
+    opts.llm.base_url = Some(primary.url());
+    opts.llm.model = Some("m".into());
+    opts.llm.fallback = toolnexus_core::client::Fallback::list_of(&json!([{ "baseUrl": backup.url(), "model": "m2" }]));
+    let rt = AgentRuntime::new(opts);
+    let h = rt.spawn(ROOT, "a", None).expect("spawn");
+    rt.wake(h, Some("go".into())).expect("wake");
+    let r = tokio::time::timeout(Duration::from_secs(5), rt.wait(h, None, None)).await.expect("the run settles");
+    assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, "answered by the backup"));
+    assert_eq!(backup.request(0).body["model"], "m2");
+}

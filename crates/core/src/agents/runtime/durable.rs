@@ -415,6 +415,7 @@ fn read_result(v: &Value) -> std::result::Result<TaskResult, String> {
         pending: v.get("pending").cloned(),
         turns: read_f(v.get("turns"))?,
         total_tokens: read_f(v.get("totalTokens"))?,
+        output: v.get("output").filter(|o| !o.is_null()).cloned(),
     })
 }
 

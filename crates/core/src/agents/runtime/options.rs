@@ -93,6 +93,9 @@ struct LlmJson {
     api_key: Option<String>,
     #[serde(default, deserialize_with = "options::text")]
     model: Option<String>,
+    /// Other endpoints to fall back to (an addition; the reference ignores the key).
+    #[serde(default)]
+    fallback: Value,
 }
 
 /// An object whose members hold host functions, kept with its markers; nothing for any other value.
@@ -163,7 +166,13 @@ impl RuntimeOptions {
             None => Vec::new(),
         };
         let mut opts = RuntimeOptions::new(registry);
-        opts.llm = Llm { base_url: o.llm.base_url, style: Some(style), api_key: o.llm.api_key, model: o.llm.model };
+        opts.llm = Llm {
+            base_url: o.llm.base_url,
+            style: Some(style),
+            api_key: o.llm.api_key,
+            model: o.llm.model,
+            fallback: crate::client::Fallback::list_of(&o.llm.fallback),
+        };
         opts.transport = Some(match o.fetch.named(OWNER, "fetch") {
             Some(f) => Arc::new(HostTransport::new(f)),
             None => host.transport,
@@ -206,7 +215,12 @@ fn def_from(name: String, d: &Value, style: Style) -> Result<AgentDef> {
             max_attempts: c.get("maxAttempts").cloned().unwrap_or(Value::Null),
         })
     });
+    let output = match get("output") {
+        Some(o) => Some(Arc::new(crate::client::output::Output::from_value(&owner, o)?)),
+        None => None,
+    };
     Ok(AgentDef {
+        output,
         // `does` reads as text when present at all (`String(d.does)`), else empty.
         does: d.get("does").map(js_string).unwrap_or_default(),
         soul: text("soul"),
@@ -268,6 +282,15 @@ mod tests {
         );
     }
 
+    #[test]
+    fn llm_fallback_entries_are_read_as_a_clients_are() {
+        let o =
+            read(json!({"llm": {"model": "m", "fallback": [{"model": "m2", "style": "anthropic"}, null]}})).unwrap();
+        assert_eq!(o.llm.fallback.len(), 1);
+        assert_eq!(o.llm.fallback[0].model.as_deref(), Some("m2"));
+        assert_eq!(o.llm.fallback[0].style, Some(Style::Anthropic));
+    }
+
     #[tokio::test]
     async fn a_registry_entry_is_read_as_the_reference_reads_it() {
         let o = read(json!({
@@ -281,6 +304,7 @@ mod tests {
         .unwrap();
         assert_eq!(o.llm.style, Some(Style::Anthropic));
         assert_eq!(o.llm.base_url.as_deref(), Some("5"));
+        assert!(o.llm.fallback.is_empty());
         let a = &o.registry[0];
         assert_eq!(
             (a.name.as_str(), a.does.as_str(), a.soul.as_deref(), a.model.as_deref()),

@@ -265,6 +265,7 @@ impl Tree {
             pending: None,
             turns: n.turns_total,
             total_tokens: n.usage_total,
+            output: None,
         }
     }
 
@@ -279,6 +280,7 @@ impl Tree {
             pending: n.pending_request.clone(),
             turns: n.turns_total,
             total_tokens: n.usage_total,
+            output: None,
         }
     }
 }

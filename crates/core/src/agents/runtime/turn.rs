@@ -355,7 +355,7 @@ impl Inner {
             answer: budget_answer,
             granted: std::sync::atomic::AtomicBool::new(false),
         });
-        let ro = RunOptions { history: None, abort: Some(abort), limits: Some(limits) };
+        let ro = RunOptions { history: None, abort: Some(abort), limits: Some(limits), output: def.output.clone() };
         let mut parked = match how {
             How::Resume { request, site, answer } => Some((request, site, answer)),
             _ => None,
@@ -426,6 +426,7 @@ impl Inner {
         let base = llm.base_url.clone().unwrap_or_else(|| "http://mock.local".into());
         let mut o = ClientOptions::new(base, llm.style.unwrap_or(Style::OpenAI), model);
         o.api_key = Some(llm.api_key.clone().unwrap_or_else(|| "unused-local".into()));
+        o.fallback = llm.fallback.clone();
         o.system_prompt = def.soul.clone().filter(|s| !s.is_empty());
         o.max_turns = turns_left.min(f64::from(u32::MAX)) as u32;
         let base: Arc<dyn Transport> = match &self.transport {
@@ -532,6 +533,7 @@ impl Inner {
                     pending: Some(Value::Object(stamped)),
                     turns,
                     total_tokens: total,
+                    output: None,
                 };
             }
         }
@@ -559,6 +561,7 @@ impl Inner {
                 pending: None,
                 turns,
                 total_tokens: total,
+                output: None,
             };
         }
         self.t(format!("{id}: running\u{2192}idle (done, turns={}, tokens={})", r.turns, r.usage.total_tokens));
@@ -569,6 +572,7 @@ impl Inner {
             pending: None,
             turns,
             total_tokens: total,
+            output: r.output,
         }
     }
 

@@ -70,6 +70,8 @@ pub struct AgentDef {
     /// Set: replaces the runtime's `onMetric` for this agent.
     pub on_metric: Option<SharedCallback>,
     pub completion: Option<Arc<Completion>>,
+    /// The answer's schema (an addition): each of the agent's turns ends with a checked answer.
+    pub output: Option<Arc<crate::client::output::Output>>,
 }
 
 /// The runtime's default LLM endpoint.
@@ -79,6 +81,8 @@ pub struct Llm {
     pub style: Option<Style>,
     pub api_key: Option<String>,
     pub model: Option<String>,
+    /// Where an agent's LLM call goes when this endpoint fails it (see the client's `fallback`).
+    pub fallback: Vec<crate::client::Fallback>,
 }
 
 /// Everything a runtime is built from.
@@ -212,6 +216,8 @@ pub struct TaskResult {
     pub pending: Option<Value>,
     pub turns: f64,
     pub total_tokens: f64,
+    /// The checked answer of an agent with `output` (an addition).
+    pub output: Option<Value>,
 }
 
 impl TaskResult {
@@ -226,6 +232,9 @@ impl TaskResult {
         }
         m.insert("turns".into(), num(self.turns));
         m.insert("totalTokens".into(), num(self.total_tokens));
+        if let Some(o) = &self.output {
+            m.insert("output".into(), o.clone());
+        }
         Value::Object(m)
     }
 }

@@ -168,6 +168,7 @@ impl AgentRuntime {
                     pending: None,
                     turns: 0.0,
                     total_tokens: 0.0,
+                    output: None,
                 }),
                 Some(n) if by.is_some_and(|b| n.parent != Some(b)) => {
                     Some(t.result(h, format!("wait refused: only the spawner may wait on {}", n.id), TaskStatus::Error))
@@ -422,6 +423,7 @@ impl AgentRuntime {
                     pending: None,
                     turns: 0.0,
                     total_tokens: 0.0,
+                    output: None,
                 }
             }
         };
