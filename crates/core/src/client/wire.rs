@@ -97,9 +97,10 @@ impl Parts<'_> {
         }
     }
 
-    /// OpenAI's messages, the instruction added to the leading system message (or as one).
+    /// OpenAI's messages as they go out: each as [`WireMessages`] writes it, the instruction
+    /// added to the leading system message (or as one).
     fn messages_with_instruction(&self) -> Vec<Value> {
-        let Some(i) = self.instruction() else { return self.messages.to_vec() };
+        let Some(i) = self.instruction() else { return self.messages.iter().map(wire_message).collect() };
         let mut out = Vec::with_capacity(self.messages.len() + 1);
         match self.messages.first() {
             Some(m)
@@ -110,11 +111,11 @@ impl Parts<'_> {
                 let mut first = m.clone();
                 first["content"] = format!("{text}\n\n{i}").into();
                 out.push(first);
-                out.extend(self.messages[1..].iter().cloned());
+                out.extend(self.messages[1..].iter().map(wire_message));
             }
             _ => {
                 out.push(obj([("role", "system".into()), ("content", i.into())]));
-                out.extend(self.messages.iter().cloned());
+                out.extend(self.messages.iter().map(wire_message));
             }
         }
         out
@@ -140,7 +141,7 @@ impl serde::Serialize for Parts<'_> {
         }
         match self.style {
             Style::OpenAI => {
-                m.serialize_entry("messages", self.messages)?;
+                m.serialize_entry("messages", &WireMessages(self.messages))?;
                 if !self.tools.is_empty() {
                     m.serialize_entry("tools", self.tools)?;
                     m.serialize_entry("tool_choice", "auto")?;
@@ -163,6 +164,57 @@ impl serde::Serialize for Parts<'_> {
             }
         }
         m.end()
+    }
+}
+
+/// An OpenAI transcript as it goes out: an assistant message that asked for tools with a null
+/// `content` is written with `""`. The transcript keeps the provider's `null` (as the reference
+/// does); on the wire, OpenAI's API takes either, and llama-cpp-python's server refuses `null`
+/// (HTTP 500 on every tool run's second request).
+struct WireMessages<'a>(&'a [Value]);
+
+/// Whether `m` is such a message.
+fn null_with_calls(m: &Value) -> bool {
+    m.get("content").is_some_and(Value::is_null)
+        && m.get("role").and_then(Value::as_str) == Some("assistant")
+        && m.get("tool_calls").and_then(Value::as_array).is_some_and(|c| !c.is_empty())
+}
+
+/// One message as [`WireMessages`] writes it, as a value.
+fn wire_message(m: &Value) -> Value {
+    let mut out = m.clone();
+    if null_with_calls(m) {
+        out["content"] = "".into();
+    }
+    out
+}
+
+impl serde::Serialize for WireMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for m in self.0 {
+            match m {
+                Value::Object(fields) if null_with_calls(m) => {
+                    struct Texted<'b>(&'b Map<String, Value>);
+                    impl serde::Serialize for Texted<'_> {
+                        fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                            let mut map = s.serialize_map(Some(self.0.len()))?;
+                            for (k, v) in self.0 {
+                                match k.as_str() {
+                                    "content" => map.serialize_entry(k, "")?,
+                                    _ => map.serialize_entry(k, v)?,
+                                }
+                            }
+                            map.end()
+                        }
+                    }
+                    seq.serialize_element(&Texted(fields))?;
+                }
+                other => seq.serialize_element(other)?,
+            }
+        }
+        seq.end()
     }
 }
 
@@ -461,6 +513,36 @@ pub(crate) fn text_of(v: Option<&Value>) -> String {
 mod tests {
     use super::{answer_the_unanswered, Parts, Style, NOT_RUN};
     use serde_json::{json, Value};
+
+    #[test]
+    fn an_assistant_turn_of_tool_calls_goes_out_with_empty_text_not_null() {
+        let call = json!({"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}});
+        let messages = vec![
+            json!({"role": "user", "content": "q"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "ok"}),
+            json!({"role": "assistant", "content": null}),
+        ];
+        let parts = Parts {
+            style: Style::OpenAI,
+            model: "m",
+            system: "",
+            messages: &messages,
+            tools: &[],
+            stream: false,
+            output: None,
+        };
+        let text: Value = serde_json::from_str(&parts.to_text().unwrap()).unwrap();
+        assert_eq!(text["messages"][1], json!({"role": "assistant", "content": "", "tool_calls": [call]}));
+        assert_eq!(text["messages"][3]["content"], Value::Null, "only a turn that called tools");
+        assert_eq!(Value::Object(parts.to_map()), text, "the body is the same both ways");
+        assert_eq!(messages[1]["content"], Value::Null, "the transcript keeps the provider's null");
+        let anthropic = Parts { style: Style::Anthropic, ..parts };
+        assert_eq!(
+            serde_json::from_str::<Value>(&anthropic.to_text().unwrap()).unwrap()["messages"][1]["content"],
+            Value::Null
+        );
+    }
 
     #[test]
     fn a_turn_left_with_unanswered_calls_gets_a_result_for_each() {

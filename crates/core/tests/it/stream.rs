@@ -172,13 +172,15 @@ async fn openai_tool_calls_assemble_from_interleaved_deltas() {
     );
     assert_eq!(args_seen.all(), vec![json!({"q": "z"})]);
 
-    // The assembled assistant turn and the tool messages are what the second request carries.
+    // The assembled assistant turn and the tool messages are what the second request carries
+    // (a turn of tool calls goes out with "" for the transcript's null content: see COMPAT).
     let sent = server.request(1).messages();
     assert_eq!(sent.len(), 4);
+    assert_eq!(r.messages[1]["content"], Value::Null);
     assert_eq!(
         sent[1].to_string(),
         concat!(
-            r#"{"role":"assistant","content":null,"tool_calls":["#,
+            r#"{"role":"assistant","content":"","tool_calls":["#,
             r#"{"id":"call_a","type":"function","function":{"name":"lookup","arguments":"{\"q\":\"z\"}"}},"#,
             r#"{"id":"call_b","type":"function","function":{"name":"echo","arguments":"{\"x\":1}"}}]}"#
         )
