@@ -270,7 +270,7 @@ test("ask with on_text (or onText) receives each text delta and still returns th
 // Scale
 // ---------------------------------------------------------------------------------------------
 
-test("1,000 sequential asks on one id: the stored transcript grows by exactly 2 per call", { timeout: 30_000 }, async (t) => {
+test("1,000 sequential asks on one id: the stored transcript grows by exactly 2 per call", { timeout: 120_000 }, async (t) => {
   // A minimal endpoint: it does not parse or keep the (growing) bodies.
   const reply = JSON.stringify({ choices: [{ message: { role: "assistant", content: "ok" } }] })
   let hits = 0
