@@ -72,7 +72,8 @@ function code(text) {
 
 /** Expand `a::{b, c::{d, e}}` into ["a::b", "a::c::d", "a::c::e"]. */
 function expand(tree) {
-  tree = tree.replace(/\s+/g, "")
+  // `x as y` names x: drop the alias while the words are still apart (`lease as le`, not `leaseasle`).
+  tree = tree.replace(/\s+as\s+\w+/g, "").replace(/\s+/g, "")
   const open = tree.indexOf("{")
   if (open < 0) return [tree]
   const prefix = tree.slice(0, open)
@@ -119,7 +120,7 @@ for (const root of roots) {
         }
       } else continue
       if (segs[0] === "crate") segs.shift()
-      const target = fileOf(root, [...base, ...segs.map((x) => x.split("as")[0])].filter((x) => x !== "self"))
+      const target = fileOf(root, [...base, ...segs].filter((x) => x !== "self"))
       if (target && target !== file) edges.get(file)?.add(target)
     }
   }

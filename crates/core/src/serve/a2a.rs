@@ -12,6 +12,7 @@ use crate::json::{truthy, DeepStack};
 use crate::serve::dialect::Op;
 use crate::serve::options::A2AConfig;
 use crate::serve::store::SharedTaskStore;
+use crate::serve::task::text_message;
 use crate::skills::SkillInfo;
 
 pub const PROTOCOL_VERSION: &str = "0.3.0";
@@ -144,23 +145,6 @@ pub fn message_text(params: Option<&Value>) -> String {
         })
         .filter_map(|p| p.get("text").and_then(Value::as_str))
         .collect()
-}
-
-fn text_message(role: &str, text: Option<Value>) -> Value {
-    let mut part = Map::new();
-    part.insert("kind".into(), "text".into());
-    if let Some(t) = text {
-        part.insert("text".into(), t);
-    }
-    let mut m = Map::new();
-    m.insert("role".into(), role.into());
-    m.insert("parts".into(), Value::Array(vec![Value::Object(part)]));
-    Value::Object(m)
-}
-
-/// An agent's message of one text part.
-pub(crate) fn agent_text(text: &str) -> Value {
-    text_message("agent", Some(Value::String(text.to_string())))
 }
 
 /// A Task: `{ id, contextId?, status: { state, message? }, artifacts? }`.

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::store::task_id;
+use super::task::{agent_text, task_id};
 use crate::error::{Error, Result};
 use crate::store::Records;
 
@@ -90,7 +90,7 @@ impl Leased {
         }
         if let Some(Value::Object(status)) = task.get_mut("status") {
             status.insert("state".into(), "failed".into());
-            status.insert("message".into(), super::a2a::agent_text(EXPIRED));
+            status.insert("message".into(), agent_text(EXPIRED));
         }
         let _guard = self.writing.lock().await;
         match self.records.save(id, &task).await {

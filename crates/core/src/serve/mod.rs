@@ -22,6 +22,7 @@ pub mod mcp_wire;
 pub mod options;
 pub mod start;
 pub mod store;
+pub mod task;
 
 pub use mcp::{exposed_tools, McpProfile, McpServeConfig};
 pub use mcp_session::McpSession;

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::json::js_string;
 use crate::lru::Lru;
+use crate::serve::task::task_id;
 use crate::syserr::SystemError;
 
 /// Persistence for served Tasks: `get` by id (`None` when unknown) and `save` (by the Task's
@@ -33,15 +33,6 @@ pub trait TaskStore: Send + Sync {
 }
 
 pub type SharedTaskStore = Arc<dyn TaskStore>;
-
-/// The id a Task is saved under: its `id` as JavaScript's `String(id)` (a missing id is
-/// `"undefined"`, as a `Map` key or a template string would make it).
-pub fn task_id(task: &Value) -> String {
-    match task.get("id") {
-        Some(id) => js_string(id),
-        None => "undefined".into(),
-    }
-}
 
 /// How many Tasks an in-memory store keeps by default; beyond it, the least recently used
 /// finished one is let go (a Task still running never is).

@@ -1,0 +1,32 @@
+//! What every part of serving says about a Task: its id as the stores key it, and the one-text
+//! messages written into its status. A leaf: the A2A handler, the stores and the lease all use it.
+
+use serde_json::{Map, Value};
+
+use crate::json::js_string;
+
+/// The id a Task is saved under: its `id` as JavaScript's `String(id)` (a missing id is
+/// `"undefined"`, as a `Map` key or a template string would make it).
+pub fn task_id(task: &Value) -> String {
+    match task.get("id") {
+        Some(id) => js_string(id),
+        None => "undefined".into(),
+    }
+}
+
+pub(crate) fn text_message(role: &str, text: Option<Value>) -> Value {
+    let mut part = Map::new();
+    part.insert("kind".into(), "text".into());
+    if let Some(t) = text {
+        part.insert("text".into(), t);
+    }
+    let mut m = Map::new();
+    m.insert("role".into(), role.into());
+    m.insert("parts".into(), Value::Array(vec![Value::Object(part)]));
+    Value::Object(m)
+}
+
+/// An agent's message of one text part.
+pub(crate) fn agent_text(text: &str) -> Value {
+    text_message("agent", Some(Value::String(text.to_string())))
+}
