@@ -157,3 +157,33 @@ test("in-memory stores keep maxEntries entries, the least recently used going fi
     assert.throws(() => new InMemoryConversationStore({ maxEntries: bad }), { name: "TypeError", message: /^InMemoryConversationStore: maxEntries/ })
   }
 })
+
+test("the store classes and `store` strings learn a URL's engine from one rule, its scheme in any case", async (t) => {
+  const { SqliteStore, PostgresStore, RedisStore } = await import("../index.js")
+  const dir = tmp()
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, "upper.db")
+  const upper = `SQLite:${file}`
+  // A scheme in capitals names the same engine: the class keeps the URL and opens the file it names.
+  const store = new SqliteStore(upper)
+  await store.save("c1", [{ role: "user", content: "hi" }])
+  assert.ok(fs.existsSync(file), "the file the URL names, not one called SQLite:…")
+  assert.deepEqual(await new SqliteStore(file).get("c1"), [{ role: "user", content: "hi" }])
+  // So does createClient's `store` string, and serve's (a Task saved there, read through the class).
+  const llm = await startLLM(() => oaText("noted"))
+  t.after(() => llm.close())
+  const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", store: upper })
+  await client.ask("remember", { toolkit: await createToolkit({}), id: "c2" })
+  assert.deepEqual((await store.get("c2")).map((m) => m.content), ["remember", "noted"])
+  await resolveStore(upper).save({ id: "t1", status: { state: "working" } })
+  assert.equal((await store.get("t1")).status.state, "working")
+  // A URL of another engine is refused by name, with the schemes the class takes, its password hidden.
+  assert.throws(() => new PostgresStore("redis://:pw@h:1"), {
+    name: "TypeError",
+    message: 'PostgresStore: expected a URL starting with postgres:// or postgresql://, got "redis://:***@h:1"',
+  })
+  assert.throws(() => new RedisStore(42), { name: "TypeError", message: "RedisStore: expected a URL starting with redis:// or rediss://, got number" })
+  assert.throws(() => new SqliteStore(undefined), { name: "TypeError", message: "SqliteStore: expected a URL starting with sqlite:, got undefined" })
+  new PostgresStore("POSTGRES://u:pw@127.0.0.1:1/db")
+  new RedisStore("Redis://127.0.0.1:1")
+})

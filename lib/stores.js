@@ -27,11 +27,11 @@ class EngineStore {
   /**
    * @param {string} url
    * @param {string} owner the class, for errors
-   * @param {string[]} schemes the URL forms it takes
+   * @param {"sqlite" | "postgres" | "redis"} engine the engine its URLs name
    */
-  constructor(url, owner, schemes) {
-    if (typeof url !== "string" || !schemes.some((s) => url.toLowerCase().startsWith(s))) {
-      throw new TypeError(`${owner}: expected a URL starting with ${schemes.join(" or ")}, got ${typeof url === "string" ? JSON.stringify(native.redactStoreUrl(url)) : typeof url}`)
+  constructor(url, owner, engine) {
+    if (typeof url !== "string" || native.storeEngine(url) !== engine) {
+      throw new TypeError(native.storeRefusal(engine, owner, typeof url === "string" ? JSON.stringify(native.redactStoreUrl(url)) : typeof url))
     }
     engines.set(this, { url, conversations: new native.NativeUrlConversations(url) })
     taskStores.set(this, native.NativeTaskStore.url(url))
@@ -75,7 +75,7 @@ class EngineStore {
 class SqliteStore extends EngineStore {
   /** @param {string} path a file path, or `sqlite:<path>` */
   constructor(path) {
-    super(typeof path === "string" && !path.startsWith("sqlite:") ? `sqlite:${path}` : path, "SqliteStore", ["sqlite:"])
+    super(typeof path === "string" && native.storeEngine(path) !== "sqlite" ? `sqlite:${path}` : path, "SqliteStore", "sqlite")
   }
 }
 
@@ -83,7 +83,7 @@ class SqliteStore extends EngineStore {
 class PostgresStore extends EngineStore {
   /** @param {string} url */
   constructor(url) {
-    super(url, "PostgresStore", ["postgres://", "postgresql://"])
+    super(url, "PostgresStore", "postgres")
   }
 }
 
@@ -91,7 +91,7 @@ class PostgresStore extends EngineStore {
 class RedisStore extends EngineStore {
   /** @param {string} url */
   constructor(url) {
-    super(url, "RedisStore", ["redis://", "rediss://"])
+    super(url, "RedisStore", "redis")
   }
 }
 
@@ -104,11 +104,16 @@ for (const c of [SqliteStore, PostgresStore, RedisStore]) shipped.add(c.prototyp
  */
 function storeOfUrl(store) {
   if (typeof store !== "string") return store
-  const lower = store.toLowerCase()
-  if (lower.startsWith("sqlite:")) return new SqliteStore(store)
-  if (lower.startsWith("postgres://") || lower.startsWith("postgresql://")) return new PostgresStore(store)
-  if (lower.startsWith("redis://") || lower.startsWith("rediss://")) return new RedisStore(store)
-  return store
+  switch (native.storeEngine(store)) {
+    case "sqlite":
+      return new SqliteStore(store)
+    case "postgres":
+      return new PostgresStore(store)
+    case "redis":
+      return new RedisStore(store)
+    default:
+      return store
+  }
 }
 
 module.exports = { engineUrl, storeOfUrl, SqliteStore, PostgresStore, RedisStore }

@@ -249,6 +249,22 @@ pub fn start_server_js(
     })
 }
 
+/// The engine a store URL names (`sqlite`, `postgres`, `redis`; the scheme in any case), undefined
+/// for any other text: the one place the store classes and `store` options learn it.
+#[napi(js_name = "storeEngine")]
+pub fn store_engine(text: String) -> Option<&'static str> {
+    toolnexus_core::store::Backend::of(&text).map(|b| b.name())
+}
+
+/// What a store class says of a value that is not one of its engine's URLs.
+#[napi(js_name = "storeRefusal")]
+pub fn store_refusal(engine: String, owner: String, what: String) -> String {
+    match toolnexus_core::store::Backend::named(&engine) {
+        Some(b) => b.refusal(&owner, &what),
+        None => format!("{owner}: unknown store engine {engine:?}"),
+    }
+}
+
 /// A store URL with its password hidden (what the store classes show of their URL).
 #[napi(js_name = "redactStoreUrl")]
 pub fn redact_store_url(url: String) -> String {

@@ -18,7 +18,7 @@ pub mod url;
 pub use engine::{Engine, Expect, Kind};
 pub use open::LazyEngine;
 pub use records::Records;
-pub use url::{redacted, StoreUrl};
+pub use url::{redacted, Backend, StoreUrl};
 
 /// Records of `kind` on the engine `url` names (reached on first use).
 pub fn records(url: &str, kind: Kind) -> Records {

@@ -14,28 +14,76 @@ pub enum StoreUrl {
     Redis(String),
 }
 
+/// The engine behind a store URL, as its scheme names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+    Redis,
+}
+
+impl Backend {
+    /// Every engine, in the order their schemes are tried.
+    pub const ALL: [Backend; 3] = [Backend::Sqlite, Backend::Postgres, Backend::Redis];
+
+    /// The engine's name: `sqlite`, `postgres`, `redis`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+            Backend::Redis => "redis",
+        }
+    }
+
+    /// The engine of that name.
+    pub fn named(name: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The URL beginnings that name this engine (matched in any case).
+    pub fn schemes(self) -> &'static [&'static str] {
+        match self {
+            Backend::Sqlite => &["sqlite:"],
+            Backend::Postgres => &["postgres://", "postgresql://"],
+            Backend::Redis => &["redis://", "rediss://"],
+        }
+    }
+
+    /// The engine whose scheme begins `text`, in any case (`SQLite:`, `POSTGRES://`).
+    pub fn of(text: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|e| e.schemes().iter().any(|s| starts_with_ignoring_case(text, s)))
+    }
+
+    /// What a store class says of a value that is not one of its URLs: `what` is the value as
+    /// the caller shows it (a redacted URL in quotes, or its type).
+    pub fn refusal(self, owner: &str, what: &str) -> String {
+        format!("{owner}: expected a URL starting with {}, got {what}", self.schemes().join(" or "))
+    }
+}
+
+fn starts_with_ignoring_case(text: &str, prefix: &str) -> bool {
+    text.len() >= prefix.len() && text.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
 impl StoreUrl {
-    /// The engine `text` names, or `None` when it is not a store URL (so the caller's own
-    /// rules for other strings apply).
+    /// The engine `text` names (its scheme in any case), or `None` when it is not a store URL
+    /// (so the caller's own rules for other strings apply).
     pub fn parse(text: &str) -> Option<StoreUrl> {
-        if let Some(path) = text.strip_prefix("sqlite:") {
-            // `sqlite://path` and `sqlite:path` both name a file; `sqlite:///abs` an absolute one.
-            let path = path.strip_prefix("//").unwrap_or(path);
-            return Some(StoreUrl::Sqlite(PathBuf::from(path)));
+        match Backend::of(text)? {
+            Backend::Sqlite => {
+                // `sqlite://path` and `sqlite:path` both name a file; `sqlite:///abs` an absolute one.
+                let path = &text["sqlite:".len()..];
+                let path = path.strip_prefix("//").unwrap_or(path);
+                Some(StoreUrl::Sqlite(PathBuf::from(path)))
+            }
+            Backend::Postgres => Some(StoreUrl::Postgres(text.to_string())),
+            Backend::Redis => Some(StoreUrl::Redis(text.to_string())),
         }
-        let lower = text.get(..13).unwrap_or(text).to_ascii_lowercase();
-        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
-            return Some(StoreUrl::Postgres(text.to_string()));
-        }
-        if lower.starts_with("redis://") || lower.starts_with("rediss://") {
-            return Some(StoreUrl::Redis(text.to_string()));
-        }
-        None
     }
 
     /// Whether `text` is a store URL this module opens.
     pub fn is_store_url(text: &str) -> bool {
-        StoreUrl::parse(text).is_some()
+        Backend::of(text).is_some()
     }
 }
 
@@ -123,9 +171,27 @@ mod tests {
         assert!(matches!(StoreUrl::parse("postgres://h/db"), Some(StoreUrl::Postgres(_))));
         assert!(matches!(StoreUrl::parse("PostgreSQL://h/db"), Some(StoreUrl::Postgres(_))));
         assert!(matches!(StoreUrl::parse("rediss://h:6380"), Some(StoreUrl::Redis(_))));
-        for other in ["memory", "file:/x", "mysql://h", "", "redis:"] {
+        assert_eq!(StoreUrl::parse("SQLite:/tmp/a.db"), Some(StoreUrl::Sqlite("/tmp/a.db".into())));
+        assert!(matches!(StoreUrl::parse("REDIS://h"), Some(StoreUrl::Redis(_))));
+        for other in ["memory", "file:/x", "mysql://h", "", "redis:", "sqlite", "é:", "postgres:/h"] {
             assert_eq!(StoreUrl::parse(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn engines_name_their_schemes_once() {
+        assert_eq!(Backend::of("Postgresql://h"), Some(Backend::Postgres));
+        assert_eq!(Backend::of("sqlite:x.db"), Some(Backend::Sqlite));
+        assert_eq!(Backend::of("rediss://h"), Some(Backend::Redis));
+        assert_eq!(Backend::of("redi"), None);
+        for e in Backend::ALL {
+            assert_eq!(Backend::named(e.name()), Some(e));
+        }
+        assert_eq!(Backend::named("mysql"), None);
+        assert_eq!(
+            Backend::Postgres.refusal("PostgresStore", "\"mysql://h\""),
+            "PostgresStore: expected a URL starting with postgres:// or postgresql://, got \"mysql://h\""
+        );
     }
 
     #[test]
