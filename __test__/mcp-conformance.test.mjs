@@ -46,6 +46,30 @@ async function serving(tools, t) {
   return srv
 }
 
+/**
+ * Run one of the Python SDK programs in __test__/peers/mcp: the JSON lines it printed, and what
+ * to say when it printed none (its exit code and the end of its stderr).
+ */
+function python(program, args, timeoutMs) {
+  return new Promise((resolve) => {
+    const child = spawn("python3", [path.join(PROGRAMS, program), ...args], {
+      cwd: REPO,
+      env: { ...cleanEnv(), PYTHONPATH: PY_MCP },
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.stderr.on("data", (d) => (err += d))
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      const lines = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
+      resolve({ lines, failure: `no answer (exit ${code}): ${err.slice(-1500)}` })
+    })
+  })
+}
+
 const rpc = (id, method, params) => ({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) })
 
 test("a body that is not JSON is a Parse error: HTTP 400, -32700, id null; not JSON-RPC is one too", async (t) => {
@@ -135,24 +159,10 @@ test("a 10 MB tool result is one plain JSON response, read whole by the official
 
 test("a 10 MB tool result reaches the official Python client (it caps one SSE event at 1 MiB)", { skip: pySkip, timeout: 120_000 }, async (t) => {
   const srv = await serving([big, echo], t)
-  const run = (tool) =>
-    new Promise((resolve) => {
-      const child = spawn("python3", [path.join(PROGRAMS, "py-client.py"), srv.url + "/mcp", tool], {
-        cwd: REPO,
-        env: { ...cleanEnv(), PYTHONPATH: PY_MCP },
-        stdio: ["ignore", "pipe", "pipe"],
-      })
-      let out = ""
-      let err = ""
-      child.stdout.on("data", (d) => (out += d))
-      child.stderr.on("data", (d) => (err += d))
-      const timer = setTimeout(() => child.kill("SIGKILL"), 90_000)
-      child.on("close", (code) => {
-        clearTimeout(timer)
-        const line = out.split("\n").find((l) => l.startsWith("{"))
-        resolve(line ? JSON.parse(line) : { ok: false, error: `no answer (exit ${code}): ${err.slice(-1000)}` })
-      })
-    })
+  const run = async (tool) => {
+    const { lines, failure } = await python("py-client.py", [srv.url + "/mcp", tool], 90_000)
+    return lines[0] ?? { ok: false, error: failure }
+  }
   const small = await run("echo")
   assert.equal(small.ok, true, small.error)
   const got = await run("big")
@@ -262,4 +272,40 @@ test("our MCP client: progress notifications keep a call alive past its timeout;
   assert.ok(Date.now() - t0 >= 4_500, "the call ran its 5 s")
   assert.equal(silent.isError, true, "a call that reports nothing is cut off at 2 s")
   assert.match(silent.output, /Request timed out/)
+})
+
+test("every protocol version the server negotiates answers ping and the rest: raw, and the official TypeScript client", async (t) => {
+  const srv = await serving([echo], t)
+  for (const version of ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]) {
+    const r = await post(srv.url, rpc("p", "ping"), { "mcp-protocol-version": version })
+    assert.equal(r.status, 200, `${version}: ${r.text}`)
+    assert.deepEqual(r.json, { jsonrpc: "2.0", id: "p", result: {} }, version)
+  }
+  for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
+    const seen = []
+    const client = new McpClient({ name: "conformance", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(new URL(srv.url + "/mcp"), { fetch: speaking(version, seen) }))
+    assert.deepEqual(await client.ping(), {}, version)
+    assert.deepEqual((await client.listTools()).tools.map((x) => x.name), ["echo"])
+    assert.equal((await client.callTool({ name: "echo", arguments: { text: "hi" } })).content[0].text, "echo: hi")
+    await client.close()
+    assert.ok(seen.some(([m, v]) => m === "ping" && v === version), `${version}: ${JSON.stringify(seen)}`)
+  }
+})
+
+test("the official Python client, by handshake (initialize) and by server/discover (2026-07-28): list, call and ping", { skip: pySkip, timeout: 120_000 }, async (t) => {
+  const srv = await serving([echo], t)
+  const { lines: got, failure } = await python("py-versions.py", [srv.url + "/mcp", "echo"], 100_000)
+  const lines = got.length === 2 ? got : [{ error: failure }]
+  const byWay = Object.fromEntries(lines.map((l) => [l.way, l]))
+  for (const [way, version] of [["initialize", "2025-11-25"], ["discover", "2026-07-28"]]) {
+    const l = byWay[way]
+    assert.ok(l, JSON.stringify(lines))
+    assert.equal(l.error, undefined, `${way}: ${l.error}`)
+    assert.equal(l.version, version, way)
+    assert.deepEqual(l.tools, ["echo"], way)
+    assert.equal(l.call, "echo: hi", way)
+    assert.equal(l.isError, false, way)
+    assert.equal(l.ping, "ok", way)
+  }
 })

@@ -98,6 +98,15 @@ impl McpSession {
                 drop(hold);
             }
         }
+        if let Some(answer) = crate::serve::mcp_wire::pong(&message) {
+            let outbound = self.outbound.clone();
+            let hold = crate::host::hold();
+            self.runtime.spawn(async move {
+                let _ = outbound.call(answer).await;
+                drop(hold);
+            });
+            return;
+        }
         let parsed = serde_json::from_value::<ClientJsonRpcMessage>(message);
         match parsed {
             Ok(m) => {

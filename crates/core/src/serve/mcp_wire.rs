@@ -200,6 +200,19 @@ fn cancelled_id(v: &Value) -> Option<&Value> {
     v.get("params")?.get("requestId").filter(|id| id.is_string() || id.is_number())
 }
 
+/// The answer to a `ping` request, `{}` at every protocol version. rmcp refuses ping from
+/// 2026-07-28 on (that revision dropped it), but clients of that revision still send it to check a
+/// server is alive (the official Python SDK's `send_ping`), and a method the server answered a
+/// moment ago must not turn into `-32601` because the client's version moved; answering costs
+/// nothing. `None` for any other message.
+pub fn pong(msg: &Value) -> Option<Value> {
+    if msg.get("method").and_then(Value::as_str) != Some("ping") {
+        return None;
+    }
+    let id = msg.get("id").filter(|id| id.is_string() || id.is_number())?;
+    Some(json!({ "jsonrpc": "2.0", "id": id, "result": {} }))
+}
+
 /// Whether `v` is a request (it has a method and an id): it gets an answer.
 fn is_request(v: &Value) -> bool {
     v.get("method").is_some() && v.get("id").is_some()
@@ -281,6 +294,13 @@ where
     F: Fn(http::Request<Full<Bytes>>) -> Fut,
     Fut: Future<Output = http::Response<Body>>,
 {
+    if let Some(answer) = pong(msg) {
+        return http::Response::builder()
+            .status(200)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(answer.to_string())).boxed())
+            .unwrap_or_else(|_| plain(500));
+    }
     let cancels = cancelled_id(msg).map(|id| CallKey::new(&parts, id));
     let res = forward(http::Request::from_parts(parts, Full::new(body))).await;
     if let Some(key) = cancels {
@@ -479,7 +499,7 @@ mod tests {
         let (status, body) = reply(post(post_req(r#"{"foo":1}"#, None), &flight, echo_forward).await).await;
         assert_eq!((status, body["error"]["code"].clone()), (400, json!(-32700)));
 
-        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"ping"}]"#;
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"resources/list"}]"#;
         for version in [None, Some("2025-03-26")] {
             let (status, body) = reply(post(post_req(batch, version), &flight, echo_forward).await).await;
             assert_eq!(status, 200, "{version:?}");
@@ -487,7 +507,7 @@ mod tests {
                 body,
                 json!([
                     {"jsonrpc": "2.0", "id": 1, "result": {"echo": "tools/list"}},
-                    {"jsonrpc": "2.0", "id": "b", "result": {"echo": "ping"}},
+                    {"jsonrpc": "2.0", "id": "b", "result": {"echo": "resources/list"}},
                 ])
             );
         }
@@ -514,7 +534,7 @@ mod tests {
         let flight = InFlight::default();
         let refuse =
             |_req: http::Request<Full<Bytes>>| async { rpc_error(400, ErrorCode(-32000), "Bad Request: nope", None) };
-        let batch = r#"[{"jsonrpc":"2.0","id":4,"method":"ping"}]"#;
+        let batch = r#"[{"jsonrpc":"2.0","id":4,"method":"tools/list"}]"#;
         let (status, body) = reply(post(post_req(batch, None), &flight, refuse).await).await;
         assert_eq!(status, 200);
         assert_eq!(
@@ -529,6 +549,25 @@ mod tests {
         let (_, body) = reply(post(post_req(batch, None), &flight, text).await).await;
         assert_eq!(body[0]["error"], json!({"code": -32603, "message": "Not Acceptable"}));
         assert_eq!(body[0]["id"], json!(4));
+    }
+
+    #[tokio::test]
+    async fn ping_is_answered_at_every_version_alone_and_in_a_batch() {
+        let flight = InFlight::default();
+        let never =
+            |_req: http::Request<Full<Bytes>>| async { rpc_error(500, ErrorCode(-32603), "not forwarded", None) };
+        for version in [None, Some("2025-03-26"), Some("2025-06-18"), Some("2025-11-25"), Some("2026-07-28")] {
+            let (status, body) =
+                reply(post(post_req(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#, version), &flight, never).await)
+                    .await;
+            assert_eq!((status, body), (200, json!({"jsonrpc": "2.0", "id": "p", "result": {}})), "{version:?}");
+        }
+        let batch = r#"[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":8,"method":"tools/list"}]"#;
+        let (_, body) = reply(post(post_req(batch, None), &flight, echo_forward).await).await;
+        assert_eq!(body[0], json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+        assert_eq!(body[1]["result"], json!({"echo": "tools/list"}));
+        assert_eq!(pong(&json!({"jsonrpc": "2.0", "method": "ping"})), None, "a notification gets no answer");
+        assert_eq!(pong(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})), None);
     }
 
     #[tokio::test]
