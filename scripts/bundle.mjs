@@ -19,5 +19,8 @@ await build({
   target: "node20",
   external: ["../loader.js", "@opentelemetry/api"],
   legalComments: "none",
+  // Classes and functions keep the names they have in lib/ (`new FileTaskStore(dir).constructor.name`
+  // is "FileTaskStore", not the "FileTaskStore2" esbuild gives a name two modules share).
+  keepNames: true,
   logLevel: "warning",
 })
