@@ -9,6 +9,7 @@
 mod bash;
 mod files;
 mod js;
+mod jsregex;
 mod patch;
 mod search;
 mod session;
