@@ -9,6 +9,7 @@
 //! host's process) stand beside the loop and use the same lower parts.
 
 mod answer;
+mod calls;
 mod entry;
 mod fallback;
 pub mod hooks;
