@@ -187,3 +187,65 @@ test("the store classes and `store` strings learn a URL's engine from one rule, 
   new PostgresStore("POSTGRES://u:pw@127.0.0.1:1/db")
   new RedisStore("Redis://127.0.0.1:1")
 })
+
+test("one rule says which stores are ours: an instance of a class we ship crosses natively, a subclass's own methods are called as JavaScript", async (t) => {
+  const { InMemoryConversationStore, InMemoryTaskStore, SqliteStore, startA2AServer } = await import("../index.js")
+  const dir = tmp()
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const llm = await startLLM(() => oaText("ok"))
+  t.after(() => llm.close())
+  const saved = []
+  class Logged extends InMemoryConversationStore {
+    async save(id, messages) {
+      saved.push(["memory", id, messages.length])
+      return super.save(id, messages)
+    }
+  }
+  class LoggedSqlite extends SqliteStore {
+    async save(id, messages) {
+      saved.push(["sqlite", id, messages.length])
+      return super.save(id, messages)
+    }
+  }
+  const kit = await createToolkit({})
+  for (const store of [new Logged(), new LoggedSqlite(path.join(dir, "s.db"))]) {
+    const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", store })
+    await client.ask("hi", { toolkit: kit, id: "c" })
+    assert.deepEqual((await store.get("c")).map((m) => m.content), ["hi", "ok"])
+  }
+  assert.deepEqual(saved, [["memory", "c", 2], ["sqlite", "c", 2]])
+  // The classes themselves cross natively: their (prototype's) save is not called from JS.
+  const plain = new InMemoryConversationStore()
+  const spied = []
+  const original = InMemoryConversationStore.prototype.save
+  InMemoryConversationStore.prototype.save = function (...args) {
+    spied.push(args[0])
+    return original.apply(this, args)
+  }
+  try {
+    await createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k", store: plain }).ask("hi", { toolkit: kit, id: "n" })
+  } finally {
+    InMemoryConversationStore.prototype.save = original
+  }
+  assert.deepEqual(spied, [])
+  assert.equal((await plain.get("n")).length, 2)
+  // Serving asks the same rule: a Task store subclass's save sees every Task saved.
+  const tasks = []
+  class LoggedTasks extends InMemoryTaskStore {
+    async save(task) {
+      tasks.push(task.status.state)
+      return super.save(task)
+    }
+  }
+  const srv = await startA2AServer({ addr: "127.0.0.1:0", skills: [], a2a: { name: "n", store: new LoggedTasks() }, runTask: async () => ({ text: "done", status: "done" }) })
+  t.after(() => srv.stop())
+  const res = await fetch(srv.url + "/", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { role: "user", parts: [{ kind: "text", text: "go" }] } } }),
+  })
+  assert.equal(res.status, 200)
+  for (let i = 0; i < 300 && !tasks.includes("completed"); i++) await new Promise((r) => setTimeout(r, 10))
+  assert.deepEqual(tasks, ["submitted", "working", "completed"].filter((s) => tasks.includes(s)))
+  assert.ok(tasks.includes("completed"), JSON.stringify(tasks))
+})

@@ -3,7 +3,7 @@
 // conversations and conversation stores, the in-process client.
 
 const { native } = require("./native.js")
-const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortWiring, underSignal, loggerOption } = require("./crossing.js")
+const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortWiring, underSignal, loggerOption, shipped, isOwnStore } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
@@ -113,10 +113,12 @@ const fetchOption = (f) => (typeof f === "function" ? raw(lift(fetchBridge(/** @
  *   else `{ get, save }` bridged
  */
 function storeOption(store) {
-  if (store === null || typeof store !== "object" || natives.has(store)) return store
-  // One of the engine stores crosses as its URL: the core opens the engine itself.
-  const url = engineUrl(store)
-  if (url !== undefined) return url
+  if (store === null || typeof store !== "object") return store
+  if (isOwnStore(store)) {
+    // One of the engine stores crosses as its URL (the core opens the engine itself), the
+    // in-memory one as its addon object.
+    return engineUrl(store) ?? store
+  }
   // Taken as a ConversationStore: a missing method fails when the core calls it.
   return {
     get: raw(bridge((id) => /** @type {ConversationStore} */ (store).get(id))),
@@ -155,6 +157,7 @@ class InMemoryConversationStore {
     /** @type {import("../binding").NativeMemoryStore} */ (memoryStores.get(this)).save(String(id), encode(messages))
   }
 }
+shipped.add(InMemoryConversationStore.prototype)
 
 
 /**

@@ -289,6 +289,23 @@ const raw = (fn) => {
 const natives = new WeakMap()
 
 /**
+ * The prototypes of the store classes we ship (conversation and Task stores alike).
+ * @type {Set<object>}
+ */
+const shipped = new Set()
+
+/**
+ * Whether `value` is one of our own stores, the one rule every option that takes a store asks:
+ * an instance of one of the classes we ship, not of a subclass (a subclass keeps its own
+ * methods, called as JavaScript, as the reference calls them) nor a lookalike.
+ * @param {unknown} value
+ * @returns {value is object}
+ */
+function isOwnStore(value) {
+  return value !== null && typeof value === "object" && shipped.has(Object.getPrototypeOf(value))
+}
+
+/**
  * `[json, fns, objects]` for `value`: a function is bridged with `this` bound to the object
  * holding it (or to the object `origins` says that holder stands for: an adapted copy stands
  * for the caller's own object).
@@ -464,4 +481,4 @@ async function withSignal(signal, call) {
  */
 const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
-module.exports = { encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, callable, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }
+module.exports = { shipped, isOwnStore, encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, callable, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }

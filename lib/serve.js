@@ -3,7 +3,7 @@
 // profiles.
 
 const { native } = require("./native.js")
-const { encode, bridge, loggerOption } = require("./crossing.js")
+const { encode, bridge, loggerOption, shipped, isOwnStore } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
 const { warnUnlisted } = require("./mcpserve.js")
@@ -89,13 +89,6 @@ const { telemetryOption, serverRecorder, withCarrier } = require("./telemetry.js
  * @property {() => Promise<void>} stop
  * @property {() => Promise<void>} close the same as `stop`
  */
-
-/**
- * The prototypes of the store classes we ship: an object with exactly one of them runs natively
- * (a subclass keeps its own methods, called as JavaScript).
- * @type {Set<object>}
- */
-const shipped = new Set()
 
 /** @type {WeakMap<object, import("../binding").NativeTaskStore>} */
 const taskStores = new WeakMap() // each store class of ours -> its NativeTaskStore
@@ -251,9 +244,7 @@ async function startServer(addr, opts, { runTask, resumeTask, store, toolkit, mc
     allowedOrigins: opts.allowedOrigins,
     maxBodyBytes: opts.maxBodyBytes,
   }
-  const proto = store && Object.getPrototypeOf(store)
-  // An object with one of our prototypes is looked up as one of ours (none for a mere lookalike).
-  const ours = proto && shipped.has(proto) ? taskStores.get(/** @type {object} */ (store)) : undefined
+  const ours = isOwnStore(store) ? taskStores.get(store) : undefined
   const spec = {
     options: encode(plain),
     runTask: bridge(runWithAbort((msg, signal) => runTask(/** @type {string} */ (msg.text), msg.contextId, { signal }))),
@@ -340,4 +331,4 @@ function taskEvent(ev) {
 
 for (const c of [InMemoryTaskStore, FileTaskStore, UrlTaskStore]) shipped.add(c.prototype)
 
-module.exports = { shipped, taskStores, storeGet, storeSave, InMemoryTaskStore, FileTaskStore, resolveStore, storeObject, buildAgentCard, startServer, startA2AServer }
+module.exports = { taskStores, storeGet, storeSave, InMemoryTaskStore, FileTaskStore, resolveStore, storeObject, buildAgentCard, startServer, startA2AServer }

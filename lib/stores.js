@@ -5,8 +5,8 @@
 // directly, its methods reach the same records.
 
 const { native } = require("./native.js")
-const { encode, fromCore } = require("./crossing.js")
-const { shipped, taskStores, storeGet, storeSave } = require("./serve.js")
+const { encode, fromCore, shipped, isOwnStore } = require("./crossing.js")
+const { taskStores, storeGet, storeSave } = require("./serve.js")
 
 /** @type {WeakMap<object, { url: string, conversations: import("../binding").NativeUrlConversations }>} */
 const engines = new WeakMap()
@@ -17,7 +17,7 @@ const engines = new WeakMap()
  * @returns {string | undefined}
  */
 function engineUrl(store) {
-  return store !== null && typeof store === "object" ? engines.get(store)?.url : undefined
+  return isOwnStore(store) ? engines.get(store)?.url : undefined
 }
 
 /**
