@@ -36,6 +36,7 @@ use toolnexus_bench_harness::{self as harness, Config, Res, Runner};
 use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::{Client, ClientOptions, RunOptions, Style, Transport};
 use toolnexus_core::fetch::{self, Fetcher, TokioConnect};
+use toolnexus_core::tool::ToolDecl;
 use toolnexus_core::{Tool, ToolContext, ToolResult, Toolkit, ToolkitOptions};
 
 #[global_allocator]
@@ -43,27 +44,31 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `get_weather` as a core tool: the scenario's, whatever the city.
 struct GetWeather {
-    schema: Value,
+    decl: ToolDecl,
 }
 
 /// `add` as a core tool: a + b, written as `JSON.stringify` writes it.
 struct Add {
-    schema: Value,
+    decl: ToolDecl,
+}
+
+impl GetWeather {
+    fn new(schema: Value) -> Self {
+        // "native": defineTool's default source.
+        GetWeather { decl: ToolDecl::new("get_weather", harness::WEATHER_DESCRIPTION, schema, "native") }
+    }
+}
+
+impl Add {
+    fn new(schema: Value) -> Self {
+        Add { decl: ToolDecl::new("add", harness::ADD_DESCRIPTION, schema, "native") }
+    }
 }
 
 #[async_trait]
 impl Tool for GetWeather {
-    fn name(&self) -> &str {
-        "get_weather"
-    }
-    fn description(&self) -> &str {
-        harness::WEATHER_DESCRIPTION
-    }
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-    fn source(&self) -> &str {
-        "native" // defineTool's default source
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     async fn execute(&self, _args: Value, _ctx: ToolContext) -> toolnexus_core::error::Result<ToolResult> {
         Ok(ToolResult::ok(harness::get_weather()))
@@ -78,17 +83,8 @@ impl Tool for GetWeather {
 
 #[async_trait]
 impl Tool for Add {
-    fn name(&self) -> &str {
-        "add"
-    }
-    fn description(&self) -> &str {
-        harness::ADD_DESCRIPTION
-    }
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-    fn source(&self) -> &str {
-        "native"
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     async fn execute(&self, args: Value, _ctx: ToolContext) -> toolnexus_core::error::Result<ToolResult> {
         Ok(ToolResult::ok(harness::add(&args)))
@@ -110,8 +106,8 @@ impl Limit {
     async fn setup(cfg: Config) -> Res<Limit> {
         let toolkit = Toolkit::create(ToolkitOptions {
             extra_tools: vec![
-                Arc::new(GetWeather { schema: harness::weather_schema() }),
-                Arc::new(Add { schema: harness::add_schema() }),
+                Arc::new(GetWeather::new(harness::weather_schema())),
+                Arc::new(Add::new(harness::add_schema())),
             ],
             builtins: Some(Value::Bool(false)),
             ..Default::default()
@@ -158,10 +154,10 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn the_core_tools_answer_as_the_scenario_does() {
-        let add = Add { schema: json!({}) };
+        let add = Add::new(json!({}));
         let r = add.execute(json!({"a": 2, "b": 2}), ToolContext::default()).await.unwrap();
         assert_eq!((r.output.as_str(), r.is_error), ("4", false));
-        let w = GetWeather { schema: json!({}) };
+        let w = GetWeather::new(json!({}));
         assert_eq!(w.execute(json!({"city": "Paris"}), ToolContext::default()).await.unwrap().output, WEATHER_TEXT);
     }
 }

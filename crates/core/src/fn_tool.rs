@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use crate::error::Result;
-use crate::tool::{Tool, ToolContext};
+use crate::tool::{Tool, ToolContext, ToolDecl};
 use crate::types::ToolResult;
 
 /// The schema a tool gets when it declares none: valid for every provider.
@@ -26,10 +26,7 @@ type RunFn = dyn Fn(Value, ToolContext) -> BoxFut + Send + Sync;
 
 /// A tool backed by a Rust closure.
 pub struct FnTool {
-    name: String,
-    description: String,
-    input_schema: Value,
-    source: String,
+    decl: ToolDecl,
     run: Arc<RunFn>,
 }
 
@@ -45,33 +42,21 @@ impl FnTool {
         Fut: Future<Output = ToolResult> + Send + 'static,
     {
         FnTool {
-            name: name.into(),
-            description: description.into(),
-            input_schema: input_schema.unwrap_or_else(empty_schema),
-            source: "native".into(),
+            decl: ToolDecl::new(name.into(), description.into(), input_schema.unwrap_or_else(empty_schema), "native"),
             run: Arc::new(move |a, c| Box::pin(run(a, c))),
         }
     }
 
     pub fn with_source(mut self, source: impl Into<String>) -> Self {
-        self.source = source.into();
+        self.decl.source = std::borrow::Cow::Owned(source.into());
         self
     }
 }
 
 #[async_trait]
 impl Tool for FnTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn description(&self) -> &str {
-        &self.description
-    }
-    fn input_schema(&self) -> &Value {
-        &self.input_schema
-    }
-    fn source(&self) -> &str {
-        &self.source
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         let args = if args.is_null() { json!({}) } else { args };

@@ -12,17 +12,14 @@ use serde_json::{json, Map, Value};
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
 use crate::hostfn::HostFn;
-use crate::tool::{SharedTool, Tool, ToolContext};
+use crate::tool::{SharedTool, Tool, ToolContext, ToolDecl};
 use crate::types::ToolResult;
 
 /// Names the signal a host tool's call gets when its caller can give up.
 static NEXT_SIGNAL: AtomicU64 = AtomicU64::new(1);
 
 pub struct HostTool {
-    pub name: String,
-    pub description: String,
-    pub input_schema: Value,
-    pub source: String,
+    pub decl: ToolDecl,
     /// The tool's place in the list the host handed over.
     pub slot: u32,
     pub call: SharedCallback,
@@ -54,10 +51,12 @@ impl HostTool {
                 };
                 crate::hostfn::strip(&mut input_schema);
                 Ok(Arc::new(HostTool {
-                    name: name.to_owned(),
-                    description: text("description").unwrap_or_default(),
-                    input_schema,
-                    source: text("source").unwrap_or_else(|| "custom".into()),
+                    decl: ToolDecl::new(
+                        name.to_owned(),
+                        text("description").unwrap_or_default(),
+                        input_schema,
+                        text("source").unwrap_or_else(|| "custom".into()),
+                    ),
                     slot,
                     call,
                 }) as SharedTool)
@@ -68,17 +67,8 @@ impl HostTool {
 
 #[async_trait]
 impl Tool for HostTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn description(&self) -> &str {
-        &self.description
-    }
-    fn input_schema(&self) -> &Value {
-        &self.input_schema
-    }
-    fn source(&self) -> &str {
-        &self.source
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         let mut m = Map::with_capacity(2);

@@ -16,7 +16,7 @@ use crate::fn_tool::empty_schema;
 use crate::json::{js_normalize, js_string, js_stringify};
 use crate::jsstr;
 use crate::options;
-use crate::tool::{SharedTool, Tool, ToolContext};
+use crate::tool::{SharedTool, Tool, ToolContext, ToolDecl};
 use crate::types::ToolResult;
 
 /// The request budget when neither the call nor the declaration gives one, in milliseconds.
@@ -183,14 +183,15 @@ pub fn http_tool(opts: HttpToolOptions) -> SharedTool {
     let method = opts.method.to_uppercase();
     let query: HashSet<String> = opts.query.iter().cloned().collect();
     let schema = opts.input_schema.clone().unwrap_or_else(empty_schema);
-    std::sync::Arc::new(HttpTool { opts, method, query, schema })
+    let decl = ToolDecl::new(opts.name.clone(), opts.description.clone(), schema, "http");
+    std::sync::Arc::new(HttpTool { opts, method, query, decl })
 }
 
 pub struct HttpTool {
     opts: HttpToolOptions,
     method: String,
     query: HashSet<String>,
-    schema: Value,
+    decl: ToolDecl,
 }
 
 /// One client for every HTTP tool: pooled connections, no proxy from the environment, up to
@@ -394,17 +395,8 @@ fn decode(mut body: Vec<u8>) -> String {
 
 #[async_trait]
 impl Tool for HttpTool {
-    fn name(&self) -> &str {
-        &self.opts.name
-    }
-    fn description(&self) -> &str {
-        &self.opts.description
-    }
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-    fn source(&self) -> &str {
-        "http"
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         crate::trace::ready().await;
@@ -554,7 +546,7 @@ mod tests {
         let t = HttpTool {
             method: "POST".into(),
             query: o.query.iter().cloned().collect(),
-            schema: empty_schema(),
+            decl: ToolDecl::new("t", "d", empty_schema(), "http"),
             opts: o.clone(),
         };
         let p = t.prepare(json!({"issue": 42, "notify": true, "text": "hi", "n": 1.0}));
@@ -585,7 +577,7 @@ mod tests {
         let t = HttpTool {
             method: "GET".into(),
             query: HashSet::new(),
-            schema: empty_schema(),
+            decl: ToolDecl::new("t", "d", empty_schema(), "http"),
             opts: HttpToolOptions::new("t", "d", "GET", "http://h/s"),
         };
         let p = t.prepare(json!({"q": "a b", "2": "two", "o": {"x": 1}, "z": null}));
@@ -685,7 +677,7 @@ mod tests {
                 opts: self.opts.clone(),
                 method: self.method.clone(),
                 query: self.query.clone(),
-                schema: self.schema.clone(),
+                decl: self.decl.clone(),
             }
         }
     }

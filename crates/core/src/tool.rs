@@ -1,6 +1,7 @@
 //! The uniform tool abstraction (SPEC §1).
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -41,15 +42,48 @@ impl ToolContext {
     }
 }
 
-/// One tool, whatever it came from (a host function, an MCP server, a builtin...).
+/// What every tool declares of itself, whatever it came from: the fields a model and a host see.
+#[derive(Debug, Clone)]
+pub struct ToolDecl {
+    pub name: Cow<'static, str>,
+    pub description: Cow<'static, str>,
+    /// A JSON-Schema object.
+    pub input_schema: Value,
+    /// "mcp" | "skill" | "builtin" | "native" | "http" | "a2a" | "custom" | ...
+    pub source: Cow<'static, str>,
+}
+
+impl ToolDecl {
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+        input_schema: Value,
+        source: impl Into<Cow<'static, str>>,
+    ) -> ToolDecl {
+        ToolDecl { name: name.into(), description: description.into(), input_schema, source: source.into() }
+    }
+}
+
+/// One tool, whatever it came from (a host function, an MCP server, a builtin...). A tool
+/// holds one [`ToolDecl`]; the four accessors read it.
 #[async_trait]
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &str;
-    fn description(&self) -> &str;
+    /// The tool's declaration.
+    fn decl(&self) -> &ToolDecl;
+    fn name(&self) -> &str {
+        &self.decl().name
+    }
+    fn description(&self) -> &str {
+        &self.decl().description
+    }
     /// A JSON-Schema object.
-    fn input_schema(&self) -> &Value;
+    fn input_schema(&self) -> &Value {
+        &self.decl().input_schema
+    }
     /// "mcp" | "skill" | "builtin" | "native" | "http" | "a2a" | "custom" | ...
-    fn source(&self) -> &str;
+    fn source(&self) -> &str {
+        &self.decl().source
+    }
     /// Run the tool. `Err` means the tool itself broke in a way that is not a result
     /// (a host callback that threw outside any wrapper); ordinary failures are
     /// `Ok(ToolResult { is_error: true, .. })`.

@@ -15,7 +15,7 @@ use super::wire::{self, checked_headers, fired, json_rpc, Fail, Reply};
 use crate::error::{Error, Result};
 use crate::fetch::Request;
 use crate::json::js_string;
-use crate::tool::{SharedTool, Tool, ToolContext};
+use crate::tool::{SharedTool, Tool, ToolContext, ToolDecl};
 use crate::types::{sanitize, ToolResult};
 
 /// The description of the one argument every A2A tool takes.
@@ -112,9 +112,7 @@ pub async fn agent_tools(agent: &Agent) -> Result<Vec<SharedTool>> {
                 .map(js_string)
                 .unwrap_or_else(|| skill_id.clone());
             Ok(Arc::new(A2aTool {
-                name: format!("{prefix}_{}", sanitize(&skill_id)),
-                description,
-                schema: schema.clone(),
+                decl: ToolDecl::new(format!("{prefix}_{}", sanitize(&skill_id)), description, schema.clone(), "a2a"),
                 agent_name: agent_name.clone(),
                 route: route.clone(),
                 agent: agent.clone(),
@@ -125,9 +123,7 @@ pub async fn agent_tools(agent: &Agent) -> Result<Vec<SharedTool>> {
 
 /// One advertised skill of a remote agent.
 pub struct A2aTool {
-    name: String,
-    description: String,
-    schema: Value,
+    decl: ToolDecl,
     /// The card's `name` (or "agent"), as `metadata.agent`.
     agent_name: Value,
     /// Where the JSON-RPC calls go, and in which wire (shared by the agent's skills).
@@ -353,17 +349,8 @@ fn status_text(task: &Value) -> String {
 
 #[async_trait]
 impl Tool for A2aTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn description(&self) -> &str {
-        &self.description
-    }
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-    fn source(&self) -> &str {
-        "a2a"
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     fn as_any(&self) -> &dyn Any {
         self

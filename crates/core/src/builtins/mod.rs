@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::tool::{SharedTool, Tool, ToolContext};
+use crate::tool::{SharedTool, Tool, ToolContext, ToolDecl};
 use crate::types::ToolResult;
 
 /// The parsed `builtins` option.
@@ -114,31 +114,20 @@ type RunFn = fn(Value, ToolContext) -> BoxFut;
 
 /// One built-in tool: its declaration and its body.
 pub struct Builtin {
-    name: &'static str,
-    description: &'static str,
-    input_schema: Value,
+    decl: ToolDecl,
     run: RunFn,
 }
 
 impl Builtin {
     fn shared(name: &'static str, description: &'static str, input_schema: Value, run: RunFn) -> SharedTool {
-        Arc::new(Builtin { name, description, input_schema, run })
+        Arc::new(Builtin { decl: ToolDecl::new(name, description, input_schema, "builtin"), run })
     }
 }
 
 #[async_trait]
 impl Tool for Builtin {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn description(&self) -> &str {
-        self.description
-    }
-    fn input_schema(&self) -> &Value {
-        &self.input_schema
-    }
-    fn source(&self) -> &str {
-        "builtin"
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {
         let args = if args.is_null() { Value::Object(Map::new()) } else { args };
@@ -146,10 +135,10 @@ impl Tool for Builtin {
             // An output no JavaScript string can hold fails as the reference's string
             // building would.
             Ok(r) if !crate::jsstr::fits(&r.output) => {
-                ToolResult::error(format!("{}: {}", self.name, crate::jsstr::INVALID_LENGTH))
+                ToolResult::error(format!("{}: {}", self.decl.name, crate::jsstr::INVALID_LENGTH))
             }
             Ok(r) => r,
-            Err(message) => ToolResult::error(format!("{}: {message}", self.name)),
+            Err(message) => ToolResult::error(format!("{}: {message}", self.decl.name)),
         })
     }
     fn as_any(&self) -> &dyn Any {

@@ -12,7 +12,7 @@ use super::config::{def_name, timer_delay_ms};
 use super::conn::Connection;
 use crate::error::Result;
 use crate::json::{js_stringify, truthy};
-use crate::tool::{Tool, ToolContext};
+use crate::tool::{Tool, ToolContext, ToolDecl};
 use crate::types::{sanitize, ToolResult};
 
 const ERROR_FALLBACK: &str = "MCP tool returned an error";
@@ -113,9 +113,7 @@ fn server_meta(server: &str) -> Value {
 
 /// One tool of a connected server, named `sanitize(server)_sanitize(tool)`.
 pub struct McpTool {
-    name: String,
-    description: String,
-    input_schema: Value,
+    decl: ToolDecl,
     server: String,
     tool: String,
     timeout: Duration,
@@ -126,9 +124,12 @@ impl McpTool {
     pub(crate) fn new(server: &str, def: &Value, conn: Arc<Connection>, timeout: Duration) -> Self {
         let tool = def_name(def);
         McpTool {
-            name: format!("{}_{}", sanitize(server), sanitize(&tool)),
-            description: def_description(def),
-            input_schema: map_schema(def, true),
+            decl: ToolDecl::new(
+                format!("{}_{}", sanitize(server), sanitize(&tool)),
+                def_description(def),
+                map_schema(def, true),
+                "mcp",
+            ),
             server: server.to_string(),
             tool,
             timeout,
@@ -154,17 +155,8 @@ impl McpTool {
 
 #[async_trait]
 impl Tool for McpTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn description(&self) -> &str {
-        &self.description
-    }
-    fn input_schema(&self) -> &Value {
-        &self.input_schema
-    }
-    fn source(&self) -> &str {
-        "mcp"
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
 
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult> {

@@ -11,7 +11,7 @@ use super::frontmatter::js_trim;
 use super::{discover, paths};
 use crate::error::Result;
 use crate::json::js_string;
-use crate::tool::{Tool, ToolContext};
+use crate::tool::{Tool, ToolContext, ToolDecl};
 use crate::types::ToolResult;
 
 /// The sample size when the limit is `0`.
@@ -19,7 +19,7 @@ const DEFAULT_SAMPLE: f64 = 10.0;
 
 pub struct SkillTool {
     catalog: Arc<Catalog>,
-    schema: Value,
+    decl: ToolDecl,
 }
 
 impl SkillTool {
@@ -30,7 +30,7 @@ impl SkillTool {
             "required": ["name"],
             "additionalProperties": false
         });
-        SkillTool { catalog, schema }
+        SkillTool { catalog, decl: ToolDecl::new("skill", SKILL_TOOL_DESCRIPTION, schema, "skill") }
     }
 }
 
@@ -92,17 +92,8 @@ fn load(catalog: &Catalog, name: &str) -> ToolResult {
 
 #[async_trait]
 impl Tool for SkillTool {
-    fn name(&self) -> &str {
-        "skill"
-    }
-    fn description(&self) -> &str {
-        SKILL_TOOL_DESCRIPTION
-    }
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-    fn source(&self) -> &str {
-        "skill"
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     async fn execute(&self, args: Value, _ctx: ToolContext) -> Result<ToolResult> {
         let name = match args.get("name") {

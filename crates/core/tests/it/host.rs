@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use toolnexus_core::error::Result;
 use toolnexus_core::host;
-use toolnexus_core::tool::{Tool, ToolContext};
+use toolnexus_core::tool::{Tool, ToolContext, ToolDecl};
 use toolnexus_core::types::ToolResult;
 use toolnexus_core::{Toolkit, ToolkitOptions};
 
@@ -19,29 +19,19 @@ type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
 /// Records the thread it ran on.
 struct Where {
-    name: &'static str,
+    decl: ToolDecl,
     light: bool,
     seen: Seen,
-    schema: Value,
 }
 
 #[async_trait]
 impl Tool for Where {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn description(&self) -> &str {
-        ""
-    }
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-    fn source(&self) -> &str {
-        "custom"
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
     async fn execute(&self, _args: Value, _ctx: ToolContext) -> Result<ToolResult> {
         let thread = std::thread::current().name().map(str::to_string);
-        self.seen.lock().unwrap().push((self.name.to_string(), thread));
+        self.seen.lock().unwrap().push((self.decl.name.to_string(), thread));
         Ok(ToolResult::ok("ok"))
     }
     fn light(&self) -> bool {
@@ -72,7 +62,11 @@ fn heavy_tools_leave_the_host_thread_and_light_ones_stay() {
         .unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let tool = |name, light| {
-        Arc::new(Where { name, light, seen: seen.clone(), schema: json!({"type": "object"}) }) as Arc<dyn Tool>
+        Arc::new(Where {
+            decl: ToolDecl::new(name, "", json!({"type": "object"}), "custom"),
+            light,
+            seen: seen.clone(),
+        }) as Arc<dyn Tool>
     };
     let opts = ToolkitOptions {
         extra_tools: vec![tool("heavy", false), tool("light", true)],

@@ -15,28 +15,18 @@ use tokio::sync::mpsc;
 use toolnexus_core::callback::{callback, SharedCallback};
 use toolnexus_core::fn_tool::FnTool;
 use toolnexus_core::serve::{exposed_tools, McpProfile, McpServeConfig, McpSession};
-use toolnexus_core::tool::SharedTool;
+use toolnexus_core::tool::{SharedTool, ToolDecl};
 use toolnexus_core::{Error, Tool, ToolContext, ToolResult};
 
 use crate::util::serve::serve;
 
 /// A tool whose execution fails outside any result (a host callback that threw).
-struct Throws;
+struct Throws(ToolDecl);
 
 #[async_trait]
 impl Tool for Throws {
-    fn name(&self) -> &str {
-        "boom"
-    }
-    fn description(&self) -> &str {
-        "always throws"
-    }
-    fn input_schema(&self) -> &Value {
-        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-        SCHEMA.get_or_init(|| json!({ "type": "object" }))
-    }
-    fn source(&self) -> &str {
-        "custom"
+    fn decl(&self) -> &ToolDecl {
+        &self.0
     }
     async fn execute(&self, _args: Value, _ctx: ToolContext) -> toolnexus_core::error::Result<ToolResult> {
         Err(Error::Invalid("kaboom".into()))
@@ -68,7 +58,12 @@ fn tools(cancelled: mpsc::UnboundedSender<&'static str>) -> Vec<SharedTool> {
             }
         }
     });
-    vec![Arc::new(echo), Arc::new(fails), Arc::new(Throws), Arc::new(wait)]
+    vec![
+        Arc::new(echo),
+        Arc::new(fails),
+        Arc::new(Throws(ToolDecl::new("boom", "always throws", json!({ "type": "object" }), "custom"))),
+        Arc::new(wait),
+    ]
 }
 
 type Calls = Arc<Mutex<Vec<Value>>>;

@@ -10,15 +10,14 @@ use super::core::{AgentRuntime, Inner};
 use super::types::{num, AgentDef, HandleId, HandleState, TaskResult, TaskStatus};
 use crate::error::Result;
 use crate::json::js_string;
-use crate::tool::{SharedTool, Tool, ToolContext};
+use crate::tool::{SharedTool, Tool, ToolContext, ToolDecl};
 use crate::types::ToolResult;
 
 struct TaskTool {
     inner: Weak<Inner>,
     parent: HandleId,
     team: Vec<String>,
-    description: String,
-    schema: Value,
+    decl: ToolDecl,
 }
 
 pub(super) fn task_tool(inner: &Arc<Inner>, parent: HandleId, def: &AgentDef) -> SharedTool {
@@ -43,7 +42,12 @@ pub(super) fn task_tool(inner: &Arc<Inner>, parent: HandleId, def: &AgentDef) ->
         },
         "required": ["agent", "prompt"]
     });
-    Arc::new(TaskTool { inner: Arc::downgrade(inner), parent, team, description, schema })
+    Arc::new(TaskTool {
+        inner: Arc::downgrade(inner),
+        parent,
+        team,
+        decl: ToolDecl::new("task", description, schema, "custom"),
+    })
 }
 
 fn arg(args: &Value, key: &str) -> String {
@@ -55,22 +59,9 @@ fn arg(args: &Value, key: &str) -> String {
 
 #[async_trait::async_trait]
 impl Tool for TaskTool {
-    fn name(&self) -> &str {
-        "task"
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
     }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn input_schema(&self) -> &Value {
-        &self.schema
-    }
-
-    fn source(&self) -> &str {
-        "custom"
-    }
-
     fn as_any(&self) -> &dyn Any {
         self
     }
