@@ -247,6 +247,49 @@ pub fn string_or_null(v: Option<Value>, message: impl FnOnce() -> String) -> Res
     }
 }
 
+/// The field names an option type reads, in the host's spelling (`rename_all` applied), as
+/// serde's derive lists them: what a declared type of the same options must name (see
+/// `tests/it/declared.rs`).
+pub fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
+    /// A deserializer that only listens for the field list a derived struct hands it.
+    struct Listen<'a>(&'a mut &'static [&'static str]);
+    #[derive(Debug)]
+    struct Heard;
+    impl std::fmt::Display for Heard {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("field list heard")
+        }
+    }
+    impl std::error::Error for Heard {}
+    impl serde::de::Error for Heard {
+        fn custom<M: std::fmt::Display>(_msg: M) -> Self {
+            Heard
+        }
+    }
+    impl<'de> Deserializer<'de> for Listen<'_> {
+        type Error = Heard;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _v: V) -> std::result::Result<V::Value, Heard> {
+            Err(Heard)
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _v: V,
+        ) -> std::result::Result<V::Value, Heard> {
+            *self.0 = fields;
+            Err(Heard)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+            unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Listen(&mut fields));
+    fields
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,6 +91,13 @@ impl ClientOptions {
     }
 }
 
+impl ClientOptions {
+    /// The option names `createClient` reads (its `ClientOptions` in index.d.ts must name them).
+    pub fn option_names() -> &'static [&'static str] {
+        options::fields_of::<ClientJson>()
+    }
+}
+
 /// `createClient`'s options as the host hands them over: JSON, with its functions and its own
 /// objects as `hostfn` markers.
 #[derive(Deserialize, Default)]

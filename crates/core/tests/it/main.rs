@@ -14,6 +14,7 @@ mod builtins;
 mod cancel;
 mod compaction;
 mod concurrency;
+mod declared;
 mod deep;
 mod errors;
 mod fallback;

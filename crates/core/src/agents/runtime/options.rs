@@ -155,6 +155,12 @@ struct RuntimeJson {
 }
 
 impl RuntimeOptions {
+    /// The option names `new AgentRuntime(opts)` reads, and those of its `llm` (index.d.ts's
+    /// `RuntimeOptions` must name them).
+    pub fn option_names() -> (&'static [&'static str], &'static [&'static str]) {
+        (options::fields_of::<RuntimeJson>(), options::fields_of::<LlmJson>())
+    }
+
     /// `new AgentRuntime(opts)`'s options, with `host`'s spawner and, where the options name
     /// none, its clock and transport. Only a value that is not an object is refused.
     pub fn from_json(text: &str, host: RuntimeHost) -> Result<RuntimeOptions> {
