@@ -5,26 +5,9 @@ const { native } = require("./native.js")
 const { encode, withSignal } = require("./crossing.js")
 const { wrapNative } = require("./core-tools.js")
 
-/**
- * A remote A2A agent, addressed by its Agent Card URL.
- * @typedef {object} Agent
- * @property {string} card where the Agent Card is
- * @property {Record<string, string>} [headers]
- * @property {number} [timeout]
- * @property {number} [pollEvery]
- * @property {string[]} [trustedOrigins] origins besides the card's that may receive `headers`
- */
+/** @typedef {import("../index").Agent} Agent */
 
-/**
- * One entry of a config file's `agents` block.
- * @typedef {object} AgentConfig
- * @property {string} card
- * @property {Record<string, string>} [headers]
- * @property {number} [timeout]
- * @property {number} [pollEvery]
- * @property {boolean} [enabled]
- * @property {boolean} [disabled]
- */
+/** @typedef {import("../index").AgentConfig} AgentConfig */
 
 /**
  * A config file's `agents` block: entry id (a label only) -> its settings.

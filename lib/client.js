@@ -34,14 +34,7 @@ function outputCrossing(owner, ctx) {
 /** @typedef {import("../index").RunResult} RunResult */
 /** @typedef {import("../index").StreamEvent} StreamEvent */
 
-/**
- * Storage for `ask` transcripts: `get` answers a conversation's messages (or undefined), `save`
- * keeps them; either may answer with a Promise. A store of the addon's own crosses as itself;
- * any other object's methods are read when they are called.
- * @typedef {object} ConversationStore
- * @property {(id: string) => unknown} get
- * @property {(id: string, messages: unknown[]) => unknown} save
- */
+/** @typedef {import("../index").ConversationStore} ConversationStore */
 
 /**
  * A client's options, as far as they are read here; the whole object crosses to the core

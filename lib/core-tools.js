@@ -6,21 +6,9 @@
 const { encode, encodeLenient, fromCore, answer, raw, abortWiring } = require("./crossing.js")
 const { declaredSchema, warnUnsendable } = require("./schema.js")
 
-/**
- * The outcome of a tool call.
- * @typedef {object} ToolResult
- * @property {string} output
- * @property {boolean} isError
- * @property {Record<string, unknown>} [metadata]
- */
+/** @typedef {import("../index").ToolResult} ToolResult */
 
-/**
- * What a call hands a tool besides its arguments.
- * @typedef {object} ToolContext
- * @property {AbortSignal} [signal]
- * @property {number} [timeout]
- * @property {import("./types.js").Answer} [answer] the resolution of a suspension, when the call is a retry after one
- */
+/** @typedef {import("../index").ToolContext} ToolContext */
 
 /**
  * A Tool's `execute`.

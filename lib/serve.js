@@ -11,14 +11,7 @@ const { telemetryOption, serverRecorder, withCarrier } = require("./telemetry.js
 
 /** @typedef {import("../index").A2ATask} Task an A2A Task, as the core keeps it */
 
-/**
- * A task store as the server uses one: `get` answers the Task (or undefined), `save` keeps one;
- * either may answer with a Promise. One of ours crosses as the native store behind it; any other
- * object is called through these methods, read when called.
- * @typedef {object} TaskStore
- * @property {(id: string) => unknown} get
- * @property {(task: Task) => unknown} save
- */
+/** @typedef {import("../index").TaskStore} TaskStore */
 
 /**
  * The A2A profile (`a2a`): what the served Agent Card says, and where Tasks are kept (`store`:
@@ -82,13 +75,7 @@ const { telemetryOption, serverRecorder, withCarrier } = require("./telemetry.js
  * @typedef {ServeOptions & { addr: string, runTask: RunTask, resumeTask?: ResumeTask | null, mcpTools?: import("./core-tools.js").Tool[] | null }} StartServerOptions
  */
 
-/**
- * A running server.
- * @typedef {object} ServeHandle
- * @property {string} url
- * @property {() => Promise<void>} stop
- * @property {() => Promise<void>} close the same as `stop`
- */
+/** @typedef {import("../index").ServeHandle} ServeHandle */
 
 /** @type {WeakMap<object, import("../binding").NativeTaskStore>} */
 const taskStores = new WeakMap() // each store class of ours -> its NativeTaskStore

@@ -5,36 +5,11 @@ const { native } = require("./native.js")
 const { encode } = require("./crossing.js")
 const { wrapNative } = require("./core-tools.js")
 
-/**
- * A skill given as data instead of a SKILL.md on disk.
- * @typedef {object} SkillDef
- * @property {string} name
- * @property {string} [description]
- * @property {string} content
- * @property {string[]} [resources] logical resource names listed when the skill is loaded
- * @property {string} [base] logical base; `skill://<name>/` when left out
- */
+/** @typedef {import("../index").SkillDef} SkillDef */
 
-/**
- * Where skills come from, and which are kept.
- * @typedef {object} LoadSkillsOptions
- * @property {string | string[]} [dirs] roots searched for SKILL.md files
- * @property {SkillDef[]} [skills] skills given as data, after every directory's
- * @property {Record<string, boolean>} [filter] name -> on/off
- * @property {number} [sampleLimit] how many sibling files are listed per skill
- */
+/** @typedef {import("../index").LoadSkillsOptions} LoadSkillsOptions */
 
-/**
- * One skill found.
- * @typedef {object} SkillInfo
- * @property {string} name
- * @property {string} [description]
- * @property {string} location
- * @property {string} content
- * @property {"fs" | "logical"} [origin]
- * @property {string[]} [resources] data skills only
- * @property {string} [base] data skills only
- */
+/** @typedef {import("../index").SkillInfo} SkillInfo */
 
 /**
  * A candidate that did not become a skill, and why.

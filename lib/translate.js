@@ -4,13 +4,7 @@
 const { native } = require("./native.js")
 const { encode } = require("./crossing.js")
 
-/**
- * A tool call the model asked for, OpenAI-shaped.
- * @typedef {object} TranslatedToolCall
- * @property {string} id
- * @property {string} name
- * @property {string} arguments the arguments as JSON text
- */
+/** @typedef {import("../index").TranslatedToolCall} TranslatedToolCall */
 
 /**
  * The OpenAI finish reason for a provider's stop reason.

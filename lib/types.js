@@ -4,25 +4,9 @@
 const { native } = require("./native.js")
 const { encode } = require("./crossing.js")
 
-/**
- * A suspension: something outside the call has to happen before it can finish.
- * @typedef {object} Request
- * @property {string} id
- * @property {string} kind open vocabulary: "authorization", "approval", "input", ...
- * @property {string} prompt
- * @property {string} [url]
- * @property {Record<string, unknown>} [data]
- * @property {string} [expiresAt]
- */
+/** @typedef {import("../index").Request} Request */
 
-/**
- * The resolution of a suspension `Request`.
- * @typedef {object} Answer
- * @property {string} id
- * @property {boolean} ok
- * @property {Record<string, unknown>} [data]
- * @property {"declined" | "cancelled" | "expired"} [reason]
- */
+/** @typedef {import("../index").Answer} Answer */
 
 /**
  * A suspending ToolResult (`metadata.pending` holds the Request the core completed).
