@@ -94,7 +94,17 @@ fi
 # The Windows suite, and the suites that hold under wine: not those that need engines, peers or a
 # Unix shell, nor those where Node's own fetch between two wine processes fails (UNKNOWN, a wine
 # limit: real Windows has no such failure).
-win_node suite --test --test-concurrency=1 __test__/platform.test.mjs __test__/suspension.test.mjs __test__/toolkit.test.mjs \
-  __test__/client-openai.test.mjs __test__/client-anthropic.test.mjs __test__/hooks.test.mjs __test__/memory.test.mjs \
-  __test__/metrics.test.mjs __test__/translate.test.mjs __test__/adapters.test.mjs __test__/stream.test.mjs \
-  __test__/dispatch.test.mjs __test__/agents-runtime.test.mjs __test__/httptool.test.mjs __test__/skills.test.mjs
+suite=(__test__/platform.test.mjs __test__/suspension.test.mjs __test__/toolkit.test.mjs
+  __test__/client-openai.test.mjs __test__/client-anthropic.test.mjs __test__/hooks.test.mjs __test__/memory.test.mjs
+  __test__/metrics.test.mjs __test__/translate.test.mjs __test__/adapters.test.mjs __test__/stream.test.mjs
+  __test__/dispatch.test.mjs __test__/agents-runtime.test.mjs __test__/httptool.test.mjs __test__/skills.test.mjs)
+status=0
+win_node suite --test --test-concurrency=1 "${suite[@]}" || status=$?
+if [ "$status" -ne 0 ]; then
+  # A file wine could not start (`spawn UNKNOWN` before any of its code ran) runs once more; any
+  # failure of a test itself fails here as it is (scripts/windows/reruns.mjs reads the output).
+  again="$(node scripts/windows/reruns.mjs "$logs/suite.txt")" || exit "$status"
+  echo "== wine could not start $(echo "$again" | tr '\n' ' ')- running it again once"
+  mapfile -t again_files <<<"$again"
+  win_node suite-again --test --test-concurrency=1 "${again_files[@]}"
+fi
