@@ -99,12 +99,7 @@ impl McpSession {
             }
         }
         if let Some(answer) = crate::serve::mcp_wire::pong(&message) {
-            let outbound = self.outbound.clone();
-            let hold = crate::host::hold();
-            self.runtime.spawn(async move {
-                let _ = outbound.call(answer).await;
-                drop(hold);
-            });
+            self.answer_now(answer);
             return;
         }
         let parsed = serde_json::from_value::<ClientJsonRpcMessage>(message);
@@ -119,16 +114,20 @@ impl McpSession {
             }
             Err(_) => {
                 if let Some(id) = id {
-                    let error = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32600, "message": "Invalid Request" } });
-                    let outbound = self.outbound.clone();
-                    let hold = crate::host::hold();
-                    self.runtime.spawn(async move {
-                        let _ = outbound.call(error).await;
-                        drop(hold);
-                    });
+                    self.answer_now(json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32600, "message": "Invalid Request" } }));
                 }
             }
         }
+    }
+
+    /// Send an answer the session gives itself (not rmcp's), holding the host until it is out.
+    fn answer_now(&self, answer: Value) {
+        let outbound = self.outbound.clone();
+        let hold = crate::host::hold();
+        self.runtime.spawn(async move {
+            let _ = outbound.call(answer).await;
+            drop(hold);
+        });
     }
 
     /// Stop serving: requests still running are cancelled, nothing more is sent.

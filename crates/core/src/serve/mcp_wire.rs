@@ -274,10 +274,15 @@ where
     if answers.is_empty() {
         return plain(202);
     }
+    json_reply(&Value::Array(answers))
+}
+
+/// A 200 reply whose body is `value`'s JSON.
+fn json_reply(value: &Value) -> http::Response<Body> {
     http::Response::builder()
         .status(200)
         .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(Value::Array(answers).to_string())).boxed())
+        .body(Full::new(Bytes::from(value.to_string())).boxed())
         .unwrap_or_else(|_| plain(500))
 }
 
@@ -295,11 +300,7 @@ where
     Fut: Future<Output = http::Response<Body>>,
 {
     if let Some(answer) = pong(msg) {
-        return http::Response::builder()
-            .status(200)
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(answer.to_string())).boxed())
-            .unwrap_or_else(|_| plain(500));
+        return json_reply(&answer);
     }
     let cancels = cancelled_id(msg).map(|id| CallKey::new(&parts, id));
     let res = forward(http::Request::from_parts(parts, Full::new(body))).await;

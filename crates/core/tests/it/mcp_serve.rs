@@ -457,6 +457,19 @@ async fn channel_session_filters_and_answers_without_initialize() {
     assert_eq!(r["error"]["message"], "Unknown tool: echo");
 }
 
+#[tokio::test]
+async fn channel_session_answers_ping_at_every_protocol_version() {
+    for version in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut ch = Channel::start(tools(tx), McpServeConfig::default(), None);
+        let init =
+            json!({ "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } });
+        ch.ask(1, "initialize", init).await;
+        let r = ch.ask(2, "ping", json!({})).await;
+        assert_eq!(r, json!({ "jsonrpc": "2.0", "id": 2, "result": {} }), "{version}");
+    }
+}
+
 /// The official TypeScript SDK's streamable-HTTP client against the profile: the route a real
 /// MCP client takes.
 #[tokio::test]
