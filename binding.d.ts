@@ -24,18 +24,18 @@ export declare class NativeClient {
   /** The Prometheus text of the metrics so far. */
   metrics(): string
   /** Run the loop; resolves with the RunResult as JSON. */
-  run(prompt: string, toolkit: NativeToolkit, history?: string | undefined | null, output?: string | undefined | null, outputFns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
+  run(prompt: string, toolkit: NativeToolkit, history?: string | undefined | null, options?: string | undefined | null, fns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
   /** Stream the loop: every event is handed to `onEvent` (awaited); resolves when done. */
-  stream(prompt: string, toolkit: NativeToolkit, id: string | undefined | null, output: string | undefined | null, outputFns: Array<JsonFn> | undefined | null, cancel: CancelToken | undefined | null, onEvent: JsonFn, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string>
+  stream(prompt: string, toolkit: NativeToolkit, id: string | undefined | null, options: string | undefined | null, fns: Array<JsonFn> | undefined | null, cancel: CancelToken | undefined | null, onEvent: JsonFn, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string>
   /** `ask`: memory by `id` through the store, text deltas to `onText` when given. */
-  ask(prompt: string, toolkit: NativeToolkit, id?: string | undefined | null, output?: string | undefined | null, outputFns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, onText?: JsonFn | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
+  ask(prompt: string, toolkit: NativeToolkit, id?: string | undefined | null, options?: string | undefined | null, fns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
   /**
    * `runWithAnswer`: the run that parked with `pending` (its transcript is `history`) goes
    * on with `answer` (SPEC §10 durable resume). Each argument is the caller's JSON.
    */
-  runWithAnswer(toolkit: NativeToolkit, history: string, pending: string, answer: string, output?: string | undefined | null, outputFns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
+  runWithAnswer(toolkit: NativeToolkit, history: string, pending: string, answer: string, options?: string | undefined | null, fns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
   /** `askWithAnswer`: as `runWithAnswer`, over the conversation the store keeps under `id`. */
-  askWithAnswer(toolkit: NativeToolkit, id: string, pending: string, answer: string, output?: string | undefined | null, outputFns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
+  askWithAnswer(toolkit: NativeToolkit, id: string, pending: string, answer: string, options?: string | undefined | null, fns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
   /**
    * One provider call, OpenAI shapes in and out (§11). `request` is the JSON of the
    * caller's request minus `toolkit` and `signal`.
@@ -57,8 +57,11 @@ export declare class NativeClock {
 
 /** A compactor: the core's rewrite with the host's `summarize` (and `countTokens`). */
 export declare class NativeCompactor {
-  /** `options` is the JSON of the plain options; the callbacks come bridged by `index.js`. */
-  constructor(options: string, summarize: JsonFn, countTokens?: JsonFn | undefined | null)
+  /**
+   * `options` is the whole options document (see `hosted`): its JSON, the functions and
+   * the addon objects its markers name.
+   */
+  constructor(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>)
   /**
    * One `beforeLLM` event (as JSON) in; the JSON of `{ messages }` or `null` out.
    * `style` is the dialect when known (`"openai"` / `"anthropic"`), read off the
@@ -74,8 +77,8 @@ export declare class NativeCompactor {
 
 /** Guardrails compiled into one `beforeTool` (first refusal wins), ahead of `prior`. */
 export declare class NativeGuard {
-  /** Each guardrail and `prior` come bridged by `index.js`. */
-  constructor(guardrails: Array<JsonFn>, prior?: JsonFn | undefined | null)
+  /** `options` is the document `{ guardrails, beforeTool }` (see `hosted`). */
+  constructor(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>)
   /** One `beforeTool` event (as JSON) in; the JSON of the hook's answer (`null` for none) out. */
   run(event: string): Promise<string>
 }
@@ -87,8 +90,11 @@ export declare class NativeHeartbeat {
 
 /** A loaded MCP source: its tools, each server's status, and `close()`. */
 export declare class NativeMcp {
-  /** `loadMcp(input, { waitFor, signal })`; `input` is JSON (a path string or a config). */
-  static load(input: string, waitFor?: JsonFn | undefined | null, cancel?: CancelToken | undefined | null): Promise<NativeMcp>
+  /**
+   * `loadMcp(input, opts)`: `input` is JSON (a path string or a config), `options` the
+   * options document (see `hosted`) without its signal, which comes as `cancel`.
+   */
+  static load(input: string, options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>, cancel?: CancelToken | undefined | null): Promise<NativeMcp>
   tools(): Array<NativeTool>
   /** `{ server: status }` as JSON, in config order. */
   status(): string
@@ -100,8 +106,11 @@ export declare class NativeMcp {
  * starts a session of its own.
  */
 export declare class NativeMcpServer {
-  /** `cfg` is the JSON of the profile; `onCall` is bridged. */
-  constructor(cfg?: string | undefined | null, onCall?: JsonFn | undefined | null)
+  /**
+   * `options` is the document `{ profile, onCall }` (see `hosted`): its JSON, the
+   * functions and the addon objects its markers name.
+   */
+  constructor(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>)
   /** Serve a JavaScript tool: its declaration as JSON, and the bridged call. */
   addJs(decl: string, call: JsonFn): void
   /** Serve a tool the core owns, run natively. */
@@ -201,10 +210,11 @@ export declare class NativeTool {
 
 export declare class NativeToolkit {
   /**
-   * `options` is the JSON of the plain options (everything but the tools and callbacks);
-   * `waitFor` and `cancel` reach the MCP load; `logger` is told the toolkit's warnings.
+   * `options` is the whole options document (see `hosted`): its JSON, the functions and
+   * the addon objects its markers name; the caller's tools come apart (`tools`), and the
+   * signal as `cancel`, which bounds the MCP load.
    */
-  static create(options: string, tools: Array<JsToolSpec>, waitFor?: JsonFn | undefined | null, cancel?: CancelToken | undefined | null, logger?: JsonFn | undefined | null): Promise<NativeToolkit>
+  static create(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>, tools: Array<JsToolSpec>, cancel?: CancelToken | undefined | null): Promise<NativeToolkit>
   /** The assembled tools, in order. */
   entries(): Array<ToolEntry>
   /** Register more JS tools; returns the entries that were added (first name wins). */
@@ -380,12 +390,11 @@ export declare function reply(id: number, json: string): void
 export declare function replyError(id: number, error: unknown): void
 
 /**
- * `runGated(ask, prompt, maxAttempts, verify)`: the core's completion gate over the host's
- * `ask` (a prompt in, a RunResult out). `maxAttempts` is the host's number, or nothing when it
- * gave anything else; `verify` is missing when it is not a function. Resolves with the
- * RunResult.
+ * `runGated(ask, prompt, completion)`: the core's completion gate over the host's `ask` (a
+ * prompt in, a RunResult out). `options` is the document `{ ask, completion }` (see
+ * `hosted`). Resolves with the RunResult.
  */
-export declare function runGated(ask: JsonFn, prompt: string, maxAttempts?: number | undefined | null, verify?: JsonFn | undefined | null): Promise<string | string[]>
+export declare function runGated(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>, prompt: string): Promise<string | string[]>
 
 export declare function sanitize(value: string): string
 

@@ -3,7 +3,7 @@
 // conversations and conversation stores, the in-process client.
 
 const { native } = require("./native.js")
-const { encode, fromCore, lift, bridge, callable, raw, natives, crossing, abortWiring, underSignal, loggerOption, shipped, isOwnStore } = require("./crossing.js")
+const { encode, fromCore, lift, bridge, plainFn, raw, natives, crossing, abortWiring, underSignal, loggerOption, shipped, isOwnStore } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
@@ -12,16 +12,18 @@ const { telemetryOption, recorder, Roots } = require("./telemetry.js")
 const { outputOption } = require("./schema.js")
 
 /**
- * A run's `output` across the boundary: its document and functions for the core, and a way to
- * put the schema's own output value (transforms applied) on the result.
+ * What a run verb is given besides its prompt and toolkit, across the boundary as one document
+ * (`{ output?, onText? }`, read by the core), and a way to put the schema's own output value
+ * (transforms applied) on the result. Nothing crosses when neither is given.
  * @param {string} owner
  * @param {any} ctx
+ * @param {unknown} [onText] `ask`'s text callback, called as a plain function
  */
-function outputCrossing(owner, ctx) {
+function callCrossing(owner, ctx, onText) {
   const o = outputOption(owner, ctx)
-  if (o === undefined) return { doc: undefined, fns: undefined, settle: (/** @type {RunResult} */ r) => r }
-  const [doc, fns] = crossing(o.doc)
-  const box = o.box
+  if (o === undefined && onText === undefined) return { doc: undefined, fns: undefined, settle: (/** @type {RunResult} */ r) => r }
+  const [doc, fns] = crossing({ output: o?.doc, onText: plainFn(onText) })
+  const box = o?.box
   /** @param {RunResult} r */
   const settle = (r) => {
     if (box !== undefined && r && "output" in r) /** @type {any} */ (r).output = box.value
@@ -225,7 +227,7 @@ class Client {
     const handle = toolkitHandle(ctx, "run")
     // `null` crosses as "null": the core reads it as no history.
     const history = ctx.history === undefined ? undefined : encode(ctx.history)
-    const out = outputCrossing("run", ctx)
+    const out = callCrossing("run", ctx)
     const roots = this.#roots
     if (roots === undefined) return out.settle(await runUnder(ctx.signal, (token) => this.#native.run(String(prompt), handle, history, out.doc, out.fns, token, userSeam())))
     const root = roots.enter()
@@ -260,10 +262,9 @@ class Client {
    */
   async ask(prompt, ctx) {
     const handle = toolkitHandle(ctx, "ask")
-    const onText = callable("ask", "on_text", ctx.on_text ?? ctx.onText)
     const id = ctx.id ? String(ctx.id) : undefined
-    const out = outputCrossing("ask", ctx)
-    return out.settle(await this.#traced(ctx.signal, (token, root) => this.#native.ask(String(prompt), handle, id, out.doc, out.fns, token, onText && bridge(onText), userSeam(), root)))
+    const out = callCrossing("ask", ctx, ctx.on_text ?? ctx.onText)
+    return out.settle(await this.#traced(ctx.signal, (token, root) => this.#native.ask(String(prompt), handle, id, out.doc, out.fns, token, userSeam(), root)))
   }
 
   /**
@@ -280,7 +281,7 @@ class Client {
    */
   async runWithAnswer(toolkit, history, pending, answer, options) {
     const handle = toolkitHandle({ toolkit }, "runWithAnswer")
-    const out = outputCrossing("runWithAnswer", options ?? {})
+    const out = callCrossing("runWithAnswer", options ?? {})
     return out.settle(await this.#traced(options?.signal, (token, root) => this.#native.runWithAnswer(handle, encode(history), encode(pending), encode(answer), out.doc, out.fns, token, userSeam(), root)))
   }
 
@@ -296,7 +297,7 @@ class Client {
    */
   async askWithAnswer(toolkit, conversationId, pending, answer, options) {
     const handle = toolkitHandle({ toolkit }, "askWithAnswer")
-    const out = outputCrossing("askWithAnswer", options ?? {})
+    const out = callCrossing("askWithAnswer", options ?? {})
     return out.settle(await this.#traced(options?.signal, (token, root) => this.#native.askWithAnswer(handle, String(conversationId), encode(pending), encode(answer), out.doc, out.fns, token, userSeam(), root)))
   }
 
@@ -347,7 +348,7 @@ class Client {
     const root = roots?.enter()
     return (async function* streamEvents() {
       const handle = toolkitHandle(ctx, "stream")
-      const out = outputCrossing("stream", ctx)
+      const out = callCrossing("stream", ctx)
       const signal = ctx.signal
       const { token, release } = abortWiring(signal, true)
       /** @type {Array<{ ev: StreamEvent, ack: (answer: string) => void }>} events not yet taken, each with its acknowledgement */

@@ -283,6 +283,15 @@ const raw = (fn) => {
 }
 
 /**
+ * `f` bridged to be called with no `this` (as a plain function) when it is a function; any
+ * other value as it is, for the core to judge (`hostfn`: unset when falsy, a TypeError naming
+ * it when it is called otherwise).
+ * @param {unknown} f
+ * @returns {unknown}
+ */
+const plainFn = (f) => (typeof f === "function" ? raw(bridge(/** @type {(v: any) => unknown} */ (f))) : f)
+
+/**
  * A value backed by an addon object -> that object's shared form (`shared()`).
  * @type {WeakMap<object, SharedForm>}
  */
@@ -365,23 +374,6 @@ const loggerOption = (logger) =>
         warnWith(logger, String(fromCore(json)))
         return "null"
       })
-
-/**
- * A callback option as the reference treats it: unset when falsy, called when set. A value
- * that is set but is not a function is accepted here and fails where the reference fails, when
- * it is called, with a TypeError that names it.
- * @param {string} where
- * @param {string} name
- * @param {unknown} value
- * @returns {((...args: any[]) => any) | undefined}
- */
-function callable(where, name, value) {
-  // Falsy or a function: the function, or undefined.
-  if (!value || typeof value === "function") return /** @type {((...args: any[]) => any) | undefined} */ (value || undefined)
-  return () => {
-    throw new TypeError(`${where}: \`${name}\` is not a function (got ${typeof value})`)
-  }
-}
 
 /**
  * JSON for a value crossing into the core, with the wire's leniency: where JSON.stringify
@@ -481,4 +473,4 @@ async function withSignal(signal, call) {
  */
 const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
-module.exports = { shipped, isOwnStore, encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, callable, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }
+module.exports = { shipped, isOwnStore, encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, plainFn, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }

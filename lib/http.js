@@ -27,8 +27,8 @@ const { isStandardSchema, declaredSchema, shownSchema, validateArgs } = require(
  * @returns {import("./core-tools.js").Tool}
  */
 function httpTool(opts) {
-  if (opts === null || typeof opts !== "object") throw new TypeError("httpTool: options must be an object")
-  const given = opts.inputSchema
+  // Anything but an object is the core's to refuse (a TypeError naming the options).
+  const given = opts !== null && typeof opts === "object" ? opts.inputSchema : undefined
   if (!isStandardSchema(given)) {
     const handle = native.httpTool(encode(opts))
     const t = wrapNative(handle)

@@ -7,7 +7,7 @@
 
 const { native } = require("./native.js")
 const { pending, authRequired, pendingOf, sanitize } = require("./types.js")
-const { defineTool, tool, collectTools } = require("./native-tools.js")
+const { defineTool, tool, collectTools } = require("./define-tool.js")
 const { toOpenAI, toAnthropic, toGemini } = require("./adapters.js")
 const { finishReasonFor, contentText, argsObject, argsString, toolCallsOf, openAIMessagesToAnthropic, openAIToolsToAnthropic, openAIToolChoiceToAnthropic, hasSystemMessage } = require("./translate.js")
 const { loadSkills, listSkills } = require("./skill.js")

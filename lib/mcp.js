@@ -2,12 +2,12 @@
 // MCP servers as a tool source (SPEC §2), and the elicitation bridge.
 
 const { native } = require("./native.js")
-const { encode, bridge, callable, withSignal, underSignal } = require("./crossing.js")
+const { encode, crossing, withSignal, underSignal } = require("./crossing.js")
 const { wrapNative } = require("./core-tools.js")
 
 /**
- * `loadMcp`'s options, as far as they are read here (`waitFor` is taken as a callback option:
- * see `callable`).
+ * `loadMcp`'s options: they cross whole (see `crossing`) and the core reads `waitFor` (unset
+ * when falsy, a TypeError when called if it is not a function); the signal crosses apart.
  * @typedef {object} McpLoadOptions
  * @property {unknown} [waitFor] resolves input an MCP server asks for during a call
  * @property {AbortSignal | null} [signal] aborts the load
@@ -65,8 +65,11 @@ function answerToElicitResult(answer) {
  * @returns {Promise<McpSource>}
  */
 async function loadMcp(input, opts) {
-  const waitFor = callable("loadMcp", "waitFor", opts?.waitFor)
-  const handle = await withSignal(opts?.signal, (token) => native.NativeMcp.load(encode(input), waitFor && bridge(waitFor, opts), token))
+  // The options cross whole (the core reads `waitFor`); the signal crosses as a cancel token.
+  const given = opts !== null && typeof opts === "object"
+  const adapted = given ? { ...opts, signal: undefined } : null
+  const [doc, fns, objects] = crossing(adapted, given ? new Map([[adapted, opts]]) : undefined)
+  const handle = await withSignal(opts?.signal, (token) => native.NativeMcp.load(encode(input), doc, fns, objects, token))
   return {
     tools: handle.tools().map(wrapNative),
     status: JSON.parse(handle.status()),

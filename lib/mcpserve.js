@@ -2,7 +2,7 @@
 // A tool list as an MCP server (SPEC §7C): `exposedMcpTools`, `buildMcpServer`.
 
 const { native } = require("./native.js")
-const { encode, bridge, callable } = require("./crossing.js")
+const { encode, bridge, plainFn, crossing } = require("./crossing.js")
 const { nativeHandle, signalled } = require("./core-tools.js")
 const { declaredSchema, schemaRefusal, warnUnsendable } = require("./schema.js")
 
@@ -190,12 +190,14 @@ class McpServer {
  * made it is served natively, any other through its `execute`.
  * @param {Iterable<Tool>} tools
  * @param {unknown} [cfg] the MCP serving profile (`{ name?, version?, tools? }`)
- * @param {unknown} [onCall] called with each `tools/call` (a callback option: see `callable`)
+ * @param {unknown} [onCall] called with each `tools/call` (read by the core: unset when falsy, a
+ *   TypeError when called if it is not a function)
  * @returns {McpServer}
  */
 function buildMcpServer(tools, cfg, onCall) {
-  const observe = callable("buildMcpServer", "onCall", onCall)
-  const server = new native.NativeMcpServer(cfg === undefined ? undefined : encode(cfg), observe && bridge(observe))
+  // The profile and `onCall` cross as one document; the core reads both. `onCall` is called
+  // as a plain function, as the reference calls it.
+  const server = new native.NativeMcpServer(...crossing({ profile: cfg, onCall: plainFn(onCall) }))
   const list = [...tools]
   warnUnlisted(list, cfg)
   for (const t of list) {

@@ -2,7 +2,7 @@
 // The toolkit (SPEC §4): every source's tools as one list, the caller's own Tool objects kept.
 
 const { native } = require("./native.js")
-const { encode, bridge, callable, abortWiring, withSignal, loggerOption, warnWith } = require("./crossing.js")
+const { encode, crossing, abortWiring, withSignal, loggerOption, warnWith } = require("./crossing.js")
 const { withSchemas } = require("./adapters.js")
 const { toolResult, wrapNative, toolSpec, contextJson } = require("./core-tools.js")
 const { agentList } = require("./a2a.js")
@@ -14,8 +14,8 @@ const { schemaRefusal } = require("./schema.js")
 /** @typedef {import("../binding").NativeToolkit} NativeToolkit */
 
 /**
- * `createToolkit`'s options, as far as they are read here: the rest crosses to the core as JSON
- * (see `plain` in `create`), which reads it.
+ * `createToolkit`'s options, as far as they are read here: the whole object crosses to the core
+ * (see `crossing`), which reads every field; the caller's tools and signal cross apart.
  * @typedef {object} ToolkitOptions
  * @property {string | { a2a?: import("./serve.js").A2AOptions | null, [key: string]: unknown } | null} [mcpConfig]
  *   a config file's path or a config value (a store object in its `a2a` block is kept here)
@@ -30,7 +30,7 @@ const { schemaRefusal } = require("./schema.js")
  * @property {Tool[] | null} [extraTools] the caller's own Tool objects
  * @property {unknown} [builtins]
  * @property {Iterable<import("./a2a.js").Agent> | null} [agents] remote A2A agents whose skills become tools
- * @property {unknown} [waitFor] resolves input an MCP server asks for (a callback option: see `callable`)
+ * @property {unknown} [waitFor] resolves input an MCP server asks for (read by the core: unset when falsy, a TypeError when called if not a function)
  * @property {AbortSignal | null} [signal] aborts the MCP load
  * @property {{ warn(message: string): unknown } | null} [logger] told the toolkit's warnings (its assembly, tools, MCP servers, serving) instead of `console.warn`
  */
@@ -87,40 +87,32 @@ class Toolkit {
    * @returns {Promise<Toolkit>}
    */
   static async create(opts = {}) {
-    if (opts === null || typeof opts !== "object") throw new TypeError("createToolkit: options must be an object")
-    const extra = opts.extraTools ?? []
+    const given = opts !== null && typeof opts === "object"
+    const extra = (given ? opts.extraTools : undefined) ?? []
     if (!Array.isArray(extra)) throw new TypeError("createToolkit: `extraTools` must be an array of Tool objects")
-    const waitFor = callable("createToolkit", "waitFor", opts.waitFor)
-    const logger = loggerOption(opts.logger)
-    /** @type {Record<string, unknown>} the options that cross as JSON */
-    const plain = { disableTools: opts.disableTools, builtins: opts.builtins, mcpConfig: opts.mcpConfig, agents: agentList(opts.agents) }
-    if (opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined) {
-      // The provider is resolved once, here; a failing one is reported and contributes nothing.
-      /** @type {Iterable<unknown>} */
-      let providerDefs = []
-      if (opts.skillProvider) {
-        try {
-          providerDefs = await opts.skillProvider()
-        } catch (e) {
-          const text = `[toolnexus] skill provider failed: ${e instanceof Error ? e.message : String(e)}`
-          if (opts.logger != null) warnWith(opts.logger, text)
-          else console.warn(text)
-          providerDefs = []
-        }
+    /** @type {Record<string, unknown> | unknown} the options as they cross: the core reads every field */
+    let adapted = opts
+    if (given) {
+      const wantsSkills = opts.skillsDir !== undefined || opts.skills !== undefined || opts.skillProvider !== undefined
+      // The provider is called first, as the reference calls it before it reads `skills`.
+      const provided = wantsSkills && opts.skillProvider !== undefined ? await skillProviderDefs(opts) : undefined
+      adapted = {
+        ...opts,
+        // The caller's tools and signal cross apart (their objects stay here).
+        extraTools: undefined,
+        signal: undefined,
+        agents: agentList(opts.agents),
+        logger: loggerOption(opts.logger),
+        // Iterables are read here, as the reference spreads them; the provider is called once, here.
+        skills: wantsSkills && opts.skills !== undefined ? [...(opts.skills ?? [])] : undefined,
+        skillProvider: provided,
       }
-      plain.skillsDir = opts.skillsDir === undefined ? undefined : (opts.skillsDir ?? null)
-      plain.skills = opts.skills === undefined ? undefined : [...(opts.skills ?? [])]
-      plain.skillProvider = opts.skillProvider === undefined ? undefined : [...providerDefs]
-      plain.skillsFilter = opts.skillsFilter
-      plain.disableSkills = opts.disableSkills
-      plain.skillSampleLimit = opts.skillSampleLimit
     }
     const specs = extra.map(toolSpec)
-    const nativeToolkit = await withSignal(opts.signal, (token) =>
-      native.NativeToolkit.create(encode(plain), specs, waitFor && bridge(waitFor, opts), token, logger),
-    )
+    const [doc, fns, objects] = crossing(adapted, given ? new Map([[adapted, opts]]) : undefined)
+    const nativeToolkit = await withSignal(given ? opts.signal : undefined, (token) => native.NativeToolkit.create(doc, fns, objects, specs, token))
     const tk = new Toolkit(CREATE, nativeToolkit, [...extra])
-    const cfg = opts.mcpConfig
+    const cfg = given ? opts.mcpConfig : undefined
     if (cfg && typeof cfg === "object" && cfg.a2a && typeof cfg.a2a === "object") tk.#configStore = storeObject(cfg.a2a.store)
     if (cfg && typeof cfg === "object") tk.#configMcp = cfg.mcpServer
     return tk
@@ -281,6 +273,29 @@ class Toolkit {
   async close() {
     await this.#native.close()
   }
+}
+
+/**
+ * What `skillProvider` resolves to, as a list; a provider that fails is reported (to the
+ * logger, else `console.warn`) and contributes nothing, as in the reference.
+ * @param {ToolkitOptions} opts
+ * @returns {Promise<unknown[]>}
+ */
+async function skillProviderDefs(opts) {
+  if (!opts.skillProvider) return []
+  /** @type {Iterable<unknown>} */
+  let defs
+  try {
+    defs = await opts.skillProvider()
+  } catch (e) {
+    const text = `[toolnexus] skill provider failed: ${e instanceof Error ? e.message : String(e)}`
+    if (opts.logger != null) warnWith(opts.logger, text)
+    else console.warn(text)
+    return []
+  }
+  // Spread outside the guard: a provider that resolves to something not iterable fails the
+  // toolkit with a TypeError, as the reference's spread does.
+  return [...defs]
 }
 
 /**

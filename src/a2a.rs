@@ -8,7 +8,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use toolnexus_core::a2a::{self, Agent};
 
-use crate::nativetool::NativeTool;
+use crate::coretool::NativeTool;
 use crate::{core_err, parse_json};
 
 /// `agentTools(agent)`: the descriptor as JSON in, one tool handle per card skill out.

@@ -11,15 +11,16 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{json, Value};
-use toolnexus_core::agents::{compaction, gate, home, Compactor, CompactorOptions};
+use toolnexus_core::agents::{compaction, gate, home, Compactor};
 use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::client::hooks::HostDialectHook;
-use toolnexus_core::client::{Hooks, Style};
+use toolnexus_core::client::Style;
 use toolnexus_core::json;
 
-use crate::bridge::{call_json, JsCallback, JsonFn};
-use crate::dispatch::{Arg, Crossed};
-use crate::nativetool::NativeTool;
+use crate::bridge::JsonFn;
+use crate::coretool::NativeTool;
+use crate::dispatch::Crossed;
+use crate::hosted::Shared;
 use crate::{core_err, with_json};
 
 /// The namespace's constants, as JSON: `{ BOOTSTRAP_ORDER, MAX_FILE_BYTES, TRUNCATION_NOTICE,
@@ -66,13 +67,12 @@ pub struct NativeCompactor {
 
 #[napi]
 impl NativeCompactor {
-    /// `options` is the JSON of the plain options; the callbacks come bridged by `index.js`.
+    /// `options` is the whole options document (see `hosted`): its JSON, the functions and
+    /// the addon objects its markers name.
     #[napi(constructor)]
-    pub fn new(options: String, summarize: JsonFn, count_tokens: Option<JsonFn>) -> Result<Self> {
-        let opts = CompactorOptions::from_json(&options).map_err(core_err)?;
-        let summarize = Arc::new(JsCallback(summarize));
-        let count = count_tokens.map(|f| Arc::new(JsCallback(f)) as _);
-        Ok(NativeCompactor { inner: Arc::new(Compactor::new(opts, summarize, count)) })
+    pub fn new(options: String, fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>) -> Result<Self> {
+        let inner = crate::hosted::read(fns, objects, || Compactor::from_json(&options)).map_err(core_err)?;
+        Ok(NativeCompactor { inner: Arc::new(inner) })
     }
 
     /// One `beforeLLM` event (as JSON) in; the JSON of `{ messages }` or `null` out.
@@ -101,29 +101,22 @@ impl NativeCompactor {
     }
 }
 
-/// `runGated(ask, prompt, maxAttempts, verify)`: the core's completion gate over the host's
-/// `ask` (a prompt in, a RunResult out). `maxAttempts` is the host's number, or nothing when it
-/// gave anything else; `verify` is missing when it is not a function. Resolves with the
-/// RunResult.
+/// `runGated(ask, prompt, completion)`: the core's completion gate over the host's `ask` (a
+/// prompt in, a RunResult out). `options` is the document `{ ask, completion }` (see
+/// `hosted`). Resolves with the RunResult.
 #[napi(js_name = "runGated", ts_return_type = "Promise<string | string[]>")]
 pub fn run_gated(
     env: &Env,
-    ask: JsonFn,
+    options: String,
+    fns: Vec<JsonFn>,
+    objects: Vec<ExternalRef<Shared>>,
     prompt: String,
-    max_attempts: Option<f64>,
-    verify: Option<JsonFn>,
 ) -> Result<crate::dispatch::JsPromise> {
-    let max_attempts = max_attempts.and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number);
-    gate::check_completion(&max_attempts, verify.is_some()).map_err(core_err)?;
-    let Some(verify) = verify else {
-        return Err(core_err(toolnexus_core::Error::Invalid(gate::VERIFY_REQUIRED.into())));
-    };
-    let completion = gate::Completion { verify: Arc::new(JsCallback(verify)), max_attempts };
-    let ask = Arc::new(ask);
+    let (ask, completion) = crate::hosted::read(fns, objects, || gate::gated_from_json(&options)).map_err(core_err)?;
     crate::dispatch::local_promise(env, async move {
         let each = |p: String| {
             let ask = ask.clone();
-            async move { gate::result_from_value(call_json(&ask, Arg::of(Value::String(p))).await?) }
+            async move { gate::result_from_value(ask.call(Value::String(p)).await?) }
         };
         let r = gate::run_gated(each, &prompt, Some(&completion)).await.map_err(core_err)?;
         Ok(Crossed::of(r.into_value()))
@@ -144,13 +137,11 @@ pub struct NativeGuard {
 
 #[napi]
 impl NativeGuard {
-    /// Each guardrail and `prior` come bridged by `index.js`.
+    /// `options` is the document `{ guardrails, beforeTool }` (see `hosted`).
     #[napi(constructor)]
-    pub fn new(guardrails: Vec<JsonFn>, prior: Option<JsonFn>) -> Self {
-        let rails = guardrails.into_iter().map(|f| Arc::new(JsCallback(f)) as SharedCallback).collect();
-        let hooks =
-            Hooks { before_tool: prior.map(|f| Arc::new(JsCallback(f)) as SharedCallback), ..Default::default() };
-        NativeGuard { inner: gate::guarded_hooks(rails, hooks).before_tool }
+    pub fn new(options: String, fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>) -> Result<Self> {
+        let inner = crate::hosted::read(fns, objects, || gate::guards_from_json(&options)).map_err(core_err)?;
+        Ok(NativeGuard { inner })
     }
 
     /// One `beforeTool` event (as JSON) in; the JSON of the hook's answer (`null` for none) out.

@@ -10,7 +10,7 @@ use toolnexus_core::client::hosted::HostTransport;
 use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::single::{self, TranslateRequest};
 use toolnexus_core::client::{
-    Client, ClientOptions, HttpRequest, HttpResponse, InMemoryStore, RunOptions, StreamResponse, Transport,
+    CallOptions, Client, ClientOptions, HttpRequest, HttpResponse, InMemoryStore, RunOptions, StreamResponse, Transport,
 };
 #[cfg(unix)]
 use toolnexus_core::fetch::Fetcher;
@@ -326,14 +326,14 @@ impl NativeClient {
         prompt: String,
         toolkit: &NativeToolkit,
         history: Option<String>,
-        output: Option<String>,
-        output_fns: Option<Vec<JsonFn>>,
+        options: Option<String>,
+        fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         seam: Option<bool>,
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let mut ro = run_options(history, cancel)?;
-        ro.output = output_option("run", output, output_fns)?;
+        ro.output = call_options("run", options, fns)?.output;
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move { client.run(&prompt, &tk, ro).await })
     }
 
@@ -346,15 +346,15 @@ impl NativeClient {
         prompt: String,
         toolkit: &NativeToolkit,
         id: Option<String>,
-        output: Option<String>,
-        output_fns: Option<Vec<JsonFn>>,
+        options: Option<String>,
+        fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         on_event: JsonFn,
         seam: Option<bool>,
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let mut ro = run_options(None, cancel)?;
-        ro.output = output_option("stream", output, output_fns)?;
+        ro.output = call_options("stream", options, fns)?.output;
         let client = self.inner.clone();
         let tk = toolkit.inner.clone();
         let root = trace.map(u64::from);
@@ -378,19 +378,18 @@ impl NativeClient {
         prompt: String,
         toolkit: &NativeToolkit,
         id: Option<String>,
-        output: Option<String>,
-        output_fns: Option<Vec<JsonFn>>,
+        options: Option<String>,
+        fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
-        on_text: Option<JsonFn>,
         seam: Option<bool>,
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let mut ro = run_options(None, cancel)?;
-        ro.output = output_option("ask", output, output_fns)?;
+        let call = call_options("ask", options, fns)?;
+        ro.output = call.output;
+        let on_text = call.on_text;
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
-            let on_text = on_text.map(JsCallback);
-            let on_text = on_text.as_ref().map(|c| c as &dyn toolnexus_core::callback::Callback);
-            client.ask(&prompt, &tk, id.as_deref(), on_text, ro).await
+            client.ask(&prompt, &tk, id.as_deref(), on_text.as_deref(), ro).await
         })
     }
 
@@ -405,8 +404,8 @@ impl NativeClient {
         history: String,
         pending: String,
         answer: String,
-        output: Option<String>,
-        output_fns: Option<Vec<JsonFn>>,
+        options: Option<String>,
+        fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         seam: Option<bool>,
         trace: Option<u32>,
@@ -421,7 +420,7 @@ impl NativeClient {
         };
         let (pending, answer) = (parse_json(&pending, "runWithAnswer")?, parse_json(&answer, "runWithAnswer")?);
         let mut ro = run_options(None, cancel)?;
-        ro.output = output_option("runWithAnswer", output, output_fns)?;
+        ro.output = call_options("runWithAnswer", options, fns)?.output;
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
             client.run_with_answer(&tk, history, &pending, answer, ro).await
         })
@@ -437,15 +436,15 @@ impl NativeClient {
         id: String,
         pending: String,
         answer: String,
-        output: Option<String>,
-        output_fns: Option<Vec<JsonFn>>,
+        options: Option<String>,
+        fns: Option<Vec<JsonFn>>,
         cancel: Option<&CancelToken>,
         seam: Option<bool>,
         trace: Option<u32>,
     ) -> Result<crate::dispatch::JsPromise> {
         let (pending, answer) = (parse_json(&pending, "askWithAnswer")?, parse_json(&answer, "askWithAnswer")?);
         let mut ro = run_options(None, cancel)?;
-        ro.output = output_option("askWithAnswer", output, output_fns)?;
+        ro.output = call_options("askWithAnswer", options, fns)?.output;
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
             client.ask_with_answer(&tk, &id, &pending, answer, ro).await
         })
@@ -484,19 +483,11 @@ pub fn tool_calls_json(result: String) -> Result<String> {
     })
 }
 
-/// A run's `output` as JavaScript hands it over: the option's document (`{ schema, validate?,
-/// mode?, retries?, name? }`, `validate` a marker) and the functions its markers name.
-fn output_option(
-    owner: &str,
-    doc: Option<String>,
-    fns: Option<Vec<JsonFn>>,
-) -> Result<Option<std::sync::Arc<toolnexus_core::client::output::Output>>> {
-    let Some(doc) = doc else { return Ok(None) };
-    let v = parse_json(&doc, owner)?;
-    let out = crate::hosted::read(fns.unwrap_or_default(), Vec::new(), || {
-        toolnexus_core::client::output::Output::from_value(owner, &v)
-    });
-    out.map(|o| Some(std::sync::Arc::new(o))).map_err(core_err)
+/// What a run verb is given besides its prompt as JavaScript hands it over: the document
+/// `{ output?, onText? }` and the functions its markers name; nothing when neither was given.
+fn call_options(owner: &str, doc: Option<String>, fns: Option<Vec<JsonFn>>) -> Result<CallOptions> {
+    let Some(doc) = doc else { return Ok(CallOptions::default()) };
+    crate::hosted::read(fns.unwrap_or_default(), Vec::new(), || CallOptions::from_json(owner, &doc)).map_err(core_err)
 }
 
 fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {

@@ -8,7 +8,7 @@ use napi_derive::napi;
 use toolnexus_core::http_tool::{http_tool, HttpToolOptions};
 
 use crate::core_err;
-use crate::nativetool::NativeTool;
+use crate::coretool::NativeTool;
 
 #[napi(js_name = "httpTool")]
 pub fn http_tool_json(options: String) -> Result<NativeTool> {

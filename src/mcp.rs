@@ -8,13 +8,13 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::cancel::Abort;
 use toolnexus_core::mcp::{self, LoadOptions, McpSource};
 
-use crate::bridge::{JsCallback, JsonFn};
+use crate::bridge::JsonFn;
 use crate::cancel::CancelToken;
-use crate::nativetool::NativeTool;
+use crate::coretool::NativeTool;
+use crate::hosted::Shared;
 use crate::{core_err, parse_json};
 
 /// `parseMcpConfig(input)`: a path (JSON string) or a config value in, the server map out.
@@ -56,19 +56,20 @@ pub struct NativeMcp {
 
 #[napi]
 impl NativeMcp {
-    /// `loadMcp(input, { waitFor, signal })`; `input` is JSON (a path string or a config).
+    /// `loadMcp(input, opts)`: `input` is JSON (a path string or a config), `options` the
+    /// options document (see `hosted`) without its signal, which comes as `cancel`.
     #[napi(ts_return_type = "Promise<NativeMcp>")]
     pub fn load(
         env: &Env,
         input: String,
-        wait_for: Option<JsonFn>,
+        options: String,
+        fns: Vec<JsonFn>,
+        objects: Vec<ExternalRef<Shared>>,
         cancel: Option<&CancelToken>,
     ) -> Result<crate::dispatch::JsPromise> {
         let input = parse_json(&input, "loadMcp")?;
-        let opts = LoadOptions {
-            wait_for: wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback),
-            cancel: abort_of(cancel),
-        };
+        let mut opts = crate::hosted::read(fns, objects, || LoadOptions::from_json(&options)).map_err(core_err)?;
+        opts.cancel = abort_of(cancel);
         crate::dispatch::promise(env, async move {
             let source = mcp::load_mcp(&input, opts).await.map_err(core_err)?;
             Ok(NativeMcp { inner: Arc::new(source) })

@@ -14,7 +14,8 @@ use toolnexus_core::tool::SharedTool;
 
 use crate::bridge::{JsCallback, JsonFn};
 use crate::core_err;
-use crate::nativetool::NativeTool;
+use crate::coretool::NativeTool;
+use crate::hosted::Shared;
 
 fn profile(cfg: Option<String>) -> Result<McpServeConfig> {
     match cfg {
@@ -45,14 +46,14 @@ pub struct NativeMcpServer {
 
 #[napi]
 impl NativeMcpServer {
-    /// `cfg` is the JSON of the profile; `onCall` is bridged.
+    /// `options` is the document `{ profile, onCall }` (see `hosted`): its JSON, the
+    /// functions and the addon objects its markers name.
     #[napi(constructor)]
-    pub fn new(cfg: Option<String>, on_call: Option<JsonFn>) -> Result<Self> {
-        Ok(NativeMcpServer {
-            tools: Vec::new(),
-            cfg: profile(cfg)?,
-            on_call: on_call.map(|f| Arc::new(JsCallback(f)) as SharedCallback),
-        })
+    pub fn new(options: String, fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>) -> Result<Self> {
+        let (cfg, on_call) =
+            crate::hosted::read(fns, objects, || toolnexus_core::serve::mcp::built_from_json(&options))
+                .map_err(core_err)?;
+        Ok(NativeMcpServer { tools: Vec::new(), cfg, on_call })
     }
 
     /// Serve a JavaScript tool: its declaration as JSON, and the bridged call.

@@ -8,7 +8,7 @@ use napi_derive::napi;
 use toolnexus_core::skills::{self, LoadSkillsOptions, SkillSource};
 
 use crate::core_err;
-use crate::nativetool::NativeTool;
+use crate::coretool::NativeTool;
 
 #[napi]
 pub const SKILL_TOOL_DESCRIPTION: &str = skills::SKILL_TOOL_DESCRIPTION;

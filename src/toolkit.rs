@@ -5,13 +5,13 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::callback::SharedCallback;
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::{Tool, ToolkitOptions};
 
-use crate::bridge::{JsCallback, JsonFn};
+use crate::bridge::JsonFn;
 use crate::cancel::CancelToken;
-use crate::nativetool::{tool_context, NativeTool};
+use crate::coretool::NativeTool;
+use crate::hosted::Shared;
 use crate::{core_err, deep, parse_json};
 use toolnexus_core::host_tool::HostTool;
 
@@ -46,25 +46,25 @@ pub struct ToolEntry {
 
 #[napi]
 impl NativeToolkit {
-    /// `options` is the JSON of the plain options (everything but the tools and callbacks);
-    /// `waitFor` and `cancel` reach the MCP load; `logger` is told the toolkit's warnings.
+    /// `options` is the whole options document (see `hosted`): its JSON, the functions and
+    /// the addon objects its markers name; the caller's tools come apart (`tools`), and the
+    /// signal as `cancel`, which bounds the MCP load.
     #[napi(ts_return_type = "Promise<NativeToolkit>")]
     pub fn create(
         env: &Env,
         options: String,
+        fns: Vec<JsonFn>,
+        objects: Vec<ExternalRef<Shared>>,
         tools: Vec<JsToolSpec>,
-        wait_for: Option<JsonFn>,
         cancel: Option<&CancelToken>,
-        logger: Option<JsonFn>,
     ) -> Result<crate::dispatch::JsPromise> {
         let count = tools.len() as u32;
         let extra_tools = js_tools(tools, 0)?;
-        let mut core_opts = ToolkitOptions::from_json(&options).map_err(core_err)?;
+        let mut core_opts =
+            crate::hosted::read(fns, objects, || ToolkitOptions::from_json(&options)).map_err(core_err)?;
         core_opts.extra_tools = extra_tools;
         let waits_on_nothing = core_opts.waits_on_nothing();
-        core_opts.wait_for = wait_for.map(|f| Arc::new(JsCallback(f)) as SharedCallback);
         core_opts.cancel = cancel.map(|c| c.abort.clone());
-        core_opts.logger = logger.map(|f| toolnexus_core::warn::callback_sink(Arc::new(JsCallback(f))));
         let work = async move {
             let inner = toolnexus_core::Toolkit::create(core_opts).await.map_err(core_err)?;
             Ok(NativeToolkit { inner: Arc::new(inner), next_slot: count })
@@ -116,12 +116,9 @@ impl NativeToolkit {
         ctx: Option<String>,
         cancel: Option<&CancelToken>,
     ) -> Result<crate::dispatch::JsPromise> {
-        let args = parse_json(&args, "args")?;
-        let ctx = tool_context(ctx, cancel)?;
         let inner = self.inner.clone();
-        crate::dispatch::promise(env, async move {
-            let r = inner.execute(&name, args, ctx).await.map_err(core_err)?;
-            Ok(crate::nativetool::crossing(&name, r))
+        crate::coretool::call(env, name.clone(), &args, ctx, cancel, move |args, ctx| async move {
+            inner.execute(&name, args, ctx).await
         })
     }
 

@@ -5,7 +5,7 @@
 const fs = require("node:fs")
 const path = require("node:path")
 const { bridge } = require("../crossing.js")
-const { defineTool } = require("../native-tools.js")
+const { defineTool } = require("../define-tool.js")
 const { composeSoul, memoryTool, agentConstants } = require("./home.js")
 const { guardedHooks, Loop } = require("./loop.js")
 const { AgentRuntime, isVerbError, RUNTIME } = require("./runtime.js")

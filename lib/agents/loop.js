@@ -2,7 +2,7 @@
 // The Level-1 agent at work (SPEC §7D-§7E): the completion gate, the guardrails and the Loop.
 
 const { native } = require("../native.js")
-const { encode, fromCore, bridge, callable } = require("../crossing.js")
+const { encode, fromCore, plainFn, crossing } = require("../crossing.js")
 const { runResult } = require("../types.js")
 const { createClient } = require("../client.js")
 
@@ -26,19 +26,6 @@ const { createClient } = require("../client.js")
 // (agents::gate); here they meet the host's functions and the client.
 
 /**
- * A guardrail as the core calls it; one that is not a function fails when it is consulted.
- * @param {unknown} g the caller's guardrail, of whatever type it was given
- * @param {number} i its place in the list, for the message
- * @returns {Guardrail}
- */
-const guardrailFn = (g, i) =>
-  typeof g === "function"
-    ? /** @type {Guardrail} */ (g)
-    : () => {
-        throw new TypeError(`guardedHooks: \`guardrails[${i}]\` is not a function (got ${typeof g})`)
-      }
-
-/**
  * `guardrails` compiled into one `beforeTool` ahead of the one of `hooks`; with none, `hooks`
  * itself. The list's items are checked when they are consulted, not here.
  * @template {Hooks | null | undefined} H
@@ -48,9 +35,11 @@ const guardrailFn = (g, i) =>
  */
 function guardedHooks(guardrails, hooks) {
   if (!guardrails || guardrails.length === 0) return hooks
-  const rails = [...guardrails].map((g, i) => bridge(guardrailFn(g, i)))
-  const prior = callable("guardedHooks", "hooks.beforeTool", hooks?.beforeTool)
-  const handle = new native.NativeGuard(rails, prior && bridge(prior))
+  // The list and the prior hook cross as one document; the core reads them (a guardrail that
+  // is not a function fails when it is consulted). Each is called as a plain function, as the
+  // reference calls them.
+  const rails = [...guardrails].map(plainFn)
+  const handle = new native.NativeGuard(...crossing({ guardrails: rails, beforeTool: plainFn(hooks?.beforeTool) }))
   /**
    * @param {BeforeToolEvent} ev
    * @returns {Promise<BeforeToolAnswer | undefined>}
@@ -79,16 +68,9 @@ const allTodosDone = (result) => JSON.parse(native.allTodosDone(encode(result)))
  */
 async function runGated(ask, prompt, completion) {
   if (!completion) return ask(prompt)
-  const { maxAttempts, verify } = completion
-  const askFn = callable("runGated", "ask", ask) ?? (() => {
-    throw new TypeError(`runGated: \`ask\` is not a function (got ${typeof ask})`)
-  })
-  const out = await native.runGated(
-    bridge(askFn),
-    String(prompt),
-    typeof maxAttempts === "number" ? maxAttempts : undefined,
-    typeof verify === "function" ? bridge(verify, completion) : undefined,
-  )
+  // `ask` and the completion cross as one document; the core checks them as the reference
+  // does. `verify` is called as a method of the completion, `ask` as a plain function.
+  const out = await native.runGated(...crossing({ ask: plainFn(ask), completion }), String(prompt))
   return /** @type {RunResult} */ (runResult(fromCore(out)))
 }
 

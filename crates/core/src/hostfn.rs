@@ -98,18 +98,32 @@ pub fn strip(v: &mut Value) {
     }
 }
 
-/// An option that holds a function: unset (absent, or a falsy value, as `opts.x ? … : …`
-/// reads it), the host's function, the host's own object standing in for one, or a value that
-/// is set but is not a function. The last fails when it is called, as calling it in
-/// JavaScript would, with a `TypeError` naming the option ([`HostFn::named`]).
+/// An option that holds a function: unset (absent), set to a falsy value (unset as
+/// `opts.x ? … : …` reads it), the host's function, the host's own object standing in for one,
+/// or a value that is set but is not a function. The last fails when it is called, as calling
+/// it in JavaScript would, with a `TypeError` naming the option ([`HostFn::named`]).
 #[derive(Clone, Default)]
 pub enum HostFn {
     #[default]
     Unset,
+    /// Set to a falsy value of this JavaScript type (`null` is an "object").
+    Falsy(&'static str),
     Fn(SharedCallback),
     Object(HostObject),
     /// Set to a value of this JavaScript type.
     NotAFunction(&'static str),
+}
+
+impl std::fmt::Debug for HostFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostFn::Unset => f.write_str("Unset"),
+            HostFn::Falsy(kind) => write!(f, "Falsy({kind})"),
+            HostFn::Fn(_) => f.write_str("Fn"),
+            HostFn::Object(_) => f.write_str("Object"),
+            HostFn::NotAFunction(kind) => write!(f, "NotAFunction({kind})"),
+        }
+    }
 }
 
 impl HostFn {
@@ -118,31 +132,20 @@ impl HostFn {
     /// object is no callback: read it with [`HostFn::object`].
     pub fn named(self, owner: &str, name: &str) -> Option<SharedCallback> {
         match self {
-            HostFn::Unset | HostFn::Object(_) => None,
+            HostFn::Unset | HostFn::Falsy(_) | HostFn::Object(_) => None,
             HostFn::Fn(f) => Some(f),
-            HostFn::NotAFunction(kind) => {
-                Some(Arc::new(NotAFunction(format!("{owner}: `{name}` is not a function (got {kind})"))))
-            }
+            HostFn::NotAFunction(kind) => Some(not_a_function(owner, name, kind)),
         }
     }
 
-    /// The callback, for an option that is always called: unset, it fails when called as
-    /// calling `undefined` would (`... is not a function (got undefined)`).
+    /// The callback, for an option that is always called: anything but a function fails when
+    /// called, naming the type JavaScript would (`undefined` when it is absent).
     pub fn required(self, owner: &str, name: &str) -> SharedCallback {
-        let f = match self {
-            HostFn::Unset => HostFn::NotAFunction("undefined"),
-            HostFn::Object(_) => HostFn::NotAFunction("object"),
-            f => f,
-        };
-        match f {
+        match self {
             HostFn::Fn(f) => f,
-            other => Arc::new(NotAFunction(format!(
-                "{owner}: `{name}` is not a function (got {})",
-                match other {
-                    HostFn::NotAFunction(kind) => kind,
-                    _ => "undefined",
-                }
-            ))),
+            HostFn::Unset => not_a_function(owner, name, "undefined"),
+            HostFn::Object(_) => not_a_function(owner, name, "object"),
+            HostFn::Falsy(kind) | HostFn::NotAFunction(kind) => not_a_function(owner, name, kind),
         }
     }
 
@@ -154,11 +157,12 @@ impl HostFn {
         }
     }
 
+    /// Whether it is set to something truthy.
     pub fn is_set(&self) -> bool {
-        !matches!(self, HostFn::Unset)
+        !matches!(self, HostFn::Unset | HostFn::Falsy(_))
     }
 
-    /// The function from a marker, a host object from its marker, `Unset` for a falsy value,
+    /// The function from a marker, a host object from its marker, `Falsy` for a falsy value,
     /// and `NotAFunction` for anything else.
     pub fn from_value(v: &Value) -> HostFn {
         match marked(v) {
@@ -168,10 +172,14 @@ impl HostFn {
             Some(Marked::Obj(n)) => TABLE
                 .with(|t| t.borrow().as_ref().and_then(|t| t.object(n)))
                 .map_or(HostFn::NotAFunction("object"), HostFn::Object),
-            None if !crate::json::truthy(v) => HostFn::Unset,
+            None if !crate::json::truthy(v) => HostFn::Falsy(js_typeof(v)),
             None => HostFn::NotAFunction(js_typeof(v)),
         }
     }
+}
+
+fn not_a_function(owner: &str, name: &str, kind: &str) -> SharedCallback {
+    Arc::new(NotAFunction(format!("{owner}: `{name}` is not a function (got {kind})")))
 }
 
 impl<'de> Deserialize<'de> for HostFn {
@@ -243,7 +251,15 @@ mod tests {
         let e = b.call(Value::Null).await.unwrap_err();
         assert_eq!(e.to_string(), "t: `b` is not a function (got string)");
         assert_eq!(e.js_shape()["name"], "TypeError");
-        assert!(!o.c.is_set() && o.c.named("t", "c").is_none());
+        assert!(!o.c.is_set() && o.c.clone().named("t", "c").is_none());
+        // Always called: a falsy value names its own type, an absent one `undefined`.
+        let e = o.c.required("t", "c").call(Value::Null).await.unwrap_err();
+        assert_eq!(e.to_string(), "t: `c` is not a function (got number)");
+        let absent: Opts = serde_json::from_str(r#"{"a": null}"#).unwrap();
+        let e = absent.a.required("t", "a").call(Value::Null).await.unwrap_err();
+        assert_eq!(e.to_string(), "t: `a` is not a function (got object)");
+        let e = absent.b.required("t", "b").call(Value::Null).await.unwrap_err();
+        assert_eq!(e.to_string(), "t: `b` is not a function (got undefined)");
         assert_eq!(*o.d.object::<u32>().unwrap(), 7);
         assert!(o.d.object::<String>().is_none());
         // A place the table does not have reads as a value that is no function.

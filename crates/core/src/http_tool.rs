@@ -113,7 +113,7 @@ impl HttpToolOptions {
     /// `url`, and `headers` an object of strings when given.
     pub fn from_json(text: &str) -> Result<Self> {
         let o: HttpToolJson = options::parse_object(text, "httpTool options")?
-            .ok_or_else(|| Error::Invalid("httpTool: options must be an object".into()))?;
+            .ok_or_else(|| Error::Type("httpTool: options must be an object".into()))?;
         let string = |v: Option<Value>, k: &str| match v {
             Some(Value::String(s)) => Ok(s),
             _ => Err(Error::Invalid(format!("httpTool: `{k}` must be a string"))),
@@ -624,8 +624,8 @@ mod tests {
     #[test]
     fn options_name_what_is_wrong() {
         for text in ["null", "[]", "\"GET\""] {
-            let e = HttpToolOptions::from_json(text).unwrap_err().to_string();
-            assert_eq!(e, "httpTool: options must be an object");
+            let e = HttpToolOptions::from_json(text).unwrap_err();
+            assert_eq!((e.js_class(), e.to_string().as_str()), ("TypeError", "httpTool: options must be an object"));
         }
         assert!(HttpToolOptions::from_json("{")
             .unwrap_err()

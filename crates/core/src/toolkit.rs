@@ -13,6 +13,7 @@ use crate::builtins::{self, BuiltinsConfig};
 use crate::callback::SharedCallback;
 use crate::cancel::Abort;
 use crate::error::{Error, Result};
+use crate::hostfn::HostFn;
 use crate::mcp::{self, McpSource, McpStatus};
 use crate::options;
 use crate::skills::{self, LoadSkillsOptions, SkillDef, SkillSource, SkillsFilter};
@@ -109,16 +110,37 @@ struct ToolkitJson {
     skill_sample_limit: Option<f64>,
     #[serde(default)]
     agents: Option<Value>,
+    /// The host's `waitFor` (an MCP server's elicitations).
+    #[serde(default)]
+    wait_for: HostFn,
+    /// The host's logger: a function told each warning's text.
+    #[serde(default)]
+    logger: HostFn,
 }
 
 impl ToolkitOptions {
-    /// `createToolkit`'s options from the JSON of its plain ones, with `skillProvider` as the
-    /// list of defs the provider resolved to. Anything but an object is no options. A skills
+    /// The option names `createToolkit` reads from its document (its `ToolkitOptions` in
+    /// index.d.ts names them, and the two the host hands over apart: `extraTools`, `signal`).
+    pub fn option_names() -> &'static [&'static str] {
+        options::fields_of::<ToolkitJson>()
+    }
+
+    /// `createToolkit`'s options as one document (functions as `hostfn` markers), with
+    /// `skillProvider` as the list of defs the provider resolved to. `null` is refused with a
+    /// `TypeError`, where the reference fails reading a field of it; any other value that is
+    /// not an object is no options, as the reference reads its fields as undefined. A skills
     /// option must have its shape when given (`null` counts as given, and as empty); `builtins`
-    /// is checked when the toolkit is created. The host's tools, `waitFor` and cancel handle
+    /// is checked when the toolkit is created; `waitFor` set to something that is not a
+    /// function fails when an MCP server asks for input. The host's tools and cancel handle
     /// are the host's to attach.
     pub fn from_json(text: &str) -> Result<ToolkitOptions> {
-        let o: ToolkitJson = options::parse_object(text, "createToolkit options")?.unwrap_or_default();
+        const OWNER: &str = "createToolkit";
+        let Some(o) = options::parse_object::<ToolkitJson>(text, "createToolkit options")? else {
+            if text.trim_matches([' ', '\t', '\n', '\r']) == "null" {
+                return Err(Error::Type("createToolkit: options must be an object".into()));
+            }
+            return Ok(ToolkitOptions::default());
+        };
         let dirs = |v: Value| skills::options::dirs(v, "createToolkit: `skillsDir`");
         let defs = |v: Value, what: &str| skills::options::defs(v, &format!("createToolkit: `{what}`"));
         Ok(ToolkitOptions {
@@ -132,10 +154,10 @@ impl ToolkitOptions {
             disable_skills: o.disable_skills,
             skill_sample_limit: o.skill_sample_limit,
             mcp_config: o.mcp_config,
-            wait_for: None,
+            wait_for: o.wait_for.named(OWNER, "waitFor"),
             cancel: None,
             agents: Agent::list_from_value(o.agents.as_ref()),
-            logger: None,
+            logger: o.logger.named(OWNER, "logger").map(crate::warn::callback_sink),
         })
     }
 }
@@ -656,7 +678,8 @@ mod tests {
 
     #[test]
     fn toolkit_options_defaults() {
-        for text in ["{}", "null", "[]"] {
+        assert_eq!(err(ToolkitOptions::from_json("null")), "createToolkit: options must be an object");
+        for text in ["{}", "[]", "3", "\"x\"", "true"] {
             let o = ToolkitOptions::from_json(text).unwrap();
             assert!(o.extra_tools.is_empty() && o.disable_tools.is_empty() && o.disable_skills.is_empty());
             assert!(o.builtins.is_none() && o.mcp_config.is_none() && o.skills_filter.is_none());
@@ -664,6 +687,34 @@ mod tests {
             assert!(o.skill_sample_limit.is_none() && o.wait_for.is_none() && o.cancel.is_none());
         }
         assert!(err(ToolkitOptions::from_json("{")).starts_with("createToolkit options: invalid JSON ("));
+    }
+
+    /// A host table whose function at place n answers n.
+    struct Host;
+
+    impl crate::hostfn::Table for Host {
+        fn callback(&self, n: usize) -> Option<SharedCallback> {
+            Some(crate::callback::callback(move |_| async move { Ok(json!(n)) }))
+        }
+        fn object(&self, _: usize) -> Option<crate::hostfn::HostObject> {
+            None
+        }
+    }
+
+    #[tokio::test]
+    async fn callbacks_cross_in_the_options_document() {
+        let f = crate::hostfn::FN;
+        let text = json!({"waitFor": {f: 1}, "logger": {f: 0}, "disableTools": ["a"]}).to_string();
+        let o = crate::hostfn::read_with(std::rc::Rc::new(Host), || ToolkitOptions::from_json(&text)).unwrap();
+        assert_eq!(o.wait_for.expect("waitFor").call(json!({})).await.unwrap(), json!(1));
+        assert!(o.logger.is_some());
+        assert_eq!(o.disable_tools, ["a"]);
+        // Set to something that is not a function: it fails when called, naming the option.
+        let o = toolkit(json!({"waitFor": "soon"})).unwrap();
+        let e = o.wait_for.expect("a failing callback").call(json!({})).await.unwrap_err();
+        assert_eq!(e.to_string(), "createToolkit: `waitFor` is not a function (got string)");
+        // Falsy: unset.
+        assert!(toolkit(json!({"waitFor": 0, "logger": null})).unwrap().wait_for.is_none());
     }
 
     #[test]

@@ -34,8 +34,8 @@ fn message_estimate(m: &Value) -> f64 {
     (utf16_len(&js_stringify(m)) as f64 / 4.0).ceil()
 }
 
-/// The plain options of a compactor, as the host writes them. Numbers are JavaScript's: a
-/// missing `maxTokens` compares as `NaN` does.
+/// The options of a compactor, as the host writes them (one document: its functions as
+/// `hostfn` markers). Numbers are JavaScript's: a missing `maxTokens` compares as `NaN` does.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactorOptions {
@@ -45,12 +45,36 @@ pub struct CompactorOptions {
     pub keep_tail: Option<f64>,
     #[serde(default, deserialize_with = "truthy")]
     pub flush_to_memory: bool,
+    /// The host's summarizer (read by [`Compactor::from_json`]).
+    #[serde(default)]
+    pub summarize: crate::hostfn::HostFn,
+    /// The host's token count (read by [`Compactor::from_json`]).
+    #[serde(default)]
+    pub count_tokens: crate::hostfn::HostFn,
 }
 
 impl CompactorOptions {
     /// The options in JSON text; any value but an object reads as no options.
     pub fn from_json(text: &str) -> Result<Self> {
         Ok(crate::options::parse_object(text, "compactor")?.unwrap_or_default())
+    }
+}
+
+impl Compactor {
+    /// The option names `compactor` reads (its `CompactorOptions` in index.d.ts names them).
+    pub fn option_names() -> &'static [&'static str] {
+        crate::options::fields_of::<CompactorOptions>()
+    }
+
+    /// A compactor from its options document: any value but an object reads as no options;
+    /// `summarize` is always called (a missing one fails then, naming it); `countTokens` is
+    /// unset when falsy, the default estimate then.
+    pub fn from_json(text: &str) -> Result<Compactor> {
+        const OWNER: &str = "compactor";
+        let mut o: CompactorOptions = crate::options::parse_object(text, OWNER)?.unwrap_or_default();
+        let summarize = std::mem::take(&mut o.summarize).required(OWNER, "summarize");
+        let count_tokens = std::mem::take(&mut o.count_tokens).named(OWNER, "countTokens");
+        Ok(Compactor::new(o, summarize, count_tokens))
     }
 }
 

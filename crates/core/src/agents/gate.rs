@@ -11,11 +11,13 @@
 use std::future::Future;
 
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::callback::{Callback, SharedCallback};
 use crate::client::{Hooks, RunResult, RunStatus, ToolCallRecord, Usage};
 use crate::error::{Error, Result};
+use crate::hostfn::HostFn;
 use crate::json::{count, js_string, truthy};
 use crate::types::ToolResult;
 
@@ -49,6 +51,64 @@ pub fn check_completion(max_attempts: &Value, has_verify: bool) -> Result<f64> {
         return Err(Error::Invalid(VERIFY_REQUIRED.into()));
     }
     Ok(n)
+}
+
+/// `runGated(ask, prompt, completion)`'s host half as one document (`hostfn` markers):
+/// `{ ask, completion }`.
+#[derive(Deserialize, Default)]
+struct GatedJson {
+    #[serde(default)]
+    ask: HostFn,
+    #[serde(default)]
+    completion: Value,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CompletionJson {
+    #[serde(default)]
+    max_attempts: Value,
+    #[serde(default)]
+    verify: HostFn,
+}
+
+/// The host's `ask` and the gate from `runGated`'s document, checked as the reference checks
+/// them when the gate runs: `maxAttempts` first, then `verify` (which must be a function; a
+/// completion that is not an object has neither). An `ask` that is not a function fails when
+/// it is called, naming its type.
+pub fn gated_from_json(text: &str) -> Result<(SharedCallback, Completion)> {
+    let o: GatedJson = crate::options::parse_object(text, "runGated")?.unwrap_or_default();
+    let c = match o.completion {
+        v @ Value::Object(_) => {
+            CompletionJson::deserialize(v).map_err(|e| Error::Invalid(format!("completion: {e}")))?
+        }
+        _ => CompletionJson::default(),
+    };
+    check_completion(&c.max_attempts, matches!(c.verify, HostFn::Fn(_)))?;
+    let HostFn::Fn(verify) = c.verify else { return Err(Error::Invalid(VERIFY_REQUIRED.into())) };
+    Ok((o.ask.required("runGated", "ask"), Completion { verify, max_attempts: c.max_attempts }))
+}
+
+/// `guardedHooks(guardrails, hooks)`'s host half as one document: `{ guardrails, beforeTool }`
+/// (the list, and the hooks' own `beforeTool`).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct GuardsJson {
+    #[serde(default)]
+    guardrails: Vec<HostFn>,
+    #[serde(default)]
+    before_tool: HostFn,
+}
+
+/// The `beforeTool` that `guardedHooks`' document compiles to (see [`guarded_hooks`]): each
+/// guardrail that is not a function fails when it is consulted, naming its place; the hooks'
+/// `beforeTool` runs after them when it is set.
+pub fn guards_from_json(text: &str) -> Result<Option<SharedCallback>> {
+    const OWNER: &str = "guardedHooks";
+    let o: GuardsJson = crate::options::parse_object(text, OWNER)?.unwrap_or_default();
+    let rails = o.guardrails.into_iter().enumerate().map(|(i, g)| g.required(OWNER, &format!("guardrails[{i}]")));
+    let hooks = Hooks { before_tool: o.before_tool.named(OWNER, "hooks.beforeTool"), ..Default::default() };
+    Ok(guarded_hooks(rails.collect(), hooks).before_tool)
 }
 
 /// The text of the prompt that asks for another attempt.

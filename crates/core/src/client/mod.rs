@@ -36,7 +36,7 @@ mod wire;
 pub use entry::Fallback;
 pub use hooks::{DialectHook, Hooks};
 pub use metrics::{MetricEvent, Registry};
-pub use options::ClientOptions;
+pub use options::{CallOptions, ClientOptions};
 pub use result::{
     HaltSite, LimitCheck, Resolution, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage,
 };

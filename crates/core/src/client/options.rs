@@ -236,6 +236,39 @@ impl RunOptions {
     }
 }
 
+/// What a run verb (`run`, `ask`, `stream`, `runWithAnswer`, `askWithAnswer`) is given besides
+/// its prompt or transcript, its toolkit and its signal, as one document (`hostfn` markers):
+/// `{ output?, onText? }` (`onText` is `ask`'s).
+#[derive(Default)]
+pub struct CallOptions {
+    /// The answer's schema (see [`super::output::Output::from_value`]).
+    pub output: Option<Arc<super::output::Output>>,
+    /// `ask`'s text callback: unset when falsy, a `TypeError` when called if it is set to
+    /// something that is not a function.
+    pub on_text: Option<SharedCallback>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CallJson {
+    #[serde(default)]
+    output: Value,
+    #[serde(default)]
+    on_text: HostFn,
+}
+
+impl CallOptions {
+    /// The document's options; `owner` names the verb in its errors.
+    pub fn from_json(owner: &str, text: &str) -> Result<CallOptions> {
+        let o: CallJson = parse_object(text, owner)?.unwrap_or_default();
+        let output = match o.output {
+            Value::Null => None,
+            v => Some(Arc::new(super::output::Output::from_value(owner, &v)?)),
+        };
+        Ok(CallOptions { output, on_text: o.on_text.named(owner, "on_text") })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +368,25 @@ mod tests {
     }
 
     const F: &str = crate::hostfn::FN;
+
+    #[tokio::test]
+    async fn a_call_document_carries_the_output_and_on_text() {
+        let call = |v: Value| {
+            let host = std::rc::Rc::new(Host(Arc::default()));
+            crate::hostfn::read_with(host, || CallOptions::from_json("ask", &v.to_string()))
+        };
+        let none = call(json!({})).unwrap();
+        assert!(none.output.is_none() && none.on_text.is_none());
+        let o = call(json!({"output": {"schema": {"type": "object"}}, "onText": {F: 0}})).unwrap();
+        assert!(o.output.is_some());
+        assert_eq!(o.on_text.expect("onText").call(json!("d")).await.unwrap(), json!(0));
+        let o = call(json!({"onText": 3})).unwrap();
+        let e = o.on_text.expect("a failing callback").call(json!("d")).await.unwrap_err();
+        assert_eq!(e.to_string(), "ask: `on_text` is not a function (got number)");
+        assert!(call(json!({"onText": false})).unwrap().on_text.is_none());
+        let e = call(json!({"output": {"schema": 1}})).err().expect("refused");
+        assert_eq!(e.to_string(), "ask: `output` must be a Standard Schema or a JSON Schema object (got number)");
+    }
 
     #[test]
     fn in_process_clients_have_no_wire() {

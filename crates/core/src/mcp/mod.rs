@@ -63,6 +63,24 @@ pub struct LoadOptions {
     pub cancel: Option<Abort>,
 }
 
+/// The host-borne part of `loadMcp`'s options, as one document (`hostfn` markers).
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct LoadJson {
+    #[serde(default)]
+    wait_for: crate::hostfn::HostFn,
+}
+
+impl LoadOptions {
+    /// `loadMcp`'s options: anything but an object (`null`, `undefined`) is none, as the
+    /// reference reads them with `opts?.`; `waitFor` set to something that is not a function
+    /// fails when a server asks for input. The cancel handle is the host's to attach.
+    pub fn from_json(text: &str) -> Result<LoadOptions> {
+        let o: LoadJson = crate::options::parse_object(text, "loadMcp options")?.unwrap_or_default();
+        Ok(LoadOptions { wait_for: o.wait_for.named("loadMcp", "waitFor"), cancel: None })
+    }
+}
+
 /// The loaded source: the tools of every connected server, each server's status, and the
 /// sessions behind them until [`McpSource::close`].
 pub struct McpSource {
@@ -310,4 +328,20 @@ async fn list(input: &Value, cancel: Option<Abort>) -> Result<McpInventory> {
         inventory.status.push((name.clone(), status));
     }
     Ok(inventory)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn load_options_read_wait_for_as_the_reference_calls_it() {
+        for text in ["null", "3", "{}", r#"{"waitFor": false}"#] {
+            assert!(LoadOptions::from_json(text).unwrap().wait_for.is_none(), "{text}");
+        }
+        let o = LoadOptions::from_json(r#"{"waitFor": "later"}"#).unwrap();
+        let e = o.wait_for.expect("a failing callback").call(json!({})).await.unwrap_err();
+        assert_eq!(e.to_string(), "loadMcp: `waitFor` is not a function (got string)");
+    }
 }

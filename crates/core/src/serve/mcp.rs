@@ -103,6 +103,30 @@ impl McpServeConfig {
     }
 }
 
+/// `buildMcpServer(tools, cfg, onCall)`'s two last arguments as one document (`hostfn`
+/// markers): `{ profile, onCall }`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct BuiltJson {
+    #[serde(default)]
+    profile: Value,
+    #[serde(default)]
+    on_call: crate::hostfn::HostFn,
+}
+
+/// What `buildMcpServer` is given besides its tools: the profile (anything but an object is the
+/// empty one) and `onCall`, unset when falsy and a `TypeError` when called if it is set to
+/// something that is not a function.
+pub fn built_from_json(text: &str) -> Result<(McpServeConfig, Option<SharedCallback>)> {
+    let o: BuiltJson = crate::options::parse_object(text, "buildMcpServer")?.unwrap_or_default();
+    let profile = match o.profile {
+        Value::Object(_) => McpServeConfig::deserialize(o.profile)
+            .map_err(|e| crate::error::Error::Invalid(format!("mcp: invalid profile ({e})")))?,
+        _ => McpServeConfig::default(),
+    };
+    Ok((profile, o.on_call.named("buildMcpServer", "onCall")))
+}
+
 /// Whether a tool named `name` is exposed under `cfg`.
 pub fn is_exposed(name: &str, cfg: &McpServeConfig) -> bool {
     cfg.tools.as_ref().is_none_or(|names| names.iter().any(|n| n == name))

@@ -24,7 +24,8 @@ fn summarizer(log: Log<Value>) -> SharedCallback {
 }
 
 fn compactor(max: f64, keep: Option<f64>, flush: bool, log: Log<Value>) -> Compactor {
-    let opts = CompactorOptions { max_tokens: Some(max), keep_tail: keep, flush_to_memory: flush };
+    let opts =
+        CompactorOptions { max_tokens: Some(max), keep_tail: keep, flush_to_memory: flush, ..Default::default() };
     Compactor::new(opts, summarizer(log), None)
 }
 
@@ -164,7 +165,12 @@ async fn a_host_count_replaces_the_estimate() {
         }
     });
     let msgs: Vec<Value> = (0..4).map(|i| said(if i % 2 == 0 { "user" } else { "assistant" }, "x")).collect();
-    let opts = CompactorOptions { max_tokens: Some(39.0), keep_tail: Some(20.0), flush_to_memory: false };
+    let opts = CompactorOptions {
+        max_tokens: Some(39.0),
+        keep_tail: Some(20.0),
+        flush_to_memory: false,
+        ..Default::default()
+    };
     let c = Compactor::new(opts, summarizer(Log::default()), Some(count));
     let out = c.compact(&msgs, None).await.unwrap().unwrap();
     assert_eq!(&out[1..], &msgs[2..]);

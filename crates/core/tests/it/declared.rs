@@ -5,7 +5,9 @@
 use std::collections::BTreeSet;
 
 use toolnexus_core::agents::runtime::RuntimeOptions;
+use toolnexus_core::agents::Compactor;
 use toolnexus_core::client::ClientOptions;
+use toolnexus_core::ToolkitOptions;
 
 fn index_d_ts() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../index.d.ts");
@@ -85,4 +87,19 @@ fn the_reader_of_index_d_ts_finds_members_and_nothing_else() {
     assert_eq!(members(text, "export interface A {"), set(&["a", "b"]));
     assert_eq!(inline_members(text, "export interface A {", "b"), set(&["x"]));
     assert_eq!(members(text, "  interface C {"), set(&["y"]));
+}
+
+#[test]
+fn create_toolkit_options_are_the_declared_ones() {
+    let declared = members(&index_d_ts(), "export interface ToolkitOptions {");
+    // The caller's Tool objects and the signal cross beside the document.
+    let mut read = set(ToolkitOptions::option_names());
+    read.extend(set(&["extraTools", "signal"]));
+    assert_eq!(read, declared);
+}
+
+#[test]
+fn compactor_options_are_the_declared_ones() {
+    let declared = members(&index_d_ts(), "  interface CompactorOptions {");
+    assert_eq!(set(Compactor::option_names()), declared);
 }

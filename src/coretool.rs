@@ -51,13 +51,15 @@ impl NativeTool {
         ctx: Option<String>,
         cancel: Option<&CancelToken>,
     ) -> Result<crate::dispatch::JsPromise> {
-        let args = parse_json(&args, "args")?;
-        let ctx = tool_context(ctx, cancel)?;
         let tool = self.inner.clone();
-        crate::dispatch::promise(env, async move {
-            let r = tool.execute(args, ctx).await.map_err(core_err)?;
-            Ok(crossing(tool.name(), r))
-        })
+        call(
+            env,
+            tool.name().to_string(),
+            &args,
+            ctx,
+            cancel,
+            move |args, ctx| async move { tool.execute(args, ctx).await },
+        )
     }
 }
 
@@ -91,6 +93,28 @@ pub(crate) fn crossing(name: &str, r: ToolResult) -> Crossing {
         Either::B(Utf16String::from(output.encode_utf16().collect::<Vec<u16>>()))
     };
     Either::B((rest, output))
+}
+
+/// A tool call from JavaScript: `args` and `ctx` (`{ answer?, timeout? }`) as JSON, run by
+/// `run`; its result crosses as [`crossing`] makes it, named `name` where it is too long.
+pub(crate) fn call<F, Fut>(
+    env: &Env,
+    name: String,
+    args: &str,
+    ctx: Option<String>,
+    cancel: Option<&CancelToken>,
+    run: F,
+) -> Result<crate::dispatch::JsPromise>
+where
+    F: FnOnce(Value, ToolContext) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = std::result::Result<ToolResult, toolnexus_core::Error>> + Send + 'static,
+{
+    let args = parse_json(args, "args")?;
+    let ctx = tool_context(ctx, cancel)?;
+    crate::dispatch::promise(env, async move {
+        let r = run(args, ctx).await.map_err(core_err)?;
+        Ok(crossing(&name, r))
+    })
 }
 
 /// The core's ToolContext from the JSON of `{ answer?, timeout? }` and an optional cancel token.

@@ -1,5 +1,6 @@
 "use strict"
-// Native tools (SPEC §6): `defineTool`, and `tool` / `collectTools` for decorated methods.
+// Tools written in JavaScript (SPEC §6 native tools): `defineTool`, and `tool` / `collectTools`
+// for decorated methods.
 
 const { native } = require("./native.js")
 const { isStandardSchema, shownSchema, validateArgs } = require("./schema.js")
