@@ -193,6 +193,8 @@ export declare class NativeTaskStore {
   static file(dir: string): NativeTaskStore
   /** On the durable engine `url` names (reached on first use). */
   static url(url: string): NativeTaskStore
+  /** This store as an options document names it (`serve`'s `store`): the core's store itself. */
+  shared(): ExternalObject<unknown>
   /** The Task's JSON, or null. */
   get(id: string): Promise<string | null>
   save(task: string): Promise<void>
@@ -401,28 +403,6 @@ export declare function sanitize(value: string): string
 /** The built-in tools a `builtins` value (as JSON; absent for `undefined`) selects. */
 export declare function selectBuiltins(cfgJson?: string | undefined | null): Array<NativeTool>
 
-/** The JS side of a server's options. */
-export interface ServeSpec {
-  /**
-   * `{ addr, a2a?, mcp?, skills?, auth?, allowedOrigins?, maxBodyBytes? }` as JSON (a
-   * store object of `a2a` left out: it comes as `storeGet`/`storeSave` or `store`).
-   */
-  options: string
-  runTask: JsonFn
-  /** Takes a parked Task up again (`toolkit.serve`'s, or `startA2AServer`'s `resumeTask`). */
-  resumeTask?: JsonFn
-  onTask?: JsonFn
-  onCall?: JsonFn
-  storeGet?: JsonFn
-  storeSave?: JsonFn
-  /** `startA2AServer`'s `mcpTools`. */
-  mcpTools?: Array<JsToolSpec>
-  /** Told the server's warnings (the `logger` option, adapted). */
-  logger?: JsonFn
-  /** Records the server's spans (the `telemetry` option, adapted). */
-  telemetry?: JsonFn
-}
-
 /**
  * `setGlobalFetch(fn)`: how this environment reaches `globalThis.fetch` (a `fetch`-option
  * bridge over it). A run whose caller found the user's own seam in place (a replaced
@@ -455,10 +435,10 @@ export interface Spawned {
 
 /**
  * Start a server: `startA2AServer` (no toolkit) or `toolkit.serve` (its skills, its tools for
- * the MCP profile, its `a2a` / `mcpServer` config blocks as fallbacks). `store` is a native
- * store handed over whole.
+ * the MCP profile, its `a2a` / `mcpServer` config blocks as fallbacks). `options` is the whole
+ * options document (see `hosted`); `mcpTools` are `startA2AServer`'s tools for the MCP profile.
  */
-export declare function startServer(spec: ServeSpec, store?: NativeTaskStore | undefined | null, toolkit?: NativeToolkit | undefined | null): Promise<NativeServer>
+export declare function startServer(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>, mcpTools?: Array<JsToolSpec> | undefined | null, toolkit?: NativeToolkit | undefined | null): Promise<NativeServer>
 
 /**
  * What `resolveStore` makes of a selector: `"memory"`, or the directory of a file store.

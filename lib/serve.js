@@ -3,7 +3,7 @@
 // profiles.
 
 const { native } = require("./native.js")
-const { encode, bridge, loggerOption, shipped, isOwnStore } = require("./crossing.js")
+const { encode, bridge, raw, crossing, natives, loggerOption, shipped, isOwnStore } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
 const { warnUnlisted } = require("./mcpserve.js")
@@ -222,7 +222,22 @@ async function startServer(addr, opts, { runTask, resumeTask, store, toolkit, mc
   const { a2a, mcp, onTask, onCall } = opts
   // A listed tool whose Standard Schema has no JSON Schema is listed with the empty object schema, and said so.
   if (mcpTools && mcp) warnUnlisted(mcpTools, mcp)
-  const plain = {
+  // The options cross as one document; the core reads every field. What only JavaScript can
+  // do is adapted first: a Task callback runs with an AbortSignal of its own, an `onTask` event
+  // takes the reference's shape, and a store is ours (the core's store itself) or its `get` /
+  // `save` called as its methods. Each callback is called as a plain function.
+  const own = isOwnStore(store) ? taskStores.get(store) : undefined
+  /** @type {object | undefined} */
+  let storeDoc
+  if (own) {
+    storeDoc = {}
+    natives.set(storeDoc, own.shared())
+  } else if (store) {
+    const s = /** @type {TaskStore} */ (store)
+    storeDoc = { get: raw(bridge((id) => s.get(id))), save: raw(bridge((task) => s.save(task))) }
+  }
+  const tracer = telemetryOption(opts.telemetry)
+  const doc = {
     addr,
     a2a: a2a && typeof a2a === "object" ? { ...a2a, store: storeObject(a2a.store) ? undefined : a2a.store } : a2a,
     mcp,
@@ -230,26 +245,17 @@ async function startServer(addr, opts, { runTask, resumeTask, store, toolkit, mc
     auth: opts.auth,
     allowedOrigins: opts.allowedOrigins,
     maxBodyBytes: opts.maxBodyBytes,
-  }
-  const ours = isOwnStore(store) ? taskStores.get(store) : undefined
-  const spec = {
-    options: encode(plain),
-    runTask: bridge(runWithAbort((msg, signal) => runTask(/** @type {string} */ (msg.text), msg.contextId, { signal }))),
+    runTask: raw(bridge(runWithAbort((msg, signal) => runTask(/** @type {string} */ (msg.text), msg.contextId, { signal })))),
     resumeTask: typeof resumeTask === "function"
-      ? bridge(runWithAbort((msg, signal) => resumeTask(/** @type {string} */ (msg.contextId), /** @type {import("../index").Request} */ (msg.pending), /** @type {import("../index").Answer} */ (msg.answer), { signal })))
+      ? raw(bridge(runWithAbort((msg, signal) => resumeTask(/** @type {string} */ (msg.contextId), /** @type {import("../index").Request} */ (msg.pending), /** @type {import("../index").Answer} */ (msg.answer), { signal }))))
       : undefined,
-    onTask: onTask ? bridge((ev) => onTask(taskEvent(ev))) : undefined,
-    onCall: onCall ? bridge((ev) => onCall(ev)) : undefined,
-    storeGet: store && !ours ? bridge((id) => /** @type {TaskStore} */ (store).get(id)) : undefined,
-    storeSave: store && !ours ? bridge((task) => /** @type {TaskStore} */ (store).save(task)) : undefined,
-    mcpTools: mcpTools && mcp ? mcpTools.map(toolSpec) : undefined,
+    onTask: onTask ? raw(bridge((ev) => onTask(taskEvent(ev)))) : undefined,
+    onCall: onCall ? raw(bridge((ev) => onCall(ev))) : undefined,
+    store: storeDoc,
     logger: loggerOption(opts.logger),
-    /** @type {JsonFn | undefined} */
-    telemetry: undefined,
+    telemetry: tracer ? raw(serverRecorder(tracer)) : undefined,
   }
-  const tracer = telemetryOption(opts.telemetry)
-  if (tracer) spec.telemetry = serverRecorder(tracer)
-  const server = await native.startServer(spec, ours, toolkit)
+  const server = await native.startServer(...crossing(doc), mcpTools && mcp ? mcpTools.map(toolSpec) : undefined, toolkit)
   return { url: server.url, stop: () => server.stop(), close: () => server.stop() }
 }
 

@@ -6,43 +6,18 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::Value;
-use toolnexus_core::callback::SharedCallback;
+use toolnexus_core::json;
 use toolnexus_core::serve::a2a::{build_agent_card, CardSkill};
 use toolnexus_core::serve::http::{OwnerGone, Server};
 use toolnexus_core::serve::options::A2AConfig;
 use toolnexus_core::serve::start::{start_server, StartOptions};
-use toolnexus_core::serve::store::{
-    store_choice, FileTaskStore, InMemoryTaskStore, SharedTaskStore, StoreChoice, TaskStore,
-};
-use toolnexus_core::{json, Error as CoreError};
+use toolnexus_core::serve::store::{store_choice, FileTaskStore, InMemoryTaskStore, SharedTaskStore, StoreChoice};
 
-use crate::bridge::{call_json, JsCallback, JsonFn};
+use crate::bridge::JsonFn;
 use crate::toolkit::{js_tools, JsToolSpec, NativeToolkit};
 use crate::{core_err, parse_json, with_json};
-
-/// A user's TaskStore: `get(id)` and `save(task)`, sync or async, bridged.
-pub struct JsTaskStore {
-    pub get: JsonFn,
-    pub save: JsonFn,
-}
-
-#[async_trait]
-impl TaskStore for JsTaskStore {
-    async fn get(&self, id: &str) -> std::result::Result<Option<Value>, CoreError> {
-        match call_json(&self.get, Value::String(id.into()).to_string()).await? {
-            Value::Null => Ok(None),
-            task => Ok(Some(task)),
-        }
-    }
-
-    async fn save(&self, task: Value) -> std::result::Result<(), CoreError> {
-        call_json(&self.save, crate::dispatch::Arg::of(task)).await.map(|_| ())
-    }
-}
 
 /// The store behind `InMemoryTaskStore` and `FileTaskStore`: used natively when one of them is
 /// handed to `serve`.
@@ -72,6 +47,12 @@ impl NativeTaskStore {
     #[napi]
     pub fn url(url: String) -> NativeTaskStore {
         NativeTaskStore { inner: Arc::new(toolnexus_core::serve::store::DurableTaskStore::new(&url)) }
+    }
+
+    /// This store as an options document names it (`serve`'s `store`): the core's store itself.
+    #[napi(ts_return_type = "ExternalObject<unknown>")]
+    pub fn shared(&self) -> External<crate::hosted::Shared> {
+        External::new(crate::hosted::Shared(Arc::new(self.inner.clone())))
     }
 
     /// The Task's JSON, or null.
@@ -120,27 +101,6 @@ pub fn build_agent_card_js(cfg: String, skills: String, url: String) -> Result<S
             skills.as_array().map(|a| a.iter().map(CardSkill::of_value).collect()).unwrap_or_default();
         Ok(json::to_string(&build_agent_card(&cfg, &skills, &url)))
     })
-}
-
-/// The JS side of a server's options.
-#[napi(object, object_to_js = false)]
-pub struct ServeSpec {
-    /// `{ addr, a2a?, mcp?, skills?, auth?, allowedOrigins?, maxBodyBytes? }` as JSON (a
-    /// store object of `a2a` left out: it comes as `storeGet`/`storeSave` or `store`).
-    pub options: String,
-    pub run_task: JsonFn,
-    /// Takes a parked Task up again (`toolkit.serve`'s, or `startA2AServer`'s `resumeTask`).
-    pub resume_task: Option<JsonFn>,
-    pub on_task: Option<JsonFn>,
-    pub on_call: Option<JsonFn>,
-    pub store_get: Option<JsonFn>,
-    pub store_save: Option<JsonFn>,
-    /// `startA2AServer`'s `mcpTools`.
-    pub mcp_tools: Option<Vec<JsToolSpec>>,
-    /// Told the server's warnings (the `logger` option, adapted).
-    pub logger: Option<JsonFn>,
-    /// Records the server's spans (the `telemetry` option, adapted).
-    pub telemetry: Option<JsonFn>,
 }
 
 /// A running server.
@@ -208,34 +168,22 @@ fn owned_by(env: &Env) -> Result<OwnerGone> {
     Ok(owner)
 }
 
-fn callback(f: Option<JsonFn>) -> Option<SharedCallback> {
-    f.map(|f| Arc::new(JsCallback(f)) as SharedCallback)
-}
-
 /// Start a server: `startA2AServer` (no toolkit) or `toolkit.serve` (its skills, its tools for
-/// the MCP profile, its `a2a` / `mcpServer` config blocks as fallbacks). `store` is a native
-/// store handed over whole.
+/// the MCP profile, its `a2a` / `mcpServer` config blocks as fallbacks). `options` is the whole
+/// options document (see `hosted`); `mcpTools` are `startA2AServer`'s tools for the MCP profile.
 #[napi(js_name = "startServer", ts_return_type = "Promise<NativeServer>")]
 pub fn start_server_js(
     env: &Env,
-    spec: ServeSpec,
-    store: Option<&NativeTaskStore>,
+    options: String,
+    fns: Vec<JsonFn>,
+    objects: Vec<ExternalRef<crate::hosted::Shared>>,
+    mcp_tools: Option<Vec<JsToolSpec>>,
     toolkit: Option<&NativeToolkit>,
 ) -> Result<crate::dispatch::JsPromise> {
-    let mut o = StartOptions::from_json(&spec.options, Arc::new(JsCallback(spec.run_task))).map_err(core_err)?;
-    o.store = match (store, spec.store_get, spec.store_save) {
-        (Some(s), _, _) => Some(s.inner.clone()),
-        (None, Some(get), Some(save)) => Some(Arc::new(JsTaskStore { get, save }) as SharedTaskStore),
-        _ => None,
-    };
-    if let Some(specs) = spec.mcp_tools {
+    let mut o = crate::hosted::read(fns, objects, || StartOptions::from_document(&options)).map_err(core_err)?;
+    if let Some(specs) = mcp_tools {
         o.mcp_tools = js_tools(specs, 0)?;
     }
-    o.on_task = callback(spec.on_task);
-    o.resume_task = callback(spec.resume_task);
-    o.on_call = callback(spec.on_call);
-    o.logger = spec.logger.map(|f| toolnexus_core::warn::callback_sink(Arc::new(JsCallback(f))));
-    o.telemetry = spec.telemetry.map(|f| Arc::new(JsCallback(f)) as toolnexus_core::callback::SharedCallback);
     // The environment's dispatcher exists before the hold on the process is taken.
     crate::dispatch::Home::of(env)?;
     o.hold = crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold);

@@ -10,12 +10,13 @@ use serde_json::Value;
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
 use crate::host::Hold;
+use crate::hostfn::HostFn;
 use crate::json::truthy;
 use crate::serve::a2a::{A2AService, CardSkill};
 use crate::serve::http::{OwnerGone, ServeConfig, Server};
 use crate::serve::mcp::{exposed_tools, McpProfile, McpServeConfig};
 use crate::serve::options::{A2AConfig, ServeSecurity};
-use crate::serve::store::{resolve_store, SharedTaskStore};
+use crate::serve::store::{resolve_store, CallbackTaskStore, SharedTaskStore};
 use crate::tool::SharedTool;
 use crate::toolkit::Toolkit;
 
@@ -91,6 +92,47 @@ impl StartOptions {
             logger: None,
             telemetry: None,
         })
+    }
+
+    /// A server's options as one document (`hostfn` markers): the plain ones as
+    /// [`StartOptions::from_json`] reads them, and `runTask` (always called), `resumeTask`,
+    /// `onTask`, `onCall`, `logger` (told each warning's text), `telemetry` (the span recorder)
+    /// and `store`: one of the host's own native stores, or `{ get, save }` callbacks. The
+    /// MCP profile's tools, a hold and an owner are the host's to attach.
+    pub fn from_document(text: &str) -> Result<StartOptions> {
+        const OWNER: &str = "serve";
+        let mut opts = crate::json::parse_str::<Value>(text)
+            .map_err(|e| Error::Invalid(format!("serve options: invalid JSON ({e})")))?;
+        let mut take = |k: &str| opts.as_object_mut().and_then(|m| m.remove(k));
+        // An absent member is unset; a present one is read as `HostFn` reads it.
+        let fun = |v: Option<Value>| v.map_or(HostFn::Unset, |v| HostFn::from_value(&v));
+        let run_task = fun(take("runTask")).required(OWNER, "runTask");
+        let resume_task = fun(take("resumeTask")).named(OWNER, "resumeTask");
+        let on_task = fun(take("onTask")).named(OWNER, "onTask");
+        let on_call = fun(take("onCall")).named(OWNER, "onCall");
+        let logger = fun(take("logger")).named(OWNER, "logger").map(crate::warn::callback_sink);
+        let telemetry = fun(take("telemetry")).named(OWNER, "telemetry");
+        let store = match take("store") {
+            Some(ours) if crate::hostfn::is_marker(&ours) => {
+                fun(Some(ours)).object::<SharedTaskStore>().map(|s| (*s).clone())
+            }
+            Some(Value::Object(mut m)) => {
+                let mut part = |k: &str| fun(m.remove(k)).required(OWNER, k);
+                let (get, save) = (part("get"), part("save"));
+                Some(Arc::new(CallbackTaskStore { get, save }) as SharedTaskStore)
+            }
+            _ => None,
+        };
+        // What is left is data: a function inside it is left out, as JSON.stringify leaves it.
+        crate::hostfn::strip(&mut opts);
+        let mut o = StartOptions::from_json(&opts.to_string(), run_task)?;
+        o.resume_task = resume_task;
+        o.on_task = on_task;
+        o.on_call = on_call;
+        o.logger = logger;
+        o.telemetry = telemetry;
+        o.store = store;
+        Ok(o)
     }
 
     /// These options serving `tk` (`toolkit.serve`): its config blocks where the options have
@@ -198,5 +240,47 @@ mod tests {
         assert_eq!(read(json!({})).addr, "undefined");
         let e = StartOptions::from_json("{", crate::callback::callback(|_| async { Ok(Value::Null) })).err().unwrap();
         assert!(e.to_string().starts_with("serve options: invalid JSON"));
+    }
+
+    /// A host table whose function at place n answers `[n, its argument]`, and whose object 0
+    /// is a store in memory.
+    struct Host(SharedTaskStore);
+
+    impl crate::hostfn::Table for Host {
+        fn callback(&self, n: usize) -> Option<SharedCallback> {
+            Some(crate::callback::callback(move |v| async move { Ok(json!([n, v])) }))
+        }
+        fn object(&self, n: usize) -> Option<crate::hostfn::HostObject> {
+            (n == 0).then(|| Arc::new(self.0.clone()) as crate::hostfn::HostObject)
+        }
+    }
+
+    fn document(v: Value) -> Result<StartOptions> {
+        let memory: SharedTaskStore = Arc::new(crate::serve::store::InMemoryTaskStore::new());
+        crate::hostfn::read_with(std::rc::Rc::new(Host(memory)), || StartOptions::from_document(&v.to_string()))
+    }
+
+    #[tokio::test]
+    async fn the_document_carries_the_callbacks_and_the_store() {
+        let f = crate::hostfn::FN;
+        let o = document(json!({"addr": "h:1", "a2a": {"name": "x", "hook": {f: 9}}, "runTask": {f: 0},
+            "onTask": {f: 1}, "store": {"get": {f: 2}, "save": {f: 3}}}))
+        .unwrap();
+        assert_eq!(o.a2a, Some(json!({"name": "x"})), "a function inside data is left out");
+        assert_eq!(o.run_task.call(json!("t")).await.unwrap(), json!([0, "t"]));
+        assert_eq!(o.on_task.expect("onTask").call(json!(1)).await.unwrap(), json!([1, 1]));
+        assert!(o.resume_task.is_none() && o.on_call.is_none() && o.logger.is_none());
+        let store = o.store.expect("the host's store");
+        assert_eq!(store.get("id").await.unwrap(), Some(json!([2, "id"])));
+        // One of the host's own stores is the core's store itself.
+        let o = document(json!({"runTask": {f: 0}, "store": {crate::hostfn::OBJ: 0}})).unwrap();
+        let store = o.store.expect("ours");
+        store.save(json!({"id": "t1", "status": {"state": "completed"}})).await.unwrap();
+        assert_eq!(store.get("t1").await.unwrap().unwrap()["id"], "t1");
+        // Without a runTask, a Task fails when it runs, naming it.
+        let o = document(json!({"addr": "h:1"})).unwrap();
+        let e = o.run_task.call(json!({})).await.unwrap_err();
+        assert_eq!(e.to_string(), "serve: `runTask` is not a function (got undefined)");
+        assert!(o.store.is_none());
     }
 }

@@ -13,6 +13,27 @@ use crate::lru::Lru;
 use crate::serve::task::task_id;
 use crate::syserr::SystemError;
 
+/// A host's own Task store: its `get(id)` and `save(task)` as callbacks (a `get` answering
+/// `null` knows no such Task).
+pub struct CallbackTaskStore {
+    pub get: crate::callback::SharedCallback,
+    pub save: crate::callback::SharedCallback,
+}
+
+#[async_trait]
+impl TaskStore for CallbackTaskStore {
+    async fn get(&self, id: &str) -> Result<Option<Value>> {
+        match self.get.call(Value::String(id.into())).await? {
+            Value::Null => Ok(None),
+            task => Ok(Some(task)),
+        }
+    }
+
+    async fn save(&self, task: Value) -> Result<()> {
+        self.save.call(task).await.map(|_| ())
+    }
+}
+
 /// Persistence for served Tasks: `get` by id (`None` when unknown) and `save` (by the Task's
 /// own `id`).
 #[async_trait]
