@@ -3,7 +3,7 @@
 // conversations and conversation stores, the in-process client.
 
 const { native } = require("./native.js")
-const { encode, fromCore, lift, bridge, plainFn, raw, natives, crossing, abortWiring, underSignal, loggerOption, shipped, isOwnStore } = require("./crossing.js")
+const { encode, fromCore, lift, bridge, plainFn, raw, natives, crossing, crossingOf, abortWiring, underSignal, loggerOption, shipped, isOwnStore } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
@@ -201,7 +201,7 @@ class Client {
           generate: typeof generate === "function" ? raw(bridge(/** @type {(request: unknown) => unknown} */ (generate))) : generate,
         }
       : opts
-    this.#native = new native.NativeClient(...crossing(adapted, given ? new Map([[adapted, opts]]) : undefined), generate !== undefined)
+    this.#native = new native.NativeClient(...crossingOf(adapted, opts), generate !== undefined)
   }
 
   /** @returns {ConversationStore} */

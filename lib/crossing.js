@@ -343,6 +343,15 @@ function crossing(value, origins) {
 }
 
 /**
+ * `crossing(copy)` for an adapted copy of the caller's options object: a function the copy
+ * holds is bridged with `this` bound to `original`, as the reference calls an option's methods.
+ * @param {unknown} copy
+ * @param {unknown} original
+ * @returns {Crossing}
+ */
+const crossingOf = (copy, original) => crossing(copy, new Map([[copy, original]]))
+
+/**
  * Tell `logger` (an object with a `warn(message)` method: console, pino, winston, ...) one
  * warning: `logger.warn` is read now and called as a method. A throw, a rejected Promise, or a
  * `warn` that is not a function never reaches the work that warned: the text then goes to
@@ -473,4 +482,4 @@ async function withSignal(signal, call) {
  */
 const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
-module.exports = { shipped, isOwnStore, encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, plainFn, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, abortWiring, withSignal, underSignal }
+module.exports = { shipped, isOwnStore, encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, plainFn, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, crossingOf, abortWiring, withSignal, underSignal }

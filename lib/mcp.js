@@ -2,7 +2,7 @@
 // MCP servers as a tool source (SPEC §2), and the elicitation bridge.
 
 const { native } = require("./native.js")
-const { encode, crossing, withSignal, underSignal } = require("./crossing.js")
+const { encode, crossingOf, withSignal, underSignal } = require("./crossing.js")
 const { wrapNative } = require("./core-tools.js")
 
 /**
@@ -68,7 +68,7 @@ async function loadMcp(input, opts) {
   // The options cross whole (the core reads `waitFor`); the signal crosses as a cancel token.
   const given = opts !== null && typeof opts === "object"
   const adapted = given ? { ...opts, signal: undefined } : null
-  const [doc, fns, objects] = crossing(adapted, given ? new Map([[adapted, opts]]) : undefined)
+  const [doc, fns, objects] = crossingOf(adapted, opts)
   const handle = await withSignal(opts?.signal, (token) => native.NativeMcp.load(encode(input), doc, fns, objects, token))
   return {
     tools: handle.tools().map(wrapNative),

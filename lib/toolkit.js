@@ -2,7 +2,7 @@
 // The toolkit (SPEC §4): every source's tools as one list, the caller's own Tool objects kept.
 
 const { native } = require("./native.js")
-const { encode, crossing, abortWiring, withSignal, loggerOption, warnWith } = require("./crossing.js")
+const { encode, crossingOf, abortWiring, withSignal, loggerOption, warnWith } = require("./crossing.js")
 const { withSchemas } = require("./adapters.js")
 const { toolResult, wrapNative, toolSpec, contextJson } = require("./core-tools.js")
 const { agentList } = require("./a2a.js")
@@ -109,7 +109,7 @@ class Toolkit {
       }
     }
     const specs = extra.map(toolSpec)
-    const [doc, fns, objects] = crossing(adapted, given ? new Map([[adapted, opts]]) : undefined)
+    const [doc, fns, objects] = crossingOf(adapted, opts)
     const nativeToolkit = await withSignal(given ? opts.signal : undefined, (token) => native.NativeToolkit.create(doc, fns, objects, specs, token))
     const tk = new Toolkit(CREATE, nativeToolkit, [...extra])
     const cfg = given ? opts.mcpConfig : undefined

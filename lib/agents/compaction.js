@@ -2,7 +2,7 @@
 // Compaction (SPEC §7F): the core's compactor with the host's `summarize`, as a `beforeLLM` hook.
 
 const { native } = require("../native.js")
-const { encode, fromCore, plainFn, crossing, natives } = require("../crossing.js")
+const { encode, fromCore, plainFn, crossingOf, natives } = require("../crossing.js")
 
 /** @typedef {import("../../index").agents.Message} Message */
 /** @typedef {import("../../index").agents.CompactorOptions} CompactorOptions */
@@ -24,7 +24,7 @@ function compactor(opts) {
   // The options cross whole; the core reads every field. `summarize` is called as a method of
   // the options, `countTokens` as a plain function, as the reference calls them.
   const adapted = { ...o, countTokens: plainFn(o.countTokens) }
-  const handle = new native.NativeCompactor(...crossing(adapted, new Map([[adapted, o]])))
+  const handle = new native.NativeCompactor(...crossingOf(adapted, o))
   /**
    * @param {CompactionEvent | null | undefined} ev
    * @returns {Promise<{ messages: Message[] } | undefined>} the compacted transcript, or nothing when it stays
