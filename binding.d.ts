@@ -156,7 +156,11 @@ export declare class NativeRuntime {
   close(h: number, force: boolean, reason?: string | undefined | null): Promise<void>
   list(h: number): Array<NativeHandleView>
   inspect(h: number): NativeInspection | null
-  info(h: number): NativeHandleInfo | null
+  /**
+   * Handle `h`'s fields (the core's `HandleFields`: the reference Handle's, in its order,
+   * handles as indexes), or `null` for an index never handed out.
+   */
+  info(h: number): Record<string, unknown> | null
   state(h: number): string | null
   resume(answer: string): Promise<void>
   /** One-shot run of `name` (spawn, wake, wait, close unless pending): the TaskResult as JSON. */
@@ -314,42 +318,6 @@ export declare function mcpExposed(names: Array<string>, cfg?: string | undefine
 
 /** `memoryTool(dir)`: the core's `memory` tool over `dir`. */
 export declare function memoryTool(dir: string): NativeTool
-
-export interface NativeHandleInfo {
-  id: string
-  def: string
-  parent?: number
-  depth: number
-  children: Array<number>
-  /** The inbox as JSON. */
-  inbox: string
-  state: string
-  usageTotal: number
-  toolCallsTotal: number
-  turnsTotal: number
-  pendingRequest?: string
-  lastResult?: string
-  /** `[tokens, toolCalls, children]`. */
-  pool: Array<number>
-  /** `[maxTurns, maxConcurrent, maxDepth]`. */
-  eff: Array<number>
-  deadline?: number
-  /**
-   * Which turn's abort the handle holds (a count; none before its first turn), and whether
-   * it was aborted.
-   */
-  abortTurn?: number
-  aborted: boolean
-  checkpoint?: string
-  /** The drained items as JSON. */
-  drained: string
-  /** The deferred wakes: the children's indexes, and their prompts in the same order. */
-  wakeQueue: Array<number>
-  wakePrompts: Array<string | undefined | null>
-  taskKey?: string
-  runningChildren: number
-  seq: number
-}
 
 export interface NativeHandleView {
   handle: number

@@ -931,6 +931,10 @@ test("waking a queued handle again does not queue a second turn", async () => {
   assert.deepStrictEqual(rt.wake(second, "two"), { ok: true })
   assert.deepStrictEqual(rt.wake(second, "three"), { ok: true })
   assert.equal(rt.trace.filter((l) => l.startsWith(`${second.id}: wake QUEUED`)).length, 1, rt.trace.join("\n"))
+  // The parent's deferred wakes: the queued Handle itself, with its prompt.
+  assert.equal(coord.wakeQueue.length, 1)
+  assert.equal(coord.wakeQueue[0].h, second)
+  assert.deepStrictEqual(Object.keys(coord.wakeQueue[0]), ["h", "prompt"])
   const waiting = rt.wait(second)
   llm.release()
   assert.equal((await waiting).status, "done")
@@ -1107,6 +1111,17 @@ test("a Handle carries the reference's fields, in its order: pools, limits, dead
   // maxChildren is checked against the children there are; the pool itself is not drawn down.
   assert.equal(lead.pool.children, 2)
   assert.deepStrictEqual([worker.taskKey, worker.checkpoint, worker.drained, worker.wakeQueue, worker.runningChildren], [undefined, undefined, [], [], 0])
+
+  // The root runs under the runtime's own definition; a spawn under the caller's object, or,
+  // when the spawn carries a budget, a copy of it with that budget over the definition's.
+  assert.deepStrictEqual(root.def, { name: "root", does: "runtime root", model: "none" })
+  assert.equal(lead.def, registry.lead)
+  const capped = spawnOk(rt, root, "lead", { maxTurns: 2, maxDepth: 1 })
+  assert.notEqual(capped.def, registry.lead)
+  assert.deepStrictEqual(capped.def, { ...registry.lead, budget: { maxTurns: 2, maxTokens: 500, maxToolCalls: 9, maxWallMs: 1000, maxChildren: 2, maxDepth: 1 } })
+  assert.deepStrictEqual(registry.lead.budget, { maxTokens: 500, maxToolCalls: 9, maxChildren: 2, maxWallMs: 1000, maxTurns: 4 }, "the registered definition is left as it was")
+  assert.deepStrictEqual(capped.eff, { maxTurns: 2, maxConcurrent: 8, maxDepth: 1 })
+  assert.equal(capped.tools, undefined, "a Handle has no fields but the reference's")
 
   // Fields are writable, as the reference's are: the written value stays on the object.
   worker.seq = 41

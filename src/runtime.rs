@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::Value;
 use toolnexus_core::agents::runtime::{
     AgentRuntime, Budget, Clock, HandleId, Heartbeat, HeartbeatStop, HostClock, InboxItem, RuntimeHost, RuntimeOptions,
     Spawner, SystemClock, TimerCancel, TimerFn,
@@ -145,41 +144,6 @@ pub struct NativeInspection {
     pub pending: Option<String>,
 }
 
-#[napi(object)]
-pub struct NativeHandleInfo {
-    pub id: String,
-    pub def: String,
-    pub parent: Option<u32>,
-    pub depth: u32,
-    pub children: Vec<u32>,
-    /// The inbox as JSON.
-    pub inbox: String,
-    pub state: String,
-    pub usage_total: f64,
-    pub tool_calls_total: f64,
-    pub turns_total: f64,
-    pub pending_request: Option<String>,
-    pub last_result: Option<String>,
-    /// `[tokens, toolCalls, children]`.
-    pub pool: Vec<f64>,
-    /// `[maxTurns, maxConcurrent, maxDepth]`.
-    pub eff: Vec<f64>,
-    pub deadline: Option<f64>,
-    /// Which turn's abort the handle holds (a count; none before its first turn), and whether
-    /// it was aborted.
-    pub abort_turn: Option<f64>,
-    pub aborted: bool,
-    pub checkpoint: Option<String>,
-    /// The drained items as JSON.
-    pub drained: String,
-    /// The deferred wakes: the children's indexes, and their prompts in the same order.
-    pub wake_queue: Vec<u32>,
-    pub wake_prompts: Vec<Option<String>>,
-    pub task_key: Option<String>,
-    pub running_children: f64,
-    pub seq: f64,
-}
-
 fn view(v: toolnexus_core::agents::runtime::HandleView) -> NativeHandleView {
     NativeHandleView {
         handle: v.handle as u32,
@@ -312,38 +276,11 @@ impl NativeRuntime {
         })
     }
 
-    #[napi]
-    pub fn info(&self, h: u32) -> Option<NativeHandleInfo> {
-        let s = self.inner.snapshot(h as HandleId)?;
-        let inbox = Value::Array(s.inbox.iter().map(InboxItem::to_value).collect());
-        Some(NativeHandleInfo {
-            id: s.id,
-            def: s.def,
-            parent: s.parent.map(|p| p as u32),
-            depth: s.depth,
-            children: s.children.into_iter().map(|c| c as u32).collect(),
-            inbox: toolnexus_core::json::to_string(&inbox),
-            state: s.state.as_str().into(),
-            usage_total: s.usage_total,
-            tool_calls_total: s.tool_calls_total,
-            turns_total: s.turns_total,
-            pending_request: s.pending_request.map(|p| toolnexus_core::json::to_string(&p)),
-            last_result: s.last_result.map(|r| toolnexus_core::json::to_string(&r.to_value())),
-            pool: vec![s.pool.0, s.pool.1, s.pool.2],
-            eff: vec![s.eff.0, s.eff.1, s.eff.2],
-            deadline: s.deadline,
-            abort_turn: s.abort.map(|(n, _)| n as f64),
-            aborted: s.abort.is_some_and(|(_, a)| a),
-            checkpoint: s.checkpoint,
-            drained: toolnexus_core::json::to_string(&Value::Array(
-                s.drained.iter().map(InboxItem::to_value).collect(),
-            )),
-            wake_queue: s.wake_queue.iter().map(|(h, _)| *h as u32).collect(),
-            wake_prompts: s.wake_queue.into_iter().map(|(_, p)| p).collect(),
-            task_key: s.task_key,
-            running_children: s.running_children,
-            seq: s.seq as f64,
-        })
+    /// Handle `h`'s fields (the core's `HandleFields`: the reference Handle's, in its order,
+    /// handles as indexes), or `null` for an index never handed out.
+    #[napi(ts_return_type = "Record<string, unknown> | null")]
+    pub fn info<'env>(&self, env: &'env Env, h: u32) -> Result<Unknown<'env>> {
+        env.to_js_value(&self.inner.fields(h as HandleId))
     }
 
     #[napi]

@@ -22,7 +22,17 @@ const { userSeam } = require("../fetch.js")
 
 /** @typedef {import("../../binding").NativeRuntime} NativeRuntime */
 /** @typedef {import("../../binding").NativeClock} NativeClock */
-/** @typedef {import("../../binding").NativeHandleInfo} NativeHandleInfo */
+/**
+ * A handle's fields as the core gives them (its `HandleFields`): the reference Handle's, in its
+ * order; the ones typed here are those only JavaScript can finish.
+ * @typedef {Record<string, unknown> & {
+ *   def: { registered?: string, budget?: Budget, own?: AgentDef },
+ *   parent: number | null,
+ *   children: number[],
+ *   abort: { turn: number, aborted: boolean } | null,
+ *   wakeQueue: { h: number, prompt?: string }[],
+ * }} NativeHandleInfo
+ */
 /** @typedef {import("../../binding").NativeHandleView} NativeHandleView */
 /** @typedef {import("../../binding").NativeInspection} NativeInspection */
 /** @typedef {import("../../binding").NativeHeartbeat} NativeHeartbeat */
@@ -154,14 +164,15 @@ class Handle {
    * @param {AgentRuntime} rt the runtime whose table this handle reads
    * @param {number} index its place in that table
    * @param {AgentDef} def the definition it was spawned from
+   * @param {string[]} fields the Handle's fields, in the core's order
    */
-  constructor(key, rt, index, def) {
+  constructor(key, rt, index, def, fields) {
     if (key !== RUNTIME) throw new TypeError("handles come from AgentRuntime.spawn()")
     // Every AgentRuntime defines its RUNTIME key in its constructor.
     this.#rt = /** @type {LookupRuntime} */ (rt)
     this.#index = index
     handleSlots.set(this, { rt, index })
-    for (const name of HANDLE_FIELDS) {
+    for (const name of fields) {
       if (name === "def") {
         Object.defineProperty(this, "def", { value: def, writable: true, enumerable: true, configurable: true })
         continue
@@ -175,7 +186,8 @@ class Handle {
     }
   }
   /**
-   * The field `name`, read from the runtime now.
+   * The field `name`, read from the runtime now: as the core gives it, but for what only
+   * JavaScript can make of it (handles for indexes, the abort controller).
    * @param {string} name
    * @returns {unknown}
    */
@@ -185,51 +197,17 @@ class Handle {
     // The core answers for every index it has handed out, and a Handle has one of those.
     const info = /** @type {NativeHandleInfo} */ (lookup.info(this.#index))
     switch (name) {
-      case "id":
-        return info.id
       case "parent":
         return info.parent == null ? null : lookup.handleAt(info.parent)
-      case "depth":
-        return info.depth
       case "children":
         return info.children.map((c) => lookup.handleAt(c))
-      case "inbox":
-        return JSON.parse(info.inbox)
-      case "pool":
-        return { tokens: info.pool[0], toolCalls: info.pool[1], children: info.pool[2] }
-      case "eff":
-        return { maxTurns: info.eff[0], maxConcurrent: info.eff[1], maxDepth: info.eff[2] }
-      case "deadline":
-        return info.deadline ?? undefined
-      case "usageTotal":
-        return info.usageTotal
-      case "toolCallsTotal":
-        return info.toolCallsTotal
-      case "turnsTotal":
-        return info.turnsTotal
-      case "pendingRequest":
-        return info.pendingRequest == null ? undefined : JSON.parse(info.pendingRequest)
-      case "lastResult":
-        return info.lastResult == null ? undefined : JSON.parse(info.lastResult)
+      case "wakeQueue":
+        return info.wakeQueue.map((w) => ({ ...w, h: lookup.handleAt(w.h) }))
       case "abort":
         return this.#abortOf(info)
-      case "checkpoint":
-        return info.checkpoint == null ? undefined : { input: info.checkpoint }
-      case "drained":
-        return JSON.parse(info.drained)
-      case "wakeQueue":
-        return info.wakeQueue.map((h, i) => {
-          const p = info.wakePrompts[i]
-          return p == null ? { h: lookup.handleAt(h) } : { h: lookup.handleAt(h), prompt: p }
-        })
-      case "taskKey":
-        return info.taskKey ?? undefined
-      case "runningChildren":
-        return info.runningChildren
-      case "seq":
-        return info.seq
       default:
-        return undefined
+        // Absent fields come as null; the reference leaves them undefined.
+        return info[name] ?? undefined
     }
   }
   /**
@@ -239,17 +217,18 @@ class Handle {
    * @returns {AbortController | null}
    */
   #abortOf(info) {
-    if (info.abortTurn == null) return null
-    if (this.#abort?.turn !== info.abortTurn) {
+    if (info.abort == null) return null
+    const { turn, aborted } = info.abort
+    if (this.#abort?.turn !== turn) {
       const controller = new AbortController()
-      const turn = info.abortTurn
       controller.signal.addEventListener("abort", () => {
-        if (this.#rt[RUNTIME].info(this.#index)?.abortTurn === turn) this.#rt.interrupt(this)
+        const now = /** @type {NativeHandleInfo | null} */ (this.#rt[RUNTIME].info(this.#index))
+        if (now?.abort?.turn === turn) this.#rt.interrupt(this)
       }, { once: true })
       this.#abort = { turn, controller }
     }
     const { controller } = this.#abort
-    if (info.aborted && !controller.signal.aborted) controller.abort(new Error("interrupted"))
+    if (aborted && !controller.signal.aborted) controller.abort(new Error("interrupted"))
     return controller
   }
 }
@@ -264,14 +243,6 @@ class Handle {
  */
 const shadow = (target, name, value) =>
   Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true })
-
-// The reference's Handle fields, in its order (its `waiters` and `ready` are not exposed).
-/** @type {string[]} */
-const HANDLE_FIELDS = [
-  "id", "def", "parent", "depth", "children", "inbox", "state", "pool", "eff", "deadline", "usageTotal",
-  "toolCallsTotal", "turnsTotal", "pendingRequest", "lastResult", "abort", "checkpoint", "drained", "wakeQueue",
-  "taskKey", "runningChildren", "seq",
-]
 
 /** The §7D runtime: the host's verbs over the core's tree of handles. */
 class AgentRuntime {
@@ -341,7 +312,7 @@ class AgentRuntime {
     this.#native = new native.NativeRuntime(...crossing(adapted, origins))
     this.#lookup = {
       native: this.#native,
-      info: (i) => this.#native.info(i),
+      info: (i) => /** @type {NativeHandleInfo | null} */ (this.#native.info(i)),
       handleAt,
       heartbeat: (/** @type {unknown} */ h, /** @type {number} */ everyMs, /** @type {string} */ prompt, /** @type {string} */ silent, /** @type {JsonFn} */ onBeat) => this.#native.heartbeat(this.#index(h, "heartbeat"), everyMs, prompt, silent, onBeat),
     }
@@ -351,16 +322,19 @@ class AgentRuntime {
   /**
    * The Handle of index `i`, made the first time it is asked for.
    * @param {number} i
-   * @param {AgentDef} [def] its definition, when the caller knows it (a spawn with a budget)
    * @returns {Handle}
    */
-  #handleAt(i, def) {
+  #handleAt(i) {
     let h = this.#handles[i]
     if (!h) {
       // `i` is an index the core handed out, so it answers for it.
       const info = /** @type {NativeHandleInfo} */ (this.#native.info(i))
-      const d = def ?? (i === 0 ? { name: "root", does: "runtime root", model: "none" } : this.#defs[info.def])
-      h = new Handle(RUNTIME, this, i, d)
+      // The definition: the runtime's own (the root's), or the caller's registered object,
+      // copied with the budget the core merged when the spawn carried one.
+      const { own, registered, budget } = info.def
+      const base = registered === undefined ? undefined : this.#defs[registered]
+      const def = own ?? (budget ? { ...base, budget } : base)
+      h = new Handle(RUNTIME, this, i, /** @type {AgentDef} */ (def), Object.keys(info))
       this.#handles[i] = h
     }
     return h
@@ -412,10 +386,8 @@ class AgentRuntime {
   spawn(parent, defName, budget) {
     const r = this.#native.spawn(this.#index(parent, "spawn"), String(defName), budget == null ? undefined : encode(budget))
     if (r.error !== undefined && r.error !== null) return { error: r.error }
-    const base = this.#defs[defName]
-    const def = budget ? { ...base, budget: { ...base.budget, ...budget } } : base
     // Without an error the core names the new handle.
-    return this.#handleAt(/** @type {number} */ (r.handle), def)
+    return this.#handleAt(/** @type {number} */ (r.handle))
   }
 
   /**

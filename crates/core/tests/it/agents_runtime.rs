@@ -885,3 +885,58 @@ async fn an_agents_llm_call_falls_back_as_a_clients_does() {
     assert_eq!((r.status, r.text.as_str()), (TaskStatus::Done, "answered by the backup"));
     assert_eq!(backup.request(0).body["model"], "m2");
 }
+
+#[tokio::test]
+async fn a_handles_fields_name_its_definition_and_the_budget_it_runs_under() {
+    let lead = AgentDef {
+        name: "lead".into(),
+        does: "leads".into(),
+        budget: Budget { max_turns: Some(4.0), max_tokens: Some(500.0), ..Default::default() },
+        ..Default::default()
+    };
+    let (rt, _) = runtime_with(vec![lead], |_| {});
+    let fields = |h| serde_json::to_value(rt.fields(h).expect("fields")).expect("json");
+    let root = fields(ROOT);
+    let keys: Vec<&str> = root.as_object().expect("object").keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "def",
+            "parent",
+            "depth",
+            "children",
+            "inbox",
+            "state",
+            "pool",
+            "eff",
+            "deadline",
+            "usageTotal",
+            "toolCallsTotal",
+            "turnsTotal",
+            "pendingRequest",
+            "lastResult",
+            "abort",
+            "checkpoint",
+            "drained",
+            "wakeQueue",
+            "taskKey",
+            "runningChildren",
+            "seq"
+        ],
+        "the reference Handle's fields, in its order"
+    );
+    assert_eq!(root["def"], json!({ "own": { "name": "root", "does": "runtime root", "model": "none" } }));
+    assert_eq!(root["parent"], Value::Null);
+
+    let plain = rt.spawn(ROOT, "lead", None).expect("spawn");
+    assert_eq!(fields(plain)["def"], json!({ "registered": "lead" }), "the registered definition, as registered");
+    let capped = rt.spawn(ROOT, "lead", Some(&Budget { max_turns: Some(2.0), ..Default::default() })).expect("spawn");
+    let f = fields(capped);
+    assert_eq!(f["def"], json!({ "registered": "lead", "budget": { "maxTurns": 2.0, "maxTokens": 500.0 } }));
+    assert_eq!(f["eff"]["maxTurns"], 2.0, "the merged budget is the one applied");
+    assert_eq!(f["pool"]["tokens"], 500.0);
+    assert_eq!(f["parent"], json!(ROOT));
+    assert_eq!(fields(ROOT)["children"], json!([plain, capped]));
+    assert!(rt.fields(99).is_none());
+}

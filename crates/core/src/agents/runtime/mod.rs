@@ -5,7 +5,7 @@
 //!
 //! Parts: `clock` (the injectable time source), `tree` (the handle table and its rules),
 //! `verbs` (the host verbs), `turn` (one turn: the client run, the turn gate, the budget
-//! ledger), `task` (the model's delegation tool), `durable` (the state kept on a durable store).
+//! ledger), `task` (the model's delegation tool), `durable` (the state kept on a durable store), `fields` (a handle as its host shows it).
 //!
 //! Every handle lives in one table behind one lock, never held across an await; the verbs
 //! that the reference makes synchronous are synchronous here too. Turns run on the host's
@@ -14,6 +14,7 @@
 mod clock;
 mod core;
 mod durable;
+mod fields;
 mod heartbeat;
 mod options;
 mod task;
@@ -25,6 +26,7 @@ mod verbs;
 
 pub use self::core::AgentRuntime;
 pub use clock::{Clock, SystemClock, TimerCancel, TimerFn, VirtualClock};
+pub use fields::{AbortSeam, Checkpoint, DefRef, HandleFields, Limits, OwnDef, Pools, Wake};
 pub use heartbeat::{Heartbeat, HeartbeatStop};
 pub use options::{HostClock, RuntimeHost};
 pub use types::{

@@ -19,15 +19,24 @@ pub const ROOT: HandleId = 0;
 /// Starts a turn (or any runtime task) somewhere it will be polled.
 pub type Spawner = Arc<dyn Fn(BoxFuture<'static, ()>) + Send + Sync>;
 
-/// Hierarchical caps; an absent field is no cap (or the runtime's default).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Hierarchical caps; an absent field is no cap (or the runtime's default). It serializes as
+/// its option names, set fields only.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Budget {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_turns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tool_calls: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_wall_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_children: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_concurrent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_depth: Option<f64>,
 }
 
