@@ -3,28 +3,28 @@
 //! rules Node's default `path` follows there.
 
 #[cfg(not(windows))]
-use posix as host;
+use posix as platform;
 #[cfg(windows)]
-use win32 as host;
+use win32 as platform;
 
-/// `path.normalize` with the host's rules.
+/// `path.normalize` with the platform's rules.
 pub fn normalize(p: &str) -> String {
-    host::normalize(p)
+    platform::normalize(p)
 }
 
-/// `path.join(dir, name)` with the host's rules.
+/// `path.join(dir, name)` with the platform's rules.
 pub fn join(dir: &str, name: &str) -> String {
-    host::join(dir, name)
+    platform::join(dir, name)
 }
 
-/// `path.dirname` with the host's rules.
+/// `path.dirname` with the platform's rules.
 pub fn dirname(p: &str) -> String {
-    host::dirname(p)
+    platform::dirname(p)
 }
 
-/// `path.resolve(p)` against the process's working directory, with the host's rules.
+/// `path.resolve(p)` against the process's working directory, with the platform's rules.
 pub fn resolve(p: &str) -> String {
-    host::resolve_from(&cwd(), p)
+    platform::resolve_from(&cwd(), p)
 }
 
 /// The process working directory as text.

@@ -63,7 +63,7 @@ fn describe(code: &str) -> Option<(&'static str, &'static str, i32)> {
 
 /// The code libuv gives a Unix errno.
 #[cfg(unix)]
-fn host_code(errno: i32) -> Option<&'static str> {
+fn os_code(errno: i32) -> Option<&'static str> {
     let table: &[(i32, &str)] = &[
         (libc::ENOENT, "ENOENT"),
         (libc::EACCES, "EACCES"),
@@ -94,13 +94,13 @@ fn host_code(errno: i32) -> Option<&'static str> {
 }
 
 #[cfg(windows)]
-fn host_code(error: i32) -> Option<&'static str> {
+fn os_code(error: i32) -> Option<&'static str> {
     windows_code(error)
 }
 
 /// The code libuv gives a Windows system error (`GetLastError`), as its `uv_translate_sys_error`
 /// maps the ones a file, a directory or a process can fail with. Compiled everywhere so its
-/// tests run on every host.
+/// tests run on every platform.
 #[cfg_attr(not(windows), allow(dead_code))]
 pub(crate) fn windows_code(error: i32) -> Option<&'static str> {
     Some(match error {
@@ -155,7 +155,7 @@ pub(crate) fn windows_code(error: i32) -> Option<&'static str> {
 
 /// The code and libuv number Node gives a socket error on Windows (a Winsock `WSAE…` code or the
 /// system error a completed socket operation reports), as `uv_translate_sys_error` maps them; the
-/// number is the code's in [`CODES`]. Compiled everywhere so its tests run on every host.
+/// number is the code's in [`CODES`]. Compiled everywhere so its tests run on every platform.
 #[cfg_attr(not(windows), allow(dead_code))]
 pub(crate) fn windows_net_code(error: i32) -> Option<(&'static str, i64)> {
     let code = match error {
@@ -189,10 +189,10 @@ pub(crate) fn windows_net_code(error: i32) -> Option<(&'static str, i64)> {
     describe(code).map(|(c, _, n)| (c, i64::from(n)))
 }
 
-/// The code and description libuv gives a raw OS error of this host (an errno on Unix, a
+/// The code and description libuv gives a raw OS error of this platform (an errno on Unix, a
 /// system error code on Windows).
 pub(crate) fn uv_name(raw: i32) -> Option<(&'static str, &'static str)> {
-    host_code(raw).and_then(describe).map(|(c, d, _)| (c, d))
+    os_code(raw).and_then(describe).map(|(c, d, _)| (c, d))
 }
 
 /// libuv's number for a code, for an error that came with none: the code's number on Windows, the
@@ -222,7 +222,7 @@ fn kind_errno(code: &str) -> i32 {
 fn uv_errno(raw: i32) -> i32 {
     #[cfg(windows)]
     {
-        host_code(raw).and_then(describe).map_or(-4094, |(_, _, n)| n)
+        os_code(raw).and_then(describe).map_or(-4094, |(_, _, n)| n)
     }
     #[cfg(not(windows))]
     {

@@ -157,7 +157,7 @@ fn spawn_local(cfg: &Value) -> Result<(ChildGroup, ChildStdout, ChildStdin), Str
         Some(_) => return Err("The \"options.cwd\" property must be of type string".into()),
     };
     // On Windows a bare name is found with PATHEXT and a `.cmd` shim (`npx`) runs through cmd.exe.
-    let launch = crate::proc::command::for_host(program, args, &env, cwd.as_deref())?;
+    let launch = crate::proc::command::for_platform(program, args, &env, cwd.as_deref())?;
     let mut cmd = crate::proc::command::command(&launch);
     cmd.envs(env);
     if let Some(dir) = &cwd {

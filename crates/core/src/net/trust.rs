@@ -146,7 +146,7 @@ fn trusted_as_itself(cert: &CertificateDer<'_>, server_name: &ServerName<'_>, no
 /// subject's CN. Node reads the CN only for a host name (an IP address must be one of the
 /// certificate's subjectAltName IP addresses) and only when the subjectAltName lists no DNS
 /// name at all (IP, URI or email entries leave the CN in play); then any of the CNs may match.
-fn node_accepts_common_name(names: &HostNames, server_name: &ServerName<'_>) -> bool {
+fn node_accepts_common_name(names: &CertNames, server_name: &ServerName<'_>) -> bool {
     let ServerName::DnsName(host) = server_name else { return false };
     if names.dns_alt_name {
         return false;
@@ -211,13 +211,13 @@ struct TbsFields<'a> {
     extended_key_usage: Option<Vec<&'a [u8]>>,
     /// What Node reads of the names; `None` when they cannot be read as Node reads them (the
     /// certificate is then valid only for its subjectAltName, as webpki checks it).
-    names: Option<HostNames>,
+    names: Option<CertNames>,
 }
 
 /// What Node's `tls.checkServerIdentity` reads of a certificate's names besides its
 /// subjectAltName's IP addresses.
 #[derive(Debug, PartialEq)]
-struct HostNames {
+struct CertNames {
     /// The subjectAltName extension lists a dNSName (whatever its text).
     dns_alt_name: bool,
     /// The subject's commonName values, in order, as text.
@@ -283,7 +283,7 @@ impl<'a> TbsFields<'a> {
             }
         }
         let names = match (dns_alt_name, common_names(subject)) {
-            (Some(dns_alt_name), Some(common_names)) => Some(HostNames { dns_alt_name, common_names }),
+            (Some(dns_alt_name), Some(common_names)) => Some(CertNames { dns_alt_name, common_names }),
             _ => None,
         };
         Some(TbsFields { validity: (not_before, not_after), extended_key_usage, names })
@@ -587,13 +587,13 @@ mod tests {
         seq(&parts)
     }
 
-    fn names_of(subject: Vec<u8>, extensions: Option<Vec<Vec<u8>>>) -> Option<HostNames> {
+    fn names_of(subject: Vec<u8>, extensions: Option<Vec<Vec<u8>>>) -> Option<CertNames> {
         let c = cert_of(subject, utc("240101000000Z"), utc("300101000000Z"), extensions);
         TbsFields::of(&c).expect("the certificate reads").names
     }
 
-    fn host_names(dns_alt_name: bool, common_names: &[&str]) -> Option<HostNames> {
-        Some(HostNames { dns_alt_name, common_names: common_names.iter().map(|n| n.to_string()).collect() })
+    fn cert_names(dns_alt_name: bool, common_names: &[&str]) -> Option<CertNames> {
+        Some(CertNames { dns_alt_name, common_names: common_names.iter().map(|n| n.to_string()).collect() })
     }
 
     const ORGANIZATION: &[u8] = &[0x55, 0x04, 0x0a];
@@ -608,9 +608,9 @@ mod tests {
             &[(COMMON_NAME, UTF8_STRING, b"example.com")],
             &[(ORGANIZATION, UTF8_STRING, b"Unit"), (COMMON_NAME, IA5_STRING, b"localhost")],
         ]);
-        assert_eq!(names_of(subject, None), host_names(false, &["example.com", "localhost"]));
-        assert_eq!(names_of(seq(&[]), None), host_names(false, &[]));
-        assert_eq!(names_of(name(&[&[(ORGANIZATION, UTF8_STRING, b"Acme")]]), None), host_names(false, &[]));
+        assert_eq!(names_of(subject, None), cert_names(false, &["example.com", "localhost"]));
+        assert_eq!(names_of(seq(&[]), None), cert_names(false, &[]));
+        assert_eq!(names_of(name(&[&[(ORGANIZATION, UTF8_STRING, b"Acme")]]), None), cert_names(false, &[]));
     }
 
     #[test]
@@ -626,11 +626,11 @@ mod tests {
             (BMP_STRING, &utf16),
             (UNIVERSAL_STRING, &ucs4),
         ] {
-            assert_eq!(cn(tag, value), host_names(false, &["localhost"]), "tag {tag:#x}");
+            assert_eq!(cn(tag, value), cert_names(false, &["localhost"]), "tag {tag:#x}");
         }
         // The one-byte types are Latin-1.
-        assert_eq!(cn(TELETEX_STRING, b"caf\xe9"), host_names(false, &["caf\u{e9}"]));
-        assert_eq!(cn(UTF8_STRING, "café".as_bytes()), host_names(false, &["café"]));
+        assert_eq!(cn(TELETEX_STRING, b"caf\xe9"), cert_names(false, &["caf\u{e9}"]));
+        assert_eq!(cn(UTF8_STRING, "café".as_bytes()), cert_names(false, &["café"]));
         // What OpenSSL does not convert leaves no CN to match, whatever the others say.
         for (tag, value) in [
             (UTF8_STRING, &b"caf\xe9"[..]),
@@ -649,19 +649,19 @@ mod tests {
     fn only_a_dns_alt_name_counts_as_one() {
         let subject = || name(&[&[(COMMON_NAME, UTF8_STRING, b"localhost")]]);
         let with = |critical, names: &[(u8, &[u8])]| names_of(subject(), Some(vec![alt_names(critical, names)]));
-        assert_eq!(with(false, &[(IP_ADDRESS, &[127, 0, 0, 1])]), host_names(false, &["localhost"]));
+        assert_eq!(with(false, &[(IP_ADDRESS, &[127, 0, 0, 1])]), cert_names(false, &["localhost"]));
         assert_eq!(
             with(true, &[(URI, b"https://x.example"), (EMAIL, b"a@b.example")]),
-            host_names(false, &["localhost"])
+            cert_names(false, &["localhost"])
         );
-        assert_eq!(with(false, &[]), host_names(false, &["localhost"]));
+        assert_eq!(with(false, &[]), cert_names(false, &["localhost"]));
         assert_eq!(
             with(false, &[(IP_ADDRESS, &[127, 0, 0, 1]), (DNS_NAME, b"example.com")]),
-            host_names(true, &["localhost"])
+            cert_names(true, &["localhost"])
         );
         // Any dNSName, even one that names nothing.
-        assert_eq!(with(true, &[(DNS_NAME, b"")]), host_names(true, &["localhost"]));
-        assert_eq!(with(false, &[(DNS_NAME, b"bad..name")]), host_names(true, &["localhost"]));
+        assert_eq!(with(true, &[(DNS_NAME, b"")]), cert_names(true, &["localhost"]));
+        assert_eq!(with(false, &[(DNS_NAME, b"bad..name")]), cert_names(true, &["localhost"]));
         // A subjectAltName or subject that does not read leaves the names unread, not the rest.
         let bad_alt_names = seq(&[der(OID, SUBJECT_ALT_NAME), der(OCTET_STRING, &der(SET, &[]))]);
         assert_eq!(names_of(subject(), Some(vec![bad_alt_names, eku(false, &[SERVER_AUTH])])), None);
@@ -713,15 +713,15 @@ mod tests {
 
     #[test]
     fn the_common_name_is_read_only_for_a_host_name_and_without_a_dns_alt_name() {
-        let names = |dns_alt_name, cn: &str| HostNames { dns_alt_name, common_names: vec![cn.to_string()] };
+        let names = |dns_alt_name, cn: &str| CertNames { dns_alt_name, common_names: vec![cn.to_string()] };
         let localhost = ServerName::try_from("localhost").unwrap();
         assert!(node_accepts_common_name(&names(false, "localhost"), &localhost));
         assert!(!node_accepts_common_name(&names(true, "localhost"), &localhost));
         let ip = ServerName::try_from("127.0.0.1").unwrap();
         assert!(!node_accepts_common_name(&names(false, "127.0.0.1"), &ip));
-        let two = HostNames { dns_alt_name: false, common_names: vec!["example.com".into(), "LOCALHOST".into()] };
+        let two = CertNames { dns_alt_name: false, common_names: vec!["example.com".into(), "LOCALHOST".into()] };
         assert!(node_accepts_common_name(&two, &localhost));
-        let none = HostNames { dns_alt_name: false, common_names: vec![] };
+        let none = CertNames { dns_alt_name: false, common_names: vec![] };
         assert!(!node_accepts_common_name(&none, &localhost));
     }
 
@@ -787,7 +787,7 @@ mod tests {
                         .any(|n| matches!(n, x509_parser::extensions::GeneralName::DNSName(_)))
                 });
                 let ours = TbsFields::of(&der).unwrap().names.unwrap();
-                assert_eq!(ours, HostNames { dns_alt_name: their_dns, common_names: their_cns }, "{value:?} {san:?}");
+                assert_eq!(ours, CertNames { dns_alt_name: their_dns, common_names: their_cns }, "{value:?} {san:?}");
                 assert_eq!(ours.common_names.len(), 1);
             }
         }

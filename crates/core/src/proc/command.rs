@@ -1,7 +1,7 @@
 //! Which file a command names, and the command line that starts it (see the module above).
 //!
 //! The rules are plain functions over text (paths, environment values, a file test), compiled on
-//! every platform so their tests run everywhere; [`for_host`] applies them on Windows only.
+//! every platform so their tests run everywhere; [`for_platform`] applies them on Windows only.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -168,10 +168,10 @@ pub fn launch(file: &str, args: &[String], shell: &str) -> Result<Launch, String
     Ok(Launch::Shell { shell: shell.to_string(), line: format!("/d /e:on /v:off /s /c \"{}\"", parts.join(" ")) })
 }
 
-/// How to start `program` with `args` on this host, with the child's environment overrides `env`
+/// How to start `program` with `args` on this platform, with the child's environment overrides `env`
 /// and working directory `cwd` (both as the spawn will set them). Off Windows, and for a
 /// command Windows cannot find, the program as given: starting it reports what is wrong.
-pub fn for_host(
+pub fn for_platform(
     program: &str,
     args: &[String],
     env: &[(String, String)],

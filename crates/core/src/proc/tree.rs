@@ -3,7 +3,7 @@
 //! The process is created suspended, assigned to a new job, and only then let run, so every
 //! process it starts is in the job from its first instruction. Ending the job ends them all (a
 //! `cmd.exe` and the program it ran, `npx` and the server it started). With `kill_on_close`, the
-//! system also ends them when the job's last handle closes, which happens however the host
+//! system also ends them when the job's last handle closes, which happens however the parent
 //! process ends.
 
 use std::io;
