@@ -143,6 +143,24 @@ test("grep and glob walk a real tree: node_modules and .git skipped, no ignore f
   assert.deepEqual(await glob.execute({}), { output: "glob: pattern is required", isError: true })
 })
 
+test("grep reads its pattern as RegExp does: lookaround and backreferences match, bad patterns fail with V8's message", async (t) => {
+  const dir = tmpdir(t)
+  const lines = ["ab", "ac", "aa", "cost $42", "cost 42", "xy", "ay", "say 'hi'", "say 'hi\"", "\x01", "a\x01", "foo.bar", "ba", "abab", "é1", "😀x", "AbC", "a\rb", "", "1-2"]
+  put(dir, "f.txt", lines.join("\n"))
+  const { grep } = byName()
+  const patterns = ["a(?=b)", "a(?!b)", "(?<=\\$)\\d+", "(?<!x)y", "(a)\\1", "(?<q>['\"]).*\\k<q>", "\\1", "a\\1", "(?<=a)*", "(?=a)*b", "(?=a)+", "(a)|\\2", "(.)(?=\\1)", "\\k<x>", "(?<x>a)\\k<y>", "(?<=^|\\s)\\$\\d", "^(?!$)", "(?<=(a))b\\1", "(a)\\10", "[\\1]", "(?<=.)\\u{1F600}", "(?=😀).", "(?<=a){2}", "(?<=a)?", "(?<!a)+b", "\\k<y>", "(?<x>a)\\k", "(?<x>a)\\k<x", "(?<x>a)[\\k]", "(?<x>a)(?<=\\k<x>)b", "(?<=(?<z>a))\\k<z>", "((?<=a))*b", "(?=a){2}a", "(?<x>a)|\\k<x>b", "(?:(?<=a)b)+", "\\d+", "foo|bar", "[a-z]+$", "a{2,}", "(?:a)b", "(?<n>a)b", "x{", ")", "^$", "\\bab\\b", "[^a]", "(?<n>a)\\k<n>", "\\k", "(?<n>a)(?<m>b)?\\k<m>", "a(?=b)|c"]
+  for (const p of patterns) {
+    let want
+    try {
+      const re = new RegExp(p)
+      want = lines.flatMap((l, i) => (re.test(l) ? [`${dir}/f.txt:${i + 1}:${l}`] : [])).join("\n")
+    } catch (e) {
+      want = `grep: invalid regex: ${e.message}`
+    }
+    assert.equal((await grep.execute({ pattern: p, path: dir })).output, want, `pattern ${JSON.stringify(p)}`)
+  }
+})
+
 test("apply_patch applies atomically", async (t) => {
   const dir = tmpdir(t)
   const a = put(dir, "a.txt", "one\ntwo\n")

@@ -155,17 +155,19 @@ function timeChild(bin, args) {
   })
 }
 
-// The patterns: the same search for every peer.
+// The patterns: the same search for every peer. The lookaround one runs on our ECMAScript
+// engine (regress) and on rg's PCRE2 (`-P`); the plain one on the fast engines of both.
 const GREP_PATTERN = "needle_\\d+"
+const LOOKAROUND_PATTERN = "(?<=const )needle_\\d+(?= =)"
 const GLOB_PATTERN = "**/*.ts"
 // Our grep searches on min(available cores, 8) threads; our glob walks on one.
 const GREP_THREADS = Math.min(Math.max(os.availableParallelism(), 1), 8)
 const GLOB_THREADS = 1
 
 function ourCall(tools, op, root) {
-  return op === "grep"
-    ? tools.grep.execute({ pattern: GREP_PATTERN, path: root, limit: LIMIT })
-    : tools.glob.execute({ pattern: GLOB_PATTERN, path: root, limit: LIMIT })
+  if (op === "grep") return tools.grep.execute({ pattern: GREP_PATTERN, path: root, limit: LIMIT })
+  if (op === "grep_lookaround") return tools.grep.execute({ pattern: LOOKAROUND_PATTERN, path: root, limit: LIMIT })
+  return tools.glob.execute({ pattern: GLOB_PATTERN, path: root, limit: LIMIT })
 }
 
 // `--child <op> <root>`: one call of our tool in a fresh process, its output on stdout (the same
@@ -192,12 +194,18 @@ try {
     // file:line:text, as our grep prints it: -n --no-heading, the root as given
     grep: [...RG_COMMON, "-a", "-j", String(GREP_THREADS), "-n", "--no-heading", "-e", GREP_PATTERN, root],
     glob: [...RG_COMMON, "-j", String(GLOB_THREADS), "--files", "-g", GLOB_PATTERN, root],
+    grep_lookaround: [...RG_COMMON, "-a", "-P", "-j", String(GREP_THREADS), "-n", "--no-heading", "-e", LOOKAROUND_PATTERN, root],
   }
   const ops = {
     grep: {
       rust: async () => (await ourCall(tools, "grep", root)).output.split("\n"),
       node: () => nodeGrep(root, GREP_PATTERN),
       rg: () => runRg(rg.bin, rgArgs.grep),
+    },
+    grep_lookaround: {
+      rust: async () => (await ourCall(tools, "grep_lookaround", root)).output.split("\n"),
+      node: () => nodeGrep(root, LOOKAROUND_PATTERN),
+      rg: () => runRg(rg.bin, rgArgs.grep_lookaround),
     },
     glob: {
       rust: async () => (await ourCall(tools, "glob", root)).output.split("\n"),
@@ -212,8 +220,8 @@ try {
     reps: REPS,
     node: process.version,
     cores: os.availableParallelism(),
-    rg: rg.skipped ? { skipped: rg.skipped } : { version: rg.version, source: rg.source, args: { grep: rgArgs.grep.map((a) => (a === root ? "<root>" : a)), glob: rgArgs.glob.map((a) => (a === root ? "<root>" : a)) } },
-    threads: { grep: GREP_THREADS, glob: GLOB_THREADS },
+    rg: rg.skipped ? { skipped: rg.skipped } : { version: rg.version, source: rg.source, args: Object.fromEntries(Object.entries(rgArgs).map(([op, args]) => [op, args.map((a) => (a === root ? "<root>" : a))])) } },
+    threads: { grep: GREP_THREADS, grep_lookaround: GREP_THREADS, glob: GLOB_THREADS },
     method:
       "toolnexus_ms: execute() in this process (output string to JS, split); rg_ms: spawn of rg to its exit, its stdout read and split in this process; toolnexus_child_ms: the same spawn-to-exit shape for a fresh node process that loads the addon and makes one call; node_startup_ms: that process with no call. Medians.",
     goals: { vs_rg: "toolnexus_ms <= 1.5 x rg_ms", vs_node: "toolnexus_ms <= 0.5 x node_ms" },

@@ -1,16 +1,65 @@
 //! JavaScript regular expressions for `grep`: a pattern rewritten into the Rust regex syntax
-//! with the same meaning on one line, and JavaScript's `SyntaxError` wording for one that is bad.
+//! with the same meaning on one line (ripgrep's fast engine), or, when it needs what that engine
+//! lacks (lookaround, backreferences), run by `regress`, an ECMAScript regex engine, one line at
+//! a time; and JavaScript's `SyntaxError` wording for a pattern that is bad.
 
+use grep_matcher::{Match, Matcher, NoCaptures, NoError};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 
 /// A line matcher for a JavaScript regular expression.
-pub(super) fn content_matcher(pattern: &str) -> Result<RegexMatcher, String> {
-    let translated = translate_js_regex(pattern).map_err(|reason| js_regex_error(pattern, &reason))?;
-    RegexMatcherBuilder::new()
-        .multi_line(true)
-        .line_terminator(Some(b'\n'))
-        .build(&translated)
-        .map_err(|e| js_regex_error(pattern, &rust_reason(&e.to_string())))
+pub(super) enum ContentMatcher {
+    /// The pattern in Rust's syntax, on ripgrep's engine.
+    Fast(RegexMatcher),
+    /// The pattern itself, on an ECMAScript engine.
+    Ecma(EcmaLines),
+}
+
+/// The line matcher for a JavaScript regular expression: the fast engine when the pattern
+/// translates exactly, else the ECMAScript one.
+pub(super) fn content_matcher(pattern: &str) -> Result<ContentMatcher, String> {
+    match translate_js_regex(pattern).map_err(|reason| js_regex_error(pattern, &reason))? {
+        Translated::Rust(translated) => RegexMatcherBuilder::new()
+            .multi_line(true)
+            .line_terminator(Some(b'\n'))
+            .build(&translated)
+            .map(ContentMatcher::Fast)
+            .map_err(|e| js_regex_error(pattern, &rust_reason(&e.to_string()))),
+        Translated::NeedsEcma => regress::Regex::new(pattern)
+            .map(|re| ContentMatcher::Ecma(EcmaLines(re)))
+            .map_err(|e| js_regex_error(pattern, &e.text)),
+    }
+}
+
+/// A JavaScript pattern run by `regress` on each line. It names no line terminator, so the
+/// searcher hands it one line at a time, its terminator stripped (ripgrep's slow line path).
+pub(super) struct EcmaLines(regress::Regex);
+
+impl Matcher for EcmaLines {
+    type Captures = NoCaptures;
+    type Error = NoError;
+
+    fn find_at(&self, haystack: &[u8], at: usize) -> Result<Option<Match>, NoError> {
+        // The searcher is given text already decoded as `fs.readFile(…, "utf8")` decodes it.
+        let found = match std::str::from_utf8(haystack) {
+            Ok(text) => self.0.find_from(text, at).next().map(|m| Match::new(m.start(), m.end())),
+            Err(_) => {
+                let text = String::from_utf8_lossy(haystack);
+                let at = at.min(text.len());
+                let len = haystack.len();
+                let within = |i: usize| i.min(len);
+                let start = if text.is_char_boundary(at) { at } else { 0 };
+                self.0
+                    .find_from(&text, start)
+                    .next()
+                    .map(|m| Match::new(within(m.start()), within(m.end()).max(within(m.start()))))
+            }
+        };
+        Ok(found)
+    }
+
+    fn new_captures(&self) -> Result<NoCaptures, NoError> {
+        Ok(NoCaptures::new())
+    }
 }
 
 /// The message shape of JavaScript's `SyntaxError` for a bad pattern.
@@ -55,23 +104,58 @@ const NEVER: &str = "[^\\x{0}-\\x{10FFFF}]";
 /// JavaScript's `.`: anything but a line terminator.
 const JS_DOT: &str = "[^\\n\\r\\u{2028}\\u{2029}]";
 
+/// What a pattern translates to.
+#[derive(Debug, PartialEq)]
+enum Translated {
+    /// Rust regex syntax with the same meaning on a line.
+    Rust(String),
+    /// A valid pattern that uses lookaround or backreferences, which Rust's syntax lacks.
+    NeedsEcma,
+}
+
+/// The names of the pattern's named groups (`(?<name>`, not a lookbehind).
+fn group_names(src: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = src;
+    while let Some(at) = rest.find("(?<") {
+        rest = &rest[at + 3..];
+        if rest.starts_with('=') || rest.starts_with('!') {
+            continue;
+        }
+        if let Some(end) = rest.find('>') {
+            names.push(rest[..end].to_string());
+        }
+    }
+    names
+}
+
+/// Stands for a backreference in `escape`'s answer.
+const BACKREFERENCE: &str = "\u{0}backreference";
+
 /// Rewrite a JavaScript pattern (no flags) into Rust regex syntax with the same meaning on a
 /// single line: `\d`, `\w`, `\b` are ASCII, `\s` and `.` are JavaScript's, braces that are not
-/// a quantifier are literal, `[]` matches nothing and `[^]` anything. Lookaround and
-/// backreferences have no Rust equivalent and are reported.
-fn translate_js_regex(src: &str) -> Result<String, String> {
+/// a quantifier are literal, `[]` matches nothing and `[^]` anything. A pattern with lookaround
+/// or backreferences is still read to the end, so that its syntax errors are named as
+/// JavaScript names them, and answers `NeedsEcma`.
+fn translate_js_regex(src: &str) -> Result<Translated, String> {
     let chars: Vec<char> = src.chars().collect();
-    let named_groups = src.contains("(?<") && !src.contains("(?<=") && !src.contains("(?<!");
+    let names = group_names(src);
     let mut out = String::with_capacity(src.len() + 16);
     let mut i = 0;
-    let mut depth = 0usize;
+    // The open groups: whether each is a lookbehind, which JavaScript will not repeat.
+    let mut groups: Vec<bool> = Vec::new();
     let mut can_repeat = false;
+    let mut ecma = false;
+    let mut lookbehind_closed = false;
     while i < chars.len() {
         let c = chars[i];
         i += 1;
+        let nothing_to_repeat =
+            if std::mem::take(&mut lookbehind_closed) { "Invalid quantifier" } else { "Nothing to repeat" };
         match c {
             '\\' => {
-                let (text, repeatable, used) = escape(&chars[i..], false, named_groups)?;
+                let (text, repeatable, used) = escape(&chars[i..], false, &names)?;
+                ecma |= text == BACKREFERENCE;
                 out.push_str(&text);
                 i += used;
                 can_repeat = repeatable;
@@ -85,21 +169,25 @@ fn translate_js_regex(src: &str) -> Result<String, String> {
                 can_repeat = true;
             }
             '[' => {
-                let (text, used) = class(&chars[i..])?;
+                let (text, used) = class(&chars[i..], &names)?;
                 out.push_str(&text);
                 i += used;
                 can_repeat = true;
             }
             '(' => {
+                let mut lookbehind = false;
                 if chars.get(i) == Some(&'?') {
                     let rest: String = chars[i + 1..].iter().take(2).collect();
                     if rest.starts_with(':') {
                         out.push_str("(?:");
                         i += 2;
                     } else if rest.starts_with('=') || rest.starts_with('!') {
-                        return Err("lookahead is not supported".into());
+                        ecma = true;
+                        i += 2;
                     } else if rest == "<=" || rest == "<!" {
-                        return Err("lookbehind is not supported".into());
+                        ecma = true;
+                        lookbehind = true;
+                        i += 3;
                     } else if rest.starts_with('<') {
                         out.push_str("(?<");
                         i += 2;
@@ -109,20 +197,18 @@ fn translate_js_regex(src: &str) -> Result<String, String> {
                 } else {
                     out.push('(');
                 }
-                depth += 1;
+                groups.push(lookbehind);
                 can_repeat = false;
             }
             ')' => {
-                if depth == 0 {
-                    return Err("Unmatched ')'".into());
-                }
-                depth -= 1;
+                let Some(lookbehind) = groups.pop() else { return Err("Unmatched ')'".into()) };
                 out.push(')');
-                can_repeat = true;
+                can_repeat = !lookbehind;
+                lookbehind_closed = lookbehind;
             }
             '*' | '+' | '?' => {
                 if !can_repeat {
-                    return Err("Nothing to repeat".into());
+                    return Err(nothing_to_repeat.into());
                 }
                 out.push(c);
                 if chars.get(i) == Some(&'?') {
@@ -134,7 +220,7 @@ fn translate_js_regex(src: &str) -> Result<String, String> {
             '{' => match quantifier(&chars[i..]) {
                 Some((min, max, used)) => {
                     if !can_repeat {
-                        return Err("Nothing to repeat".into());
+                        return Err(nothing_to_repeat.into());
                     }
                     if max.is_some_and(|m| m < min) {
                         return Err("numbers out of order in {} quantifier".into());
@@ -167,10 +253,10 @@ fn translate_js_regex(src: &str) -> Result<String, String> {
             }
         }
     }
-    if depth > 0 {
+    if !groups.is_empty() {
         return Err("Unterminated group".into());
     }
-    Ok(out)
+    Ok(if ecma { Translated::NeedsEcma } else { Translated::Rust(out) })
 }
 
 /// `{n}`, `{n,}` or `{n,m}` right after the `{`: (n, m, characters used including `}`).
@@ -223,7 +309,7 @@ fn class_literal(c: char) -> String {
 
 /// One escape after a `\`: (Rust text, whether a quantifier may follow, characters used).
 /// Inside a class the text is a class item.
-fn escape(rest: &[char], in_class: bool, named_groups: bool) -> Result<(String, bool, usize), String> {
+fn escape(rest: &[char], in_class: bool, names: &[String]) -> Result<(String, bool, usize), String> {
     let lit = |c: char| if in_class { class_literal(c) } else { literal(c) };
     let Some(&c) = rest.first() else { return Err("\\ at end of pattern".into()) };
     let class_of = |inner: &str, negated: bool| match (in_class, negated) {
@@ -254,8 +340,26 @@ fn escape(rest: &[char], in_class: bool, named_groups: bool) -> Result<(String, 
             return Ok((lit(char::from_u32(v).unwrap_or('\0')), true, digits.len()));
         }
         '8' | '9' if in_class => lit(c),
-        '1'..='9' => return Err("backreferences are not supported".into()),
-        'k' if named_groups => return Err("backreferences are not supported".into()),
+        '1'..='9' => {
+            let used = rest.iter().take_while(|d| d.is_ascii_digit()).count();
+            return Ok((BACKREFERENCE.into(), true, used));
+        }
+        'k' if !names.is_empty() => {
+            if in_class {
+                return Err("Invalid escape".into());
+            }
+            if rest.get(1) != Some(&'<') {
+                return Err("Invalid named reference".into());
+            }
+            let Some(end) = rest.iter().position(|&c| c == '>') else {
+                return Err("Invalid capture group name".into());
+            };
+            let name: String = rest[2..end].iter().collect();
+            if !names.contains(&name) {
+                return Err("Invalid named capture referenced".into());
+            }
+            return Ok((BACKREFERENCE.into(), true, end + 1));
+        }
         'c' => match rest.get(1) {
             Some(l) if l.is_ascii_alphabetic() => {
                 let v = (*l as u32) % 32;
@@ -289,7 +393,7 @@ fn escape(rest: &[char], in_class: bool, named_groups: bool) -> Result<(String, 
 }
 
 /// A class after its `[`: (Rust text, characters used including the closing `]`).
-fn class(rest: &[char]) -> Result<(String, usize), String> {
+fn class(rest: &[char], names: &[String]) -> Result<(String, usize), String> {
     let mut i = 0;
     let negated = rest.first() == Some(&'^');
     if negated {
@@ -317,7 +421,7 @@ fn class(rest: &[char]) -> Result<(String, usize), String> {
             '\n' if !negated => {}
             '\\' if !negated && rest.get(i) == Some(&'n') => i += 1,
             '\\' => {
-                let (text, _, used) = escape(&rest[i..], true, false)?;
+                let (text, _, used) = escape(&rest[i..], true, names)?;
                 body.push_str(&text);
                 i += used;
             }
@@ -334,8 +438,40 @@ mod tests {
     use grep_matcher::Matcher;
 
     fn line_matches(pattern: &str, line: &str) -> bool {
-        let m = content_matcher(pattern).unwrap();
-        m.is_match(line.as_bytes()).unwrap()
+        match content_matcher(pattern).unwrap() {
+            ContentMatcher::Fast(m) => m.is_match(line.as_bytes()).unwrap(),
+            ContentMatcher::Ecma(m) => m.is_match(line.as_bytes()).unwrap(),
+        }
+    }
+
+    fn engine(pattern: &str) -> &'static str {
+        match content_matcher(pattern).unwrap() {
+            ContentMatcher::Fast(_) => "fast",
+            ContentMatcher::Ecma(_) => "ecma",
+        }
+    }
+
+    #[test]
+    fn lookaround_and_backreferences_run_on_the_ecmascript_engine() {
+        assert_eq!(engine("needle_\\d+"), "fast", "a pattern that translates keeps the fast engine");
+        assert_eq!(engine("a(?=b)"), "ecma");
+        assert!(line_matches("a(?=b)", "xab"));
+        assert!(!line_matches("a(?=b)", "xac"));
+        assert!(line_matches("a(?!b)", "ac"));
+        assert!(line_matches("(?<=\\$)\\d+", "cost $42"));
+        assert!(!line_matches("(?<=\\$)\\d+", "cost 42"));
+        assert!(line_matches("(?<!x)y", "ay"));
+        assert!(!line_matches("(?<!x)y", "xy"));
+        assert!(line_matches("(a)\\1", "baab"));
+        assert!(!line_matches("(a)\\1", "ab"));
+        assert!(line_matches("(?<q>['\"]).*\\k<q>", "say 'hi'"));
+        assert!(!line_matches("(?<q>['\"]).*\\k<q>", "say 'hi\""));
+        // JavaScript's classes, not Rust's, on this engine too.
+        assert!(!line_matches("^\\d(?=x)", "٣x"));
+        assert!(line_matches("^(?=.)\\s", "\u{FEFF}"));
+        // Anchors hold at the line's ends.
+        assert!(line_matches("^(?=a)a$", "a"));
+        assert!(!line_matches("^(?=a)a$", "ab"));
     }
 
     #[test]
@@ -378,8 +514,10 @@ mod tests {
         assert_eq!(e("*a"), "Invalid regular expression: /*a/: Nothing to repeat");
         assert_eq!(e("a\\"), "Invalid regular expression: /a\\/: \\ at end of pattern");
         assert_eq!(e("a{3,1}"), "Invalid regular expression: /a{3,1}/: numbers out of order in {} quantifier");
-        assert_eq!(e("a/(?=b)"), "Invalid regular expression: /a\\/(?=b)/: lookahead is not supported");
-        assert_eq!(e("(a)\\1"), "Invalid regular expression: /(a)\\1/: backreferences are not supported");
+        // A pattern with lookaround is still read through: its errors are JavaScript's.
+        assert_eq!(e("a/(?=b)("), "Invalid regular expression: /a\\/(?=b)(/: Unterminated group");
+        assert_eq!(e("(?<=a))"), "Invalid regular expression: /(?<=a))/: Unmatched ')'");
+        assert_eq!(e("(a)\\1*?+"), "Invalid regular expression: /(a)\\1*?+/: Nothing to repeat");
         assert!(e("[z-a]").starts_with("Invalid regular expression: /[z-a]/: "));
     }
 }

@@ -14,12 +14,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 use grep_matcher::Matcher;
-use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
 use regex::Regex;
 use serde_json::{json, Value};
 
-use super::jsregex::content_matcher;
+use super::jsregex::{content_matcher, ContentMatcher};
 use super::{arg_number, arg_text, arg_text_if_truthy, js, number_value, ok_with, BoxFut, Builtin};
 use crate::jsstr;
 use crate::tool::{SharedTool, ToolContext};
@@ -78,9 +77,12 @@ fn run_grep(args: Value, _ctx: ToolContext) -> BoxFut {
         let root = arg_text_if_truthy(&args, "path").unwrap_or_else(js::cwd);
         let include = arg_text_if_truthy(&args, "include");
         let limit = arg_number(&args, "limit").unwrap_or(100.0);
-        let matches = tokio::task::spawn_blocking(move || grep(&matcher, &root, include.as_deref(), limit))
-            .await
-            .map_err(|e| e.to_string())??;
+        let matches = tokio::task::spawn_blocking(move || match &matcher {
+            ContentMatcher::Fast(m) => grep(m, &root, include.as_deref(), limit),
+            ContentMatcher::Ecma(m) => grep(m, &root, include.as_deref(), limit),
+        })
+        .await
+        .map_err(|e| e.to_string())??;
         let count = matches.len();
         Ok(ok_with(matches.join("\n"), json!({ "count": count })))
     })
@@ -288,7 +290,7 @@ type Found = Result<Vec<String>, String>;
 /// thread and hands batches of files to searching threads (as many as there are cores, at
 /// most 8); their results are appended in walk order as they come, and the walk and the
 /// search stop as soon as the limit is reached.
-fn grep(matcher: &RegexMatcher, root: &str, include: Option<&str>, limit: f64) -> Found {
+fn grep<M: Matcher + Sync>(matcher: &M, root: &str, include: Option<&str>, limit: f64) -> Found {
     let filter = include.map(Glob::new);
     let matches_empty_line = matcher.is_match(b"").unwrap_or(false);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
@@ -410,9 +412,9 @@ impl Joined {
 }
 
 /// One searching thread's searcher and buffers, kept from file to file.
-struct FileSearch<'a> {
+struct FileSearch<'a, M> {
     searcher: Searcher,
-    matcher: &'a RegexMatcher,
+    matcher: &'a M,
     root: &'a str,
     matches_empty_line: bool,
     limit: f64,
@@ -422,8 +424,8 @@ struct FileSearch<'a> {
     text: String,
 }
 
-impl<'a> FileSearch<'a> {
-    fn new(matcher: &'a RegexMatcher, root: &'a str, matches_empty_line: bool, limit: f64) -> Self {
+impl<'a, M: Matcher> FileSearch<'a, M> {
+    fn new(matcher: &'a M, root: &'a str, matches_empty_line: bool, limit: f64) -> Self {
         let searcher =
             SearcherBuilder::new().line_number(true).bom_sniffing(false).heap_limit(Some(GREP_LINE_LIMIT)).build();
         FileSearch { searcher, matcher, root, matches_empty_line, limit, bytes: Vec::new(), text: String::new() }
