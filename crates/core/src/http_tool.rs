@@ -94,6 +94,11 @@ pub struct HttpToolOptions {
 }
 
 impl HttpToolOptions {
+    /// The option names `httpTool` reads (see `options::fields_of`).
+    pub fn option_names() -> &'static [&'static str] {
+        options::fields_of::<HttpToolJson>()
+    }
+
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,

@@ -26,6 +26,11 @@ struct LoadJson {
 }
 
 impl LoadSkillsOptions {
+    /// The option names `loadSkills` and `listSkills` read (see `options::fields_of`).
+    pub fn option_names() -> &'static [&'static str] {
+        options::fields_of::<LoadJson>()
+    }
+
     /// The options from their JSON. Anything but an object is no options; `dirs` must be a
     /// path or a list of paths and `skills` a list when given (absent or `null` is none).
     /// `listSkills` reads the same options, with the same messages.

@@ -7,6 +7,11 @@ use std::collections::BTreeSet;
 use toolnexus_core::agents::runtime::RuntimeOptions;
 use toolnexus_core::agents::Compactor;
 use toolnexus_core::client::ClientOptions;
+use toolnexus_core::http_tool::HttpToolOptions;
+use toolnexus_core::options::fields_of;
+use toolnexus_core::serve::mcp::McpServeConfig;
+use toolnexus_core::serve::options::{A2AConfig, ServeSecurity};
+use toolnexus_core::skills::LoadSkillsOptions;
 use toolnexus_core::ToolkitOptions;
 
 fn index_d_ts() -> String {
@@ -102,4 +107,24 @@ fn create_toolkit_options_are_the_declared_ones() {
 fn compactor_options_are_the_declared_ones() {
     let declared = members(&index_d_ts(), "  interface CompactorOptions {");
     assert_eq!(set(Compactor::option_names()), declared);
+}
+
+#[test]
+fn http_tool_options_are_the_declared_ones() {
+    let declared = members(&index_d_ts(), "export interface HttpToolOptions {");
+    assert_eq!(set(HttpToolOptions::option_names()), declared);
+}
+
+#[test]
+fn load_skills_options_are_the_declared_ones() {
+    let declared = members(&index_d_ts(), "export interface LoadSkillsOptions {");
+    assert_eq!(set(LoadSkillsOptions::option_names()), declared);
+}
+
+#[test]
+fn serve_profiles_and_guards_are_the_declared_ones() {
+    let text = index_d_ts();
+    assert_eq!(set(fields_of::<ServeSecurity>()), members(&text, "export interface ServeSecurityOptions {"));
+    assert_eq!(set(fields_of::<A2AConfig>()), members(&text, "export interface A2AConfig {"));
+    assert_eq!(set(fields_of::<McpServeConfig>()), members(&text, "export interface MCPServeConfig {"));
 }
