@@ -220,7 +220,7 @@ try {
     reps: REPS,
     node: process.version,
     cores: os.availableParallelism(),
-    rg: rg.skipped ? { skipped: rg.skipped } : { version: rg.version, source: rg.source, args: Object.fromEntries(Object.entries(rgArgs).map(([op, args]) => [op, args.map((a) => (a === root ? "<root>" : a))])) } },
+    rg: rg.skipped ? { skipped: rg.skipped } : { version: rg.version, source: rg.source, args: Object.fromEntries(Object.entries(rgArgs).map(([op, args]) => [op, args.map((a) => (a === root ? "<root>" : a))])) },
     threads: { grep: GREP_THREADS, grep_lookaround: GREP_THREADS, glob: GLOB_THREADS },
     method:
       "toolnexus_ms: execute() in this process (output string to JS, split); rg_ms: spawn of rg to its exit, its stdout read and split in this process; toolnexus_child_ms: the same spawn-to-exit shape for a fresh node process that loads the addon and makes one call; node_startup_ms: that process with no call. Medians.",
