@@ -39,22 +39,12 @@ impl Matcher for EcmaLines {
     type Error = NoError;
 
     fn find_at(&self, haystack: &[u8], at: usize) -> Result<Option<Match>, NoError> {
-        // The searcher is given text already decoded as `fs.readFile(…, "utf8")` decodes it.
-        let found = match std::str::from_utf8(haystack) {
-            Ok(text) => self.0.find_from(text, at).next().map(|m| Match::new(m.start(), m.end())),
-            Err(_) => {
-                let text = String::from_utf8_lossy(haystack);
-                let at = at.min(text.len());
-                let len = haystack.len();
-                let within = |i: usize| i.min(len);
-                let start = if text.is_char_boundary(at) { at } else { 0 };
-                self.0
-                    .find_from(&text, start)
-                    .next()
-                    .map(|m| Match::new(within(m.start()), within(m.end()).max(within(m.start()))))
-            }
-        };
-        Ok(found)
+        // The searcher hands over text decoded as `fs.readFile(…, "utf8")` decodes it, so this
+        // borrows; were it not UTF-8, a match's ends are kept within the line.
+        let text = String::from_utf8_lossy(haystack);
+        let start = if text.is_char_boundary(at) { at } else { 0 };
+        let len = haystack.len();
+        Ok(self.0.find_from(&text, start).next().map(|m| Match::new(m.start().min(len), m.end().min(len))))
     }
 
     fn new_captures(&self) -> Result<NoCaptures, NoError> {
