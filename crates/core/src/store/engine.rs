@@ -14,8 +14,12 @@ pub enum Kind {
     Task,
     /// An agent runtime's whole state (its handle tree, inboxes, pools, checkpoints, trace).
     Runtime,
-    /// A parked Request taken up by a resume (written once: the first writer wins).
+    /// A parked Request taken up by a resume (written once: the first writer wins). The first
+    /// layout's; no longer written, and swept after [`CLAIM_RETENTION_MS`].
     Claim,
+    /// What a run parked on, recorded by the library (`client::park`): the authority a resume
+    /// checks the caller's copy against, and its claim.
+    Park,
 }
 
 impl Kind {
@@ -25,6 +29,7 @@ impl Kind {
             Kind::Task => "task",
             Kind::Runtime => "runtime",
             Kind::Claim => "claim",
+            Kind::Park => "park",
         }
     }
 }
@@ -44,16 +49,34 @@ pub enum Expect {
 /// was written by newer code and is refused.
 pub const SCHEMA_VERSION: i64 = 1;
 
+/// How long the first layout's claim records are kept before a sweep deletes them.
+pub const CLAIM_RETENTION_MS: i64 = 30 * 24 * 3_600_000;
+
 /// One engine's records.
 #[async_trait]
 pub trait Engine: Send + Sync {
     /// The engine's URL with its password hidden.
     fn label(&self) -> &str;
-    /// The record's version and JSON text, `None` when there is none.
+    /// The record's version and JSON text, `None` when there is none (or it has expired).
     async fn load(&self, kind: Kind, id: &str) -> Result<Option<(i64, String)>>;
     /// Write `body` if `expect` holds: `Some(new version)`, or `None` when another writer got
-    /// there first (nothing written).
-    async fn write(&self, kind: Kind, id: &str, body: String, expect: Expect) -> Result<Option<i64>>;
+    /// there first (nothing written). With `expires` (ms since the epoch) the record goes by
+    /// itself then; without, it stays until deleted.
+    async fn write(
+        &self,
+        kind: Kind,
+        id: &str,
+        body: String,
+        expect: Expect,
+        expires: Option<i64>,
+    ) -> Result<Option<i64>>;
+    /// Delete the record: `true` when there was one.
+    async fn delete(&self, kind: Kind, id: &str) -> Result<bool>;
+    /// Delete every record of `kind` whose id starts with `prefix`: how many there were.
+    async fn delete_prefix(&self, kind: Kind, prefix: &str) -> Result<u64>;
+    /// Delete what has expired by `now` (an engine whose records expire by themselves has
+    /// nothing to do): how many records went.
+    async fn sweep(&self, now: i64) -> Result<u64>;
 }
 
 /// An engine that could not be reached or answered with an error: `message` must already be

@@ -76,6 +76,11 @@ impl PostgresEngine {
         }
         tx.execute(sql::CREATE_RECORDS, &[]).await.map_err(|e| foreign("toolnexus_records", e))?;
         tx.execute(sql::PROBE_RECORDS, &[]).await.map_err(|e| foreign("toolnexus_records", e))?;
+        // A database of the first layout gets its expiry column.
+        tx.execute(&sql::ADD_EXPIRY.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"), &[])
+            .await
+            .map_err(|e| foreign("toolnexus_records", e))?;
+        tx.execute(sql::INDEX_EXPIRY, &[]).await.map_err(|e| foreign("toolnexus_records", e))?;
         tx.commit().await.map_err(|e| self.fail(e))
     }
 }
@@ -123,29 +128,37 @@ impl Engine for PostgresEngine {
     async fn load(&self, kind: Kind, id: &str) -> Result<Option<(i64, String)>> {
         let client = self.client().await?;
         let stmt = client.prepare_cached(sql::LOAD).await.map_err(|e| self.fail(db_message(&e)))?;
-        let row = client.query_opt(&stmt, &[&kind.as_str(), &id]).await.map_err(|e| self.fail(db_message(&e)))?;
+        let now = sql::now_ms();
+        let row = client.query_opt(&stmt, &[&kind.as_str(), &id, &now]).await.map_err(|e| self.fail(db_message(&e)))?;
         match row {
             Some(r) => Ok(Some((r.try_get(0).map_err(|e| self.fail(e))?, r.try_get(1).map_err(|e| self.fail(e))?))),
             None => Ok(None),
         }
     }
 
-    async fn write(&self, kind: Kind, id: &str, body: String, expect: Expect) -> Result<Option<i64>> {
+    async fn write(
+        &self,
+        kind: Kind,
+        id: &str,
+        body: String,
+        expect: Expect,
+        expires: Option<i64>,
+    ) -> Result<Option<i64>> {
         let client = self.client().await?;
         let now = sql::now_ms();
         let k = kind.as_str();
         let row = match expect {
             Expect::Any => {
                 let stmt = client.prepare_cached(sql::WRITE_ANY).await.map_err(|e| self.fail(db_message(&e)))?;
-                client.query_opt(&stmt, &[&k, &id, &body, &now]).await
+                client.query_opt(&stmt, &[&k, &id, &body, &now, &expires]).await
             }
             Expect::Absent => {
                 let stmt = client.prepare_cached(sql::WRITE_NEW).await.map_err(|e| self.fail(db_message(&e)))?;
-                client.query_opt(&stmt, &[&k, &id, &body, &now]).await
+                client.query_opt(&stmt, &[&k, &id, &body, &now, &expires]).await
             }
             Expect::Version(v) => {
                 let stmt = client.prepare_cached(sql::WRITE_OVER).await.map_err(|e| self.fail(db_message(&e)))?;
-                client.query_opt(&stmt, &[&k, &id, &body, &now, &v]).await
+                client.query_opt(&stmt, &[&k, &id, &body, &now, &expires, &v]).await
             }
         }
         .map_err(|e| self.fail(db_message(&e)))?;
@@ -153,5 +166,25 @@ impl Engine for PostgresEngine {
             Some(r) => Ok(Some(r.try_get(0).map_err(|e| self.fail(e))?)),
             None => Ok(None),
         }
+    }
+
+    async fn delete(&self, kind: Kind, id: &str) -> Result<bool> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::DELETE).await.map_err(|e| self.fail(db_message(&e)))?;
+        let n = client.execute(&stmt, &[&kind.as_str(), &id]).await.map_err(|e| self.fail(db_message(&e)))?;
+        Ok(n > 0)
+    }
+
+    async fn delete_prefix(&self, kind: Kind, prefix: &str) -> Result<u64> {
+        let client = self.client().await?;
+        let stmt = client.prepare_cached(sql::DELETE_PREFIX).await.map_err(|e| self.fail(db_message(&e)))?;
+        client.execute(&stmt, &[&kind.as_str(), &prefix]).await.map_err(|e| self.fail(db_message(&e)))
+    }
+
+    async fn sweep(&self, now: i64) -> Result<u64> {
+        let client = self.client().await?;
+        let before = now.saturating_sub(super::engine::CLAIM_RETENTION_MS);
+        let stmt = client.prepare_cached(sql::SWEEP).await.map_err(|e| self.fail(db_message(&e)))?;
+        client.execute(&stmt, &[&now, &before]).await.map_err(|e| self.fail(db_message(&e)))
     }
 }

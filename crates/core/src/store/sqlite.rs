@@ -107,6 +107,11 @@ fn prepare(conn: &mut Connection, label: &str) -> Result<()> {
     }
     tx.execute(sql::CREATE_RECORDS, []).map_err(|e| schema(label, sql::foreign("toolnexus_records", e)))?;
     tx.prepare(sql::PROBE_RECORDS).map_err(|e| schema(label, sql::foreign("toolnexus_records", e)))?;
+    // A file of the first layout gets its expiry column (SQLite has no ADD COLUMN IF NOT EXISTS).
+    if tx.prepare(sql::PROBE_EXPIRY).is_err() {
+        tx.execute(sql::ADD_EXPIRY, []).map_err(|e| schema(label, sql::foreign("toolnexus_records", e)))?;
+    }
+    tx.execute(sql::INDEX_EXPIRY, []).map_err(|e| schema(label, sql::foreign("toolnexus_records", e)))?;
     tx.commit().map_err(|e| unavailable(label, e))
 }
 
@@ -120,13 +125,20 @@ impl Engine for SqliteEngine {
         let id = id.to_string();
         self.with(move |c| {
             c.prepare_cached(&sql::for_sqlite(sql::LOAD))?
-                .query_row(params![kind.as_str(), id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_row(params![kind.as_str(), id, sql::now_ms()], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()
         })
         .await
     }
 
-    async fn write(&self, kind: Kind, id: &str, body: String, expect: Expect) -> Result<Option<i64>> {
+    async fn write(
+        &self,
+        kind: Kind,
+        id: &str,
+        body: String,
+        expect: Expect,
+        expires: Option<i64>,
+    ) -> Result<Option<i64>> {
         let id = id.to_string();
         let written = self
             .with(move |c| {
@@ -135,20 +147,47 @@ impl Engine for SqliteEngine {
                 match expect {
                     Expect::Any => c
                         .prepare_cached(&sql::for_sqlite(sql::WRITE_ANY))?
-                        .query_row(params![k, id, body, now], |r| r.get(0))
+                        .query_row(params![k, id, body, now, expires], |r| r.get(0))
                         .optional(),
                     Expect::Absent => c
                         .prepare_cached(&sql::for_sqlite(sql::WRITE_NEW))?
-                        .query_row(params![k, id, body, now], |r| r.get(0))
+                        .query_row(params![k, id, body, now, expires], |r| r.get(0))
                         .optional(),
                     Expect::Version(v) => c
                         .prepare_cached(&sql::for_sqlite(sql::WRITE_OVER))?
-                        .query_row(params![k, id, body, now, v], |r| r.get(0))
+                        .query_row(params![k, id, body, now, expires, v], |r| r.get(0))
                         .optional(),
                 }
             })
             .await?;
         self.still_there()?;
         Ok(written)
+    }
+
+    async fn delete(&self, kind: Kind, id: &str) -> Result<bool> {
+        let id = id.to_string();
+        let n = self
+            .with(move |c| c.prepare_cached(&sql::for_sqlite(sql::DELETE))?.execute(params![kind.as_str(), id]))
+            .await?;
+        self.still_there()?;
+        Ok(n > 0)
+    }
+
+    async fn delete_prefix(&self, kind: Kind, prefix: &str) -> Result<u64> {
+        let prefix = prefix.to_string();
+        let n = self
+            .with(move |c| {
+                c.prepare_cached(&sql::for_sqlite(sql::DELETE_PREFIX))?.execute(params![kind.as_str(), prefix])
+            })
+            .await?;
+        self.still_there()?;
+        Ok(n as u64)
+    }
+
+    async fn sweep(&self, now: i64) -> Result<u64> {
+        let before = now.saturating_sub(super::engine::CLAIM_RETENTION_MS);
+        let n =
+            self.with(move |c| c.prepare_cached(&sql::for_sqlite(sql::SWEEP))?.execute(params![now, before])).await?;
+        Ok(n as u64)
     }
 }

@@ -218,3 +218,90 @@ async fn a_running_task_whose_server_stopped_ends_failed_when_its_lease_runs_out
         assert_eq!(reader.get(&parked).await.unwrap().unwrap()["status"]["state"], "input-required", "{url}");
     }
 }
+
+/// Records that expire read as absent once they have, are written over as absent, and go with
+/// a sweep; records are deleted one by one or by the start of their id (issue 53: nothing a
+/// resume leaves behind grows without bound).
+#[tokio::test]
+async fn records_expire_and_are_deleted_on_every_engine() {
+    use toolnexus_core::store::{records, Expect, Kind};
+    let dir = tempfile::tempdir().unwrap();
+    for url in engines(dir.path()) {
+        let r = records(&url, Kind::Park);
+        let now = toolnexus_core::suspension::now_ms();
+        let (soon, later, never) = (unique("soon"), unique("later"), unique("never"));
+        assert!(r.save_at(&soon, &json!({"n": 1}), Expect::Absent, Some(now + 300)).await.unwrap().is_some());
+        assert!(r.save_at(&later, &json!({"n": 2}), Expect::Absent, Some(now + 600_000)).await.unwrap().is_some());
+        assert!(r.save_at(&never, &json!({"n": 3}), Expect::Absent, None).await.unwrap().is_some());
+        assert_eq!(r.get(&soon).await.unwrap(), Some(json!({"n": 1})), "{url}");
+        // A second first write of a live record loses.
+        assert!(r.save_at(&soon, &json!({"n": 9}), Expect::Absent, None).await.unwrap().is_none(), "{url}");
+        tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+        assert_eq!(r.get(&soon).await.unwrap(), None, "{url}: expired reads as absent");
+        assert_eq!(r.get(&later).await.unwrap(), Some(json!({"n": 2})), "{url}");
+        // An expired record is written over as absent, and the next version follows.
+        let v = r.save_at(&soon, &json!({"n": 4}), Expect::Absent, None).await.unwrap();
+        assert!(v.is_some(), "{url}");
+        let (v2, back) = r.get_versioned(&soon).await.unwrap().unwrap();
+        assert_eq!((Some(v2), back), (v, json!({"n": 4})), "{url}");
+        // A compare-and-set on a version that is not the stored one writes nothing.
+        assert!(r.save_at(&soon, &json!({"n": 5}), Expect::Version(v2 + 7), None).await.unwrap().is_none());
+        assert!(r.save_at(&soon, &json!({"n": 5}), Expect::Version(v2), None).await.unwrap().is_some());
+        // Deleting: one, then by prefix (and nothing else).
+        assert!(r.delete(&never).await.unwrap(), "{url}");
+        assert!(!r.delete(&never).await.unwrap(), "{url}");
+        assert_eq!(r.get(&never).await.unwrap(), None);
+        let p = unique("conv");
+        for k in ["a", "b", "c"] {
+            r.save_at(&format!("{p}:{k}"), &json!(k), Expect::Any, None).await.unwrap();
+        }
+        r.save_at(&format!("{p}x:a"), &json!("x"), Expect::Any, None).await.unwrap();
+        assert_eq!(r.delete_prefix(&format!("{p}:")).await.unwrap(), 3, "{url}");
+        assert_eq!(r.get(&format!("{p}:a")).await.unwrap(), None);
+        assert_eq!(r.get(&format!("{p}x:a")).await.unwrap(), Some(json!("x")), "{url}: another prefix stays");
+        // A prefix with the characters a pattern would read is taken as it is written.
+        let odd = format!("{}*?[x]\\%_", unique("odd"));
+        r.save_at(&format!("{odd}1"), &json!(1), Expect::Any, None).await.unwrap();
+        r.save_at(&format!("{}1", unique("odd")), &json!(2), Expect::Any, None).await.unwrap();
+        assert_eq!(r.delete_prefix(&odd).await.unwrap(), 1, "{url}");
+    }
+}
+
+/// The expired rows of a SQL engine are deleted by a sweep (Redis expires them by itself), and a
+/// SQLite file of the first layout gains the expiry column when it is opened.
+#[tokio::test]
+async fn sql_engines_sweep_what_expired_and_the_first_layout_is_upgraded() {
+    use toolnexus_core::store::{records, Expect, Kind};
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.db");
+    {
+        let conn = rusqlite::Connection::open(&old).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE toolnexus_schema (name TEXT PRIMARY KEY, version BIGINT NOT NULL);
+             INSERT INTO toolnexus_schema VALUES ('records', 1);
+             CREATE TABLE toolnexus_records (kind TEXT NOT NULL, id TEXT NOT NULL, version BIGINT NOT NULL,
+               body TEXT NOT NULL, updated_at BIGINT NOT NULL, PRIMARY KEY (kind, id));
+             INSERT INTO toolnexus_records VALUES ('conversation', 'kept', 1, '[]', 0);
+             INSERT INTO toolnexus_records VALUES ('claim', 'old-claim', 1, '{}', 0);",
+        )
+        .unwrap();
+    }
+    let url = format!("sqlite:{}", old.display());
+    let conversations = DurableConversationStore::new(&url);
+    assert_eq!(conversations.get("kept").await.unwrap(), Some(vec![]), "the first layout's records read on");
+    let r = records(&url, Kind::Park);
+    let now = toolnexus_core::suspension::now_ms();
+    r.save_at("gone", &json!(1), Expect::Absent, Some(now + 50)).await.unwrap();
+    r.save_at("stays", &json!(2), Expect::Absent, Some(now + 600_000)).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    r.sweep_now_and_then().await;
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    let ids: Vec<String> = conn
+        .prepare("SELECT id FROM toolnexus_records ORDER BY id")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(|x| x.unwrap())
+        .collect();
+    assert_eq!(ids, ["kept", "stays"], "the expired park and the first layout's month-old claim went");
+}
