@@ -36,6 +36,8 @@ export declare class NativeClient {
   runWithAnswer(toolkit: NativeToolkit, history: string, pending: string, answer: string, options?: string | undefined | null, fns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
   /** `askWithAnswer`: as `runWithAnswer`, over the conversation the store keeps under `id`. */
   askWithAnswer(toolkit: NativeToolkit, id: string, pending: string, answer: string, options?: string | undefined | null, fns?: Array<JsonFn> | undefined | null, cancel?: CancelToken | undefined | null, seam?: boolean | undefined | null, trace?: number | undefined | null): Promise<string | string[]>
+  /** `deleteConversation`: the conversation goes from the store, with what it parked on. */
+  deleteConversation(id: string): Promise<boolean>
   /**
    * One provider call, OpenAI shapes in and out (§11). `request` is the JSON of the
    * caller's request minus `toolkit` and `signal`.
@@ -133,6 +135,8 @@ export declare class NativeMemoryStore {
   /** The thread as JSON (in pieces when it holds long strings), or null. */
   get(id: string): string | string[] | null
   save(id: string, messages: string): void
+  /** Let the conversation go: whether there was one. */
+  delete(id: string): boolean
   /** This store as an options document names it. */
   shared(): ExternalObject<unknown>
 }
@@ -247,6 +251,8 @@ export declare class NativeUrlConversations {
   /** The conversation's JSON, or null. */
   get(id: string): Promise<string | null>
   save(id: string, messages: string): Promise<void>
+  /** Delete the conversation and what its runs parked on: whether there was one. */
+  delete(id: string): Promise<boolean>
 }
 
 /** `toOpenAI` / `toAnthropic` / `toGemini` over tool declarations given as JSON. */

@@ -41,6 +41,12 @@ export interface Request {
   url?: string
   data?: Record<string, unknown>
   expiresAt?: string
+  /**
+   * On a run's `pending` when the client has a `resumeKey` (toolnexus-native): the library's seal
+   * over what the run parked on, checked when the run is resumed in a process that holds no record
+   * of it. Hand it back as it came.
+   */
+  seal?: string
 }
 
 /** The resolution of a suspension {@link Request}. */
@@ -618,6 +624,8 @@ export interface EngineStore extends TaskStore {
   /** Keep a conversation (`save(id, messages)`) or a Task (`save(task)`). */
   save(id: string, messages: unknown[]): Promise<void>
   save(task: A2ATask): Promise<void>
+  /** Delete a conversation and the records of what its runs parked on (toolnexus-native): whether there was one. */
+  delete(id: string): Promise<boolean>
 }
 
 /** State in one SQLite file (WAL, crash-safe, no server). */
@@ -920,6 +928,20 @@ export interface ClientOptions {
    * starts again at the primary.
    */
   fallback?: FallbackEntry[]
+  /**
+   * A secret (16 characters or more) that seals each parked Request this client hands out
+   * (toolnexus-native; default: the `TOOLNEXUS_RESUME_KEY` environment variable). With it,
+   * `runWithAnswer` in a process that holds no record of the park (no durable `store`) can still
+   * tell a parking of its own making from an edited or invented one. Give every process that
+   * parks or resumes the same key.
+   */
+  resumeKey?: string
+  /**
+   * How long the record of a parked Request is kept (toolnexus-native; default 30 days): from
+   * when it parked or its `expiresAt`, whichever is later, or from when it was answered. Past it,
+   * a resume of that Request is refused as unknown.
+   */
+  parkRetentionMs?: number
 }
 
 /** One `fallback` model: the fields it changes from the primary's connection (toolnexus-native). */
@@ -977,6 +999,8 @@ export type MetricEvent =
 export interface ConversationStore {
   get(id: string): Promise<any[] | undefined>
   save(id: string, messages: any[]): Promise<void>
+  /** Called by `client.deleteConversation(id)` (toolnexus-native); resolving `false` means there was none. */
+  delete?(id: string): Promise<boolean | void>
 }
 
 /** Process-lifetime conversation storage (the default). */
@@ -985,6 +1009,8 @@ export declare class InMemoryConversationStore implements ConversationStore {
   constructor(options?: { maxEntries?: number })
   get(id: string): Promise<any[] | undefined>
   save(id: string, messages: any[]): Promise<void>
+  /** Let a conversation go (toolnexus-native): whether there was one. */
+  delete(id: string): Promise<boolean>
 }
 
 /** Callbacks around model and tool calls. */
@@ -1085,6 +1111,26 @@ export interface OutputOptions<S extends OutputSchema = JSONSchema> {
 }
 
 /**
+ * Why a resume was refused (`runWithAnswer`, `askWithAnswer`, `agents.AgentRuntime.resume`, a
+ * served Task's continuation): an `Error` with one of these codes, and nothing was run or used up
+ * unless the code says the Request already was (toolnexus-native).
+ * - `EUNKNOWNREQUEST`: nothing in this scope parked on that Request id (an invented id, an Answer
+ *   for another Request, a conversation that went on without it or was deleted).
+ * - `EREQUESTMISMATCH`: the `pending` or the history handed back is not what the library recorded
+ *   at the park (a field of the Request, the parked call's tool, arguments or id, or the turn it
+ *   belongs to was changed); the message names what.
+ * - `EREQUESTEXPIRED`: the Request, as recorded, is past its `expiresAt`.
+ * - `ETOOLMISSING`: the parked call's tool is not in the toolkit given.
+ * - `ESTORECONFLICT`: the Request was already answered (here or in another process).
+ */
+export type ResumeErrorCode = "EUNKNOWNREQUEST" | "EREQUESTMISMATCH" | "EREQUESTEXPIRED" | "ETOOLMISSING" | "ESTORECONFLICT"
+
+/** The error a refused resume rejects with (an answer that is not `{ id, ok: boolean }` is a `TypeError` instead). */
+export interface ResumeError extends Error {
+  code: ResumeErrorCode
+}
+
+/**
  * The error a run rejects with when its answer still does not match `output` (an `Error`
  * with these fields; toolnexus-native).
  */
@@ -1131,13 +1177,14 @@ export declare class Client {
   ): AsyncGenerator<StreamEvent<OutputOf<S>>, void, unknown>
   /**
    * SPEC §10 durable resume (an addition): the run that parked with `pending` (its RunResult's
-   * `pending`; `history` is that result's `messages`) goes on with `answer`, in this process or
-   * another. The Answer must echo `pending.id` and reaches the parked call alone; the turn's
-   * other parked calls run again and park on their own Requests; no new user turn. Refused
-   * (nothing run): an Answer for another Request (`code: "EUNKNOWNREQUEST"`), a Request past its
-   * `expiresAt` (`"EREQUESTEXPIRED"`), a parked call whose tool is not in `toolkit`
-   * (`"ETOOLMISSING"`), a Request already resumed (`"ESTORECONFLICT"`; claimed in the client's
-   * store, across processes when it is durable).
+   * `pending`; `history` is that result's `messages`) goes on with `answer`, in this process, or
+   * in another through a durable `store` or a shared `resumeKey`. What goes on is what the library
+   * recorded at the park: `pending` and `history` must be what the run handed out. The Answer
+   * must echo `pending.id` and reaches the parked call alone; the turn's other parked calls run
+   * again and park on their own Requests; no new user turn. Refused, nothing run
+   * ({@link ResumeError}): `EUNKNOWNREQUEST`, `EREQUESTMISMATCH`, `EREQUESTEXPIRED`,
+   * `ETOOLMISSING`, `ESTORECONFLICT` (already answered); an answer that is not an object with a
+   * boolean `ok` is a `TypeError`.
    */
   runWithAnswer<S extends OutputSchema = JSONSchema>(
     toolkit: Toolkit,
@@ -1146,7 +1193,10 @@ export declare class Client {
     answer: Answer,
     options?: { signal?: AbortSignal } & OutputOptions<S>,
   ): Promise<RunResult<OutputOf<S>>>
-  /** `runWithAnswer` over the conversation the store keeps under `conversationId`, saved as it goes. */
+  /**
+   * `runWithAnswer` over the conversation the store keeps under `conversationId`, saved as it goes.
+   * Refused (nothing run) as `runWithAnswer` is; a Request of another conversation is unknown here.
+   */
   askWithAnswer<S extends OutputSchema = JSONSchema>(
     toolkit: Toolkit,
     conversationId: string,
@@ -1154,6 +1204,12 @@ export declare class Client {
     answer: Answer,
     options?: { signal?: AbortSignal } & OutputOptions<S>,
   ): Promise<RunResult<OutputOf<S>>>
+  /**
+   * Delete a conversation from the store with what its runs parked on, so none of its parked
+   * Requests can be answered any more (toolnexus-native; a store object of your own needs a
+   * `delete(id)` method). Resolves whether the store had it.
+   */
+  deleteConversation(conversationId: string): Promise<boolean>
 }
 
 export declare function createClient(opts: ClientOptions): Client

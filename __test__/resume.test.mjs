@@ -57,16 +57,25 @@ test("runWithAnswer: a run parked in one process finishes in others, one answer 
   const llm = await startLLM(model)
   t.after(() => llm.close())
   const log = path.join(tmp(), "runs.jsonl")
-  const client = (extra = "") => `const client = createClient({ baseUrl: ${JSON.stringify(llm.url)}, style: "openai", model: "m", apiKey: "k"${extra} })`
-  const run = async (body) => {
-    const r = await runChild(`${TOOLS(log)}\n${client()}\n${body}`, { timeoutMs: 30_000 })
+  // Every process shares the resume key: the Request handed out is sealed with it.
+  const client = (extra = `, resumeKey: "the key every process of this deployment shares"`) => `const client = createClient({ baseUrl: ${JSON.stringify(llm.url)}, style: "openai", model: "m", apiKey: "k"${extra} })`
+  const run = async (body, extra) => {
+    const r = await runChild(`${TOOLS(log)}\n${client(extra)}\n${body}`, { timeoutMs: 30_000 })
     assert.equal(r.code, 0, r.stderr)
     return JSON.parse(r.stdout)
   }
   const first = await run(`const r = await client.run("call:a,b", { toolkit }); console.log(JSON.stringify(r))`)
   assert.equal(first.status, "pending")
   assert.equal(first.pending.prompt, "approve a")
+  assert.match(first.pending.seal, /^tn1\.[0-9a-f]{64}\.[A-Za-z0-9_-]+\.[0-9a-f]{64}$/)
   assert.deepEqual(first.toolCalls.map((c) => c.name), ["a"], "b never entered the transcript")
+
+  // A process without the key holds no record of the park and cannot check its seal: refused.
+  const keyless = await run(`
+    const e = await client.runWithAnswer(toolkit, ${JSON.stringify(first.messages)}, ${JSON.stringify(first.pending)}, { id: ${JSON.stringify(first.pending.id)}, ok: true }).catch((e) => e)
+    console.log(JSON.stringify({ code: e.code, message: e.message }))`, "")
+  assert.equal(keyless.code, "EUNKNOWNREQUEST")
+  assert.match(keyless.message, /in this process \(a run parked in another process is resumed through a durable store, or with a resumeKey shared by both\)/)
 
   // Another process: an answer carrying b's id (b's Request was never surfaced) reaches nothing.
   const stray = await run(`
@@ -97,6 +106,7 @@ test("runWithAnswer: a run parked in one process finishes in others, one answer 
 })
 
 test("runWithAnswer: refusals name the request, keep their error class and code, and change nothing", async (t) => {
+  // (An expiresAt the caller adds is not the Request that parked: EREQUESTMISMATCH; approval.test.mjs has the rest.)
   const llm = await startLLM(model)
   t.after(() => llm.close())
   let runs = 0
@@ -107,7 +117,7 @@ test("runWithAnswer: refusals name the request, keep their error class and code,
   const go = (pending, answer, tk = toolkit) => client.runWithAnswer(tk, r.messages, pending, answer)
 
   await assert.rejects(go(r.pending, { ok: true }), (e) => e.code === "EUNKNOWNREQUEST" && e.message.includes(r.pending.id))
-  await assert.rejects(go({ ...r.pending, expiresAt: "2020-01-01T00:00:00Z" }, { id: r.pending.id, ok: true }), (e) => e.code === "EREQUESTEXPIRED" && /expired at 2020-01-01T00:00:00Z/.test(e.message))
+  await assert.rejects(go({ ...r.pending, expiresAt: "2020-01-01T00:00:00Z" }, { id: r.pending.id, ok: true }), (e) => e.code === "EREQUESTMISMATCH" && /its expiresAt differs from the one recorded/.test(e.message))
   await assert.rejects(go("nope", { id: r.pending.id, ok: true }), TypeError)
   await assert.rejects(client.runWithAnswer({}, r.messages, r.pending, { id: r.pending.id, ok: true }), (e) => e instanceof TypeError && /runWithAnswer: `toolkit` must be a Toolkit/.test(e.message))
   const bare = await createToolkit({ builtins: false, extraTools: [] })
@@ -196,8 +206,8 @@ for (const [engine, url] of engines("tn-resume-")) {
     assert.equal(parked.code, 0, parked.stderr)
     const request = JSON.parse(parked.stdout)
     const resume = `return client.askWithAnswer(toolkit, ${JSON.stringify(conv)}, ${JSON.stringify(request)}, { id: ${JSON.stringify(request.id)}, ok: true })`
-    // Refused as taken, or (read after the winner saved the finished turn) as no longer parked there.
-    await fourAtOnce(`${TOOLS(log)}\n${client}\n${REPORT(resume)}`, log, ["ESTORECONFLICT", "EUNKNOWNREQUEST"])
+    // Refused as taken, whenever each read the store: one outcome, one code.
+    await fourAtOnce(`${TOOLS(log)}\n${client}\n${REPORT(resume)}`, log, ["ESTORECONFLICT"])
   })
 
   test(`${engine}: an agent runtime resumed from four processes at once runs the parked call once`, async (t) => {

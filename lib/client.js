@@ -114,11 +114,18 @@ function storeOption(store) {
     // in-memory one as its addon object.
     return engineUrl(store) ?? store
   }
-  // Taken as a ConversationStore: a missing method fails when the core calls it.
-  return {
+  // Taken as a ConversationStore: a missing method fails when the core calls it. Its
+  // `delete(id)`, if it has one, is what deleteConversation calls.
+  /** @type {{ get: unknown, save: unknown, delete?: unknown }} */
+  const crossed = {
     get: raw(bridge((id) => /** @type {ConversationStore} */ (store).get(id))),
     save: raw(bridge(([id, messages]) => /** @type {ConversationStore} */ (store).save(id, messages))),
   }
+  const own = /** @type {{ delete?: unknown }} */ (store)
+  if (typeof own.delete === "function") {
+    crossed.delete = raw(bridge(async (id) => (await /** @type {(id: unknown) => unknown} */ (own.delete).call(store, id)) !== false))
+  }
+  return crossed
 }
 
 /** @type {WeakMap<InMemoryConversationStore, import("../binding").NativeMemoryStore>} */
@@ -150,6 +157,15 @@ class InMemoryConversationStore {
    */
   async save(id, messages) {
     /** @type {import("../binding").NativeMemoryStore} */ (memoryStores.get(this)).save(String(id), encode(messages))
+  }
+
+  /**
+   * Let a conversation go (toolnexus-native).
+   * @param {unknown} id
+   * @returns {Promise<boolean>} whether there was one
+   */
+  async delete(id) {
+    return /** @type {import("../binding").NativeMemoryStore} */ (memoryStores.get(this)).delete(String(id))
   }
 }
 shipped.add(InMemoryConversationStore.prototype)
@@ -299,6 +315,16 @@ class Client {
     const handle = toolkitHandle({ toolkit }, "askWithAnswer")
     const out = callCrossing("askWithAnswer", options ?? {})
     return out.settle(await this.#traced(options?.signal, (token, root) => this.#native.askWithAnswer(handle, String(conversationId), encode(pending), encode(answer), out.doc, out.fns, token, userSeam(), root)))
+  }
+
+  /**
+   * Delete a conversation from the store, with what its runs parked on: a parked Request of
+   * it can no longer be answered (toolnexus-native).
+   * @param {unknown} conversationId
+   * @returns {Promise<boolean>} whether the store had it
+   */
+  async deleteConversation(conversationId) {
+    return this.#native.deleteConversation(String(conversationId))
   }
 
   /**

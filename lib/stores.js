@@ -69,6 +69,16 @@ class EngineStore {
     }
     await storeSave(this, idOrTask)
   }
+
+  /**
+   * Delete a conversation and what its runs parked on (toolnexus-native).
+   * @param {unknown} id
+   * @returns {Promise<boolean>} whether there was one
+   */
+  async delete(id) {
+    const own = /** @type {{ conversations: import("../binding").NativeUrlConversations }} */ (engines.get(this))
+    return own.conversations.delete(String(id))
+  }
 }
 
 /** State in one SQLite file (WAL), no server: `new SqliteStore("./state.db")` or a `sqlite:` URL. */

@@ -169,6 +169,12 @@ impl NativeMemoryStore {
         with_json(&messages, "save", |v| self.inner.save_value(&id, v).map_err(core_err))
     }
 
+    /// Let the conversation go: whether there was one.
+    #[napi]
+    pub fn delete(&self, id: String) -> bool {
+        self.inner.delete_now(&id)
+    }
+
     /// This store as an options document names it.
     #[napi(ts_return_type = "ExternalObject<unknown>")]
     pub fn shared(&self) -> External<Shared> {
@@ -208,6 +214,15 @@ impl NativeUrlConversations {
                 return Err(napi::Error::new(napi::Status::InvalidArg, "save: messages must be an array"));
             };
             toolnexus_core::client::ConversationStore::save(&*inner, &id, items).await.map_err(core_err)
+        })
+    }
+
+    /// Delete the conversation and what its runs parked on: whether there was one.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn delete(&self, env: &Env, id: String) -> Result<crate::dispatch::JsPromise> {
+        let inner = self.inner.clone();
+        crate::dispatch::promise(env, async move {
+            toolnexus_core::client::ConversationStore::delete(&*inner, &id).await.map_err(core_err)
         })
     }
 }
@@ -448,6 +463,13 @@ impl NativeClient {
         self.run_promise(env, toolkit, seam, trace, |client, tk| async move {
             client.ask_with_answer(&tk, &id, &pending, answer, ro).await
         })
+    }
+
+    /// `deleteConversation`: the conversation goes from the store, with what it parked on.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn delete_conversation(&self, env: &Env, id: String) -> Result<crate::dispatch::JsPromise> {
+        let client = self.inner.clone();
+        crate::dispatch::local_promise(env, async move { client.delete_conversation(&id).await.map_err(core_err) })
     }
 
     /// One provider call, OpenAI shapes in and out (§11). `request` is the JSON of the

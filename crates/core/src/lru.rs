@@ -74,6 +74,18 @@ impl<V> Lru<V> {
         gone
     }
 
+    /// Take the entry out.
+    pub fn remove(&mut self, key: &str) -> Option<V> {
+        let (v, at) = self.entries.remove(key)?;
+        self.order.remove(&at);
+        Some(v)
+    }
+
+    /// The keys that start with `prefix`.
+    pub fn keys_with_prefix(&self, prefix: &str) -> Vec<String> {
+        self.entries.keys().filter(|k| k.starts_with(prefix)).cloned().collect()
+    }
+
     /// Every value, for the caller to drop as it likes.
     pub fn drain(&mut self) -> Vec<V> {
         self.order.clear();

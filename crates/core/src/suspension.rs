@@ -24,6 +24,9 @@ pub const EXPIRED: &str = "EREQUESTEXPIRED";
 pub const TAKEN: &str = "ESTORECONFLICT";
 /// The `code` of a resume whose parked call's tool is no longer there.
 pub const TOOL_GONE: &str = "ETOOLMISSING";
+/// The `code` of a resume whose `pending`, or whose transcript's parked call (its tool, its
+/// arguments, its id, the turn it belongs to), is not what the library recorded at the park.
+pub const MISMATCH: &str = "EREQUESTMISMATCH";
 
 /// A refusal: nothing was changed.
 pub fn refused(code: &'static str, message: impl Into<String>) -> Error {
@@ -102,6 +105,166 @@ pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
+/// What JavaScript's `typeof` says of a JSON value, for messages.
+fn type_word(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// An Answer a resume may use: an object whose `ok` is `true` or `false`. Anything else is a
+/// `TypeError` naming what was wrong, before anything is looked up or used up (a string, a
+/// number or `null` read as a decline, and `ok: "false"` as truthy, would spend the Request on
+/// an answer nobody gave).
+pub fn answer_shape(verb: &str, answer: &Value) -> crate::error::Result<()> {
+    let Some(m) = answer.as_object() else {
+        return Err(Error::Type(format!(
+            "{verb}: the answer must be an object ({{ id, ok, data? }}), got {}",
+            type_word(answer)
+        )));
+    };
+    match m.get("ok") {
+        Some(Value::Bool(_)) => Ok(()),
+        None => Err(Error::Type(format!("{verb}: the answer's ok must be true or false, and it has none"))),
+        Some(other) => Err(Error::Type(format!(
+            "{verb}: the answer's ok must be true or false, got {} ({})",
+            crate::json::to_string(other),
+            type_word(other)
+        ))),
+    }
+}
+
+/// A digest of a JSON value that reads the same wherever the value went and came back as
+/// JSON: object keys in sorted order, numbers as JavaScript writes them (so a database that
+/// reorders keys, or writes `1.0` as `1`, hands back the same value). Hex SHA-256.
+pub fn digest(v: &Value) -> String {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    feed(&mut ctx, v);
+    hex(ctx.finish().as_ref())
+}
+
+/// [`digest`] of an array holding `items`, without copying them into one.
+pub fn digest_items(items: &[Value]) -> String {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    feed_items(&mut ctx, items);
+    hex(ctx.finish().as_ref())
+}
+
+fn feed_items(ctx: &mut ring::digest::Context, items: &[Value]) {
+    ctx.update(format!("[{}:", items.len()).as_bytes());
+    for x in items {
+        feed(ctx, x);
+    }
+    ctx.update(b"]");
+}
+
+fn feed(ctx: &mut ring::digest::Context, v: &Value) {
+    crate::json::grow(|| match v {
+        Value::Null => ctx.update(b"n"),
+        Value::Bool(true) => ctx.update(b"t"),
+        Value::Bool(false) => ctx.update(b"f"),
+        Value::Number(n) => {
+            ctx.update(b"#");
+            ctx.update(crate::json::js_number_text(n).as_bytes());
+            ctx.update(b";");
+        }
+        Value::String(s) => feed_str(ctx, s),
+        Value::Array(items) => feed_items(ctx, items),
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort_unstable();
+            ctx.update(format!("{{{}:", keys.len()).as_bytes());
+            for k in keys {
+                feed_str(ctx, k);
+                if let Some(x) = m.get(k) {
+                    feed(ctx, x);
+                }
+            }
+            ctx.update(b"}");
+        }
+    })
+}
+
+fn feed_str(ctx: &mut ring::digest::Context, s: &str) {
+    ctx.update(format!("s{}:", s.len()).as_bytes());
+    ctx.update(s.as_bytes());
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The seal of a parking under `key`: `tn1.<who>.<payload>.<tag>`. `who` is an HMAC-SHA256 tag
+/// over `who` (the Request's id and where it parked); `payload` is what the seal vouches for
+/// beyond what the caller hands back anyway (base64url JSON); `tag` covers `bound` (what the
+/// caller hands back: the scope and the Request) and the payload. Telling the parts apart lets a
+/// check say whether the Request was one of this key's at all, whether what came back with it
+/// was changed, or which part of the rest differs.
+pub fn seal(key: &[u8], who: &str, bound: &Value, payload: &Value) -> String {
+    use base64::Engine as _;
+    let k = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
+    let id_tag = ring::hmac::sign(&k, format!("who\u{0}{who}").as_bytes());
+    let text = crate::json::to_string(payload);
+    let tag = ring::hmac::sign(&k, sealed_digest(bound, &text).as_bytes());
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text.as_bytes());
+    format!("tn1.{}.{b64}.{}", hex(id_tag.as_ref()), hex(tag.as_ref()))
+}
+
+fn sealed_digest(bound: &Value, payload_text: &str) -> String {
+    let mut m = Map::new();
+    m.insert("bound".into(), bound.clone());
+    m.insert("payload".into(), Value::String(payload_text.to_string()));
+    digest(&Value::Object(m))
+}
+
+/// What a seal says of a copy handed back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sealed {
+    /// It vouches for `bound` as it is, and for this payload.
+    Holds(Value),
+    /// It was not made under this key for `who` (another Request's seal, another key's, or none
+    /// that reads as one).
+    NotThisRequest,
+    /// It was made for `who` under this key, and what came back with it is not what it vouched for.
+    Altered,
+}
+
+/// Check `seal` against `who` and `bound` under `key` (tags checked by `ring`, in constant time).
+pub fn seal_check(key: &[u8], who: &str, bound: &Value, seal: &str) -> Sealed {
+    use base64::Engine as _;
+    let mut parts = seal.strip_prefix("tn1.").unwrap_or_default().split('.');
+    let (Some(id_tag), Some(b64), Some(tag), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Sealed::NotThisRequest;
+    };
+    let k = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
+    let Some(id_tag) = unhex(id_tag) else { return Sealed::NotThisRequest };
+    if ring::hmac::verify(&k, format!("who\u{0}{who}").as_bytes(), &id_tag).is_err() {
+        return Sealed::NotThisRequest;
+    }
+    let text =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(b64).ok().and_then(|b| String::from_utf8(b).ok());
+    let (Some(text), Some(tag)) = (text, unhex(tag)) else { return Sealed::Altered };
+    if ring::hmac::verify(&k, sealed_digest(bound, &text).as_bytes(), &tag).is_err() {
+        return Sealed::Altered;
+    }
+    match crate::json::parse_str::<Value>(&text) {
+        Ok(payload) => Sealed::Holds(payload),
+        Err(_) => Sealed::Altered,
+    }
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
+}
+
 /// Refuse `answer` unless it may be applied to `request` at `now`: its id must be the
 /// Request's (an Answer without an id is refused too when `id_required`), and the Request must
 /// not have expired. `verb` starts each message.
@@ -112,6 +275,22 @@ pub fn check(
     now: i64,
     id_required: bool,
 ) -> crate::error::Result<()> {
+    echoes(verb, request, answer, id_required)?;
+    if let Some(at) = expires_at_ms(request) {
+        if now > at {
+            let when = request.get("expiresAt").map(js_string).unwrap_or_default();
+            return Err(refused(
+                EXPIRED,
+                format!("{verb}: request {} expired at {when}; nothing was resumed", request_label(request)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuse `answer` unless it is an object that echoes `request`'s id (or names none, unless
+/// `id_required`).
+pub fn echoes(verb: &str, request: &Map<String, Value>, answer: &Value, id_required: bool) -> crate::error::Result<()> {
     if !answer.is_object() {
         return Err(Error::Type(format!("{verb}: the answer must be an object ({{ id, ok, data? }})")));
     }
@@ -137,15 +316,6 @@ pub fn check(
             ))
         }
     }
-    if let Some(at) = expires_at_ms(request) {
-        if now > at {
-            let when = request.get("expiresAt").map(js_string).unwrap_or_default();
-            return Err(refused(
-                EXPIRED,
-                format!("{verb}: request {} expired at {when}; nothing was resumed", request_label(request)),
-            ));
-        }
-    }
     Ok(())
 }
 
@@ -158,19 +328,6 @@ pub fn taken(verb: &str, request: &Map<String, Value>) -> Error {
             request_label(request)
         ),
     )
-}
-
-/// The key a parked Request is claimed under: its id and a digest of where it parked (the
-/// scope, e.g. a conversation, and the transcript up to the parked call), so a tool that
-/// reuses one id for every Request it makes parks under a new key each time.
-pub fn claim_key(scope: &str, request_id: &str, transcript: &[Value]) -> String {
-    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    ctx.update(scope.as_bytes());
-    ctx.update(&[0]);
-    ctx.update(crate::json::to_string(&Value::Array(transcript.to_vec())).as_bytes());
-    let digest = ctx.finish();
-    let hex: String = digest.as_ref().iter().take(16).map(|b| format!("{b:02x}")).collect();
-    format!("{request_id}#{hex}")
 }
 
 /// How many claims this process remembers; beyond it the oldest is forgotten.
@@ -234,13 +391,84 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_is_made_once_and_keys_tell_parkings_apart() {
-        let a = claim_key("run", "login", &[json!({"role": "user", "content": "hi"})]);
-        let b = claim_key("run", "login", &[json!({"role": "user", "content": "hello"})]);
-        let c = claim_key("ask:t", "login", &[json!({"role": "user", "content": "hi"})]);
-        assert!(a.starts_with("login#") && a != b && a != c);
+    fn an_answer_must_be_an_object_with_a_boolean_ok() {
+        assert!(answer_shape("resume", &json!({"id": "p", "ok": false})).is_ok());
+        let msg = |v: Value| answer_shape("resume", &v).unwrap_err().to_string();
+        assert_eq!(msg(json!("yes")), "resume: the answer must be an object ({ id, ok, data? }), got string");
+        assert_eq!(msg(json!(42)), "resume: the answer must be an object ({ id, ok, data? }), got number");
+        assert_eq!(msg(Value::Null), "resume: the answer must be an object ({ id, ok, data? }), got null");
+        assert_eq!(msg(json!([])), "resume: the answer must be an object ({ id, ok, data? }), got array");
+        assert_eq!(msg(json!({"id": "p"})), "resume: the answer's ok must be true or false, and it has none");
+        assert_eq!(
+            msg(json!({"ok": "false"})),
+            "resume: the answer's ok must be true or false, got \"false\" (string)"
+        );
+        assert_eq!(msg(json!({"ok": 1})), "resume: the answer's ok must be true or false, got 1 (number)");
+        assert!(matches!(answer_shape("x", &json!({"ok": null})), Err(Error::Type(_))));
+    }
+
+    #[test]
+    fn a_digest_ignores_key_order_and_number_spelling_and_nothing_else() {
+        let a = digest(&json!({"b": [1.0, "x", null], "a": {"y": true, "x": 2}}));
+        assert_eq!(a, digest(&serde_json::from_str::<Value>(r#"{"a":{"x":2,"y":true},"b":[1,"x",null]}"#).unwrap()));
+        assert_eq!(a.len(), 64);
+        let items = [json!(1), json!({"b": 2, "a": 1})];
+        assert_eq!(digest_items(&items), digest(&json!([1, {"a": 1, "b": 2}])));
+        for other in [
+            json!({"b": [1, "x", null], "a": {"y": true, "x": 3}}),
+            json!({"b": [1, "x"], "a": {"y": true, "x": 2}}),
+            json!({"b": [1, "x", null], "a": {"y": "true", "x": 2}}),
+            json!({"b": [1, "x", null], "a": {"y": true, "x": 2}, "c": null}),
+            json!({"b": [1, "x", null], "a": {"yx": true, "": 2}}),
+        ] {
+            assert_ne!(a, digest(&other), "{other}");
+        }
+        // Strings cannot run into each other.
+        assert_ne!(digest(&json!(["ab", "c"])), digest(&json!(["a", "bc"])));
+        // Deep values do not overflow the stack (a tokio worker's: 2 MiB).
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let n = 20_000;
+                let deep: Value = crate::json::parse_str(&format!("{}{}", "[".repeat(n), "]".repeat(n))).unwrap();
+                let d = digest(&deep);
+                crate::json::release(deep);
+                assert_eq!(d.len(), 64);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn a_seal_holds_only_for_its_request_what_came_back_and_key() {
+        let key = b"0123456789abcdef-key";
+        let bound = json!({"scope": "run", "request": {"id": "p", "prompt": "ok?"}});
+        let payload = json!({"t": "abc", "c": {"n": "deploy"}});
+        let s = seal(key, "run/p", &bound, &payload);
+        assert!(s.starts_with("tn1.") && s.split('.').count() == 4, "{s}");
+        assert_eq!(seal_check(key, "run/p", &bound, &s), Sealed::Holds(payload.clone()));
+        assert_eq!(seal_check(b"0123456789abcdef-kez", "run/p", &bound, &s), Sealed::NotThisRequest);
+        assert_eq!(seal_check(key, "run/q", &bound, &s), Sealed::NotThisRequest);
+        let edited = json!({"scope": "run", "request": {"id": "p", "prompt": "ok?", "expiresAt": null}});
+        assert_eq!(seal_check(key, "run/p", &edited, &s), Sealed::Altered);
+        // Another payload under the same tags: altered.
+        let parts: Vec<&str> = s.split('.').collect();
+        use base64::Engine as _;
+        let other = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"t":"xyz"}"#);
+        let swapped = format!("tn1.{}.{other}.{}", parts[1], parts[3]);
+        assert_eq!(seal_check(key, "run/p", &bound, &swapped), Sealed::Altered);
+        assert_eq!(seal_check(key, "run/p", &bound, &s[..s.len() - 2]), Sealed::Altered);
+        for bad in ["", "tn1.", "tn1.zz", "tn2.00.00.00", "tn1.00.00.00", "tn1.a.b.c.d"] {
+            assert_eq!(seal_check(key, "run/p", &bound, bad), Sealed::NotThisRequest, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_claim_is_made_once() {
+        let a = format!("test-claim-{}", now_ms());
         assert!(claim_locally(&a));
         assert!(!claim_locally(&a));
-        assert!(claim_locally(&b));
+        assert!(claim_locally(&format!("{a}-other")));
     }
 }

@@ -151,6 +151,8 @@ impl Transport for HostTransport {
 pub struct HostStore {
     pub get: Option<SharedCallback>,
     pub save: Option<SharedCallback>,
+    /// Its `delete(id)`, when it has one (an addition: `deleteConversation` calls it).
+    pub delete: Option<SharedCallback>,
 }
 
 #[async_trait]
@@ -167,6 +169,14 @@ impl ConversationStore for HostStore {
     async fn save(&self, id: &str, messages: Vec<Value>) -> Result<()> {
         let save = self.save.as_ref().ok_or_else(|| Error::Type("store.save is not a function".into()))?;
         save.call(json!([id, messages])).await.map(|_| ())
+    }
+
+    async fn delete(&self, id: &str) -> Result<bool> {
+        let delete = self
+            .delete
+            .as_ref()
+            .ok_or_else(|| Error::Type("deleteConversation: the store has no delete(id) method".into()))?;
+        Ok(!matches!(delete.call(Value::String(id.into())).await?, Value::Bool(false)))
     }
 }
 
@@ -198,7 +208,7 @@ impl<'de> Deserialize<'de> for StoreOption {
             Some(HostFn::Fn(f)) => Some(f),
             _ => None,
         };
-        let store = HostStore { get: method("get"), save: method("save") };
+        let store = HostStore { get: method("get"), save: method("save"), delete: method("delete") };
         crate::json::release(v);
         Ok(StoreOption(Some(Arc::new(store))))
     }

@@ -3,7 +3,7 @@
 //! This file only declares the parts and names what the crate's users see. Within the folder
 //! the parts depend downwards in this order, never back up:
 //! `run` (the client and its entry points) → `resume` (the ways back into a parked run) →
-//! `turns` (the loop) → `parked` (where a run starts) → `llm` (one LLM call) →
+//! `park` (the library's record of what a run parked on) → `turns` (the loop) → `parked` (where a run starts) → `llm` (one LLM call) →
 //! `retry` → `streamed` / `wire` (the two wire styles) → `result`, `options`, `hooks`,
 //! `transport`, `store`, `metrics`. `single` (translate, §11) and `inprocess` (a model in the
 //! host's process) stand beside the loop and use the same lower parts.
@@ -20,6 +20,7 @@ mod llm;
 pub mod metrics;
 mod options;
 pub mod output;
+pub mod park;
 mod parked;
 mod result;
 mod resume;

@@ -55,6 +55,11 @@ pub struct ClientOptions {
     pub telemetry: Option<crate::trace::Tracing>,
     /// Where an LLM call goes, in order, when the primary fails it (see `fallback`).
     pub fallback: Vec<Fallback>,
+    /// The secret a parked Request's seal is made with (`resumeKey`, else the
+    /// `TOOLNEXUS_RESUME_KEY` environment variable): see `park`.
+    pub resume_key: Option<Vec<u8>>,
+    /// How long a park record is kept after it parked, was answered or expired (`parkRetentionMs`).
+    pub park_retention_ms: i64,
 }
 
 impl ClientOptions {
@@ -81,6 +86,8 @@ impl ClientOptions {
             store: None,
             logger: None,
             fallback: Vec::new(),
+            resume_key: None,
+            park_retention_ms: super::park::RETENTION_MS,
         }
     }
 
@@ -154,6 +161,12 @@ struct ClientJson {
     /// Other connections to fall back to (an addition; the reference ignores the key).
     #[serde(default)]
     fallback: Value,
+    /// The secret parked Requests are sealed with (an addition).
+    #[serde(default)]
+    resume_key: Value,
+    /// How long park records are kept (an addition).
+    #[serde(default)]
+    park_retention_ms: Value,
 }
 
 impl ClientOptions {
@@ -165,6 +178,7 @@ impl ClientOptions {
     /// none when it resolves the key.)
     pub fn from_json(text: &str) -> Result<ClientOptions> {
         let o = ClientJson::read(text)?;
+        o.check_additions()?;
         let style = Style::of_option(o.style.as_deref());
         let base_url = o.base_url.clone().unwrap_or_else(|| "undefined".into());
         let api_key = o.api_key.clone();
@@ -180,6 +194,7 @@ impl ClientOptions {
     /// unless asked for (no transient failure to ride out).
     pub fn in_process_from_json(text: &str) -> Result<ClientOptions> {
         let o = ClientJson::read(text)?;
+        o.check_additions()?;
         let HostFn::Fn(generate) = o.generate.clone() else {
             return Err(Error::Invalid("toolnexus: createInProcessClient requires a `generate` function".into()));
         };
@@ -193,6 +208,29 @@ impl ClientJson {
     fn read(text: &str) -> Result<ClientJson> {
         parse_object(text, "createClient options")?
             .ok_or_else(|| Error::Type("createClient: options must be an object".into()))
+    }
+
+    /// The options the reference does not have are refused when they cannot work (they guard
+    /// resumes, so a mistake there fails at once rather than at the first park).
+    fn check_additions(&self) -> Result<()> {
+        match &self.resume_key {
+            Value::Null => {}
+            Value::String(k) if k.chars().count() >= MIN_KEY_CHARS => {}
+            other => {
+                return Err(Error::Type(format!(
+                    "createClient: resumeKey must be a secret string of at least {MIN_KEY_CHARS} characters, shared by the processes that park and resume runs; got {}",
+                    describe(other)
+                )))
+            }
+        }
+        match &self.park_retention_ms {
+            Value::Null => Ok(()),
+            Value::Number(n) if n.as_f64().is_some_and(|ms| ms >= 1.0) => Ok(()),
+            other => Err(Error::Type(format!(
+                "createClient: parkRetentionMs must be a number of milliseconds of at least 1; got {}",
+                describe(other)
+            ))),
+        }
     }
 
     fn finish(self, base_url: String, style: Style, api_key: Option<String>, retries: u32) -> ClientOptions {
@@ -215,7 +253,39 @@ impl ClientJson {
         opts.store = self.store.0;
         opts.logger = self.logger.named(OWNER, "logger").map(crate::warn::callback_sink);
         opts.fallback = Fallback::list_of(&self.fallback);
+        opts.resume_key = match &self.resume_key {
+            Value::String(k) => Some(k.as_bytes().to_vec()),
+            _ => match std::env::var("TOOLNEXUS_RESUME_KEY") {
+                Ok(k) if k.chars().count() >= MIN_KEY_CHARS => Some(k.into_bytes()),
+                Ok(k) if !k.is_empty() => {
+                    crate::warn::warn(&format!(
+                        "[toolnexus] TOOLNEXUS_RESUME_KEY is {} characters long, shorter than the {MIN_KEY_CHARS} a resume key needs: parked Requests are not sealed",
+                        k.chars().count()
+                    ));
+                    None
+                }
+                _ => None,
+            },
+        };
+        if let Some(ms) = self.park_retention_ms.as_f64() {
+            opts.park_retention_ms = ms.min(i64::MAX as f64) as i64;
+        }
         opts
+    }
+}
+
+/// The shortest `resumeKey` accepted.
+const MIN_KEY_CHARS: usize = 16;
+
+/// A value in an error message: a string's length, never its text (it may be a secret).
+fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("a string of {} characters", s.chars().count()),
+        Value::Number(n) => format!("the number {}", json::js_number_text(n)),
+        Value::Bool(b) => format!("{b}"),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+        Value::Null => "null".into(),
     }
 }
 
@@ -232,7 +302,7 @@ impl RunOptions {
                 return Err(Error::Invalid("run: `history` must be an array of messages".into()));
             }
         };
-        Ok(RunOptions { history, abort: None, limits: None, output: None })
+        Ok(RunOptions { history, ..RunOptions::default() })
     }
 }
 

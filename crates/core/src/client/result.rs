@@ -154,6 +154,9 @@ pub struct RunOptions {
     pub limits: Option<std::sync::Arc<dyn RunLimits>>,
     /// The answer's schema (an addition): the run ends with a checked answer.
     pub output: Option<std::sync::Arc<super::output::Output>>,
+    /// The caller keeps its own record of what the run parks on (the agent runtime, in its
+    /// state): the client records nothing.
+    pub own_parks: bool,
 }
 
 /// What a budget check allows.

@@ -12,21 +12,58 @@
 
 use serde_json::{Map, Value};
 
+use super::park::{locate, Found, Parks, Scope};
 use super::parked::{Resumed, Start};
-use super::result::{HaltSite, Resolution, RunOptions, RunResult};
+use super::result::{HaltSite, Resolution, RunOptions, RunResult, RunStatus};
 use super::run::Client;
-use super::wire::{calls_of, Style};
+use super::wire::Style;
 use crate::error::Result;
-use crate::json::js_string;
-use crate::suspension::{check, claim_key, now_ms, refused, request_label, taken, TOOL_GONE, UNKNOWN};
+use crate::suspension::{answer_shape, check, echoes, now_ms, refused, request_label, TOOL_GONE, UNKNOWN};
 use crate::toolkit::Toolkit;
 use crate::types::request_prompt;
 
 impl Client {
+    /// This client's park records: on its store when that is durable, else in this process,
+    /// sealed with its `resumeKey`.
+    pub(super) fn parks(&self) -> Parks<'_> {
+        Parks {
+            durable: self.store.parks(),
+            key: self.opts.resume_key.as_deref(),
+            retention_ms: self.opts.park_retention_ms,
+        }
+    }
+
+    /// Record what `result` parked on, in `scope` (nothing when it did not park, or when the
+    /// caller keeps its own record): its Request then carries its seal, when there is a key.
+    pub(super) async fn record_park(&self, scope: &Scope, result: &mut RunResult, own_parks: bool) -> Result<()> {
+        if own_parks || result.status != RunStatus::Pending {
+            return Ok(());
+        }
+        let (Some(request), Some(site)) = (result.pending.as_ref(), result.halt) else { return Ok(()) };
+        // Boxed: the runtime's turns nest this deep inside their own futures.
+        let parks = self.parks();
+        let recorded = Box::pin(parks.record(scope, self.opts.style, request, site, &result.messages));
+        if let Some(seal) = recorded.await? {
+            if let Some(p) = result.pending.as_mut() {
+                p.insert(super::park::SEAL_KEY.into(), Value::String(seal));
+            }
+        }
+        Ok(())
+    }
+
+    /// `deleteConversation(id)`: conversation `id` goes from the store, with what it parked on
+    /// (a later `askWithAnswer` for it is refused as unknown). `true` when the store had it.
+    pub async fn delete_conversation(&self, id: &str) -> Result<bool> {
+        let had = self.store.delete(id).await?;
+        self.parks().forget(id);
+        Ok(had)
+    }
+
     /// `runWithAnswer(toolkit, history, pending, answer)`: the run that parked with `pending`
-    /// (its transcript is `history`) goes on with `answer`, which must echo `pending.id`. The
-    /// Request is claimed in this client's store first, so an Answer is applied once (across
-    /// processes when the store is durable).
+    /// (its transcript is `history`) goes on with `answer`, which must echo `pending.id`. What
+    /// goes on is what the library recorded at the park (see `park`): the caller's `pending` and
+    /// `history` must be what it handed out, and the Request is claimed before anything runs,
+    /// so an Answer is applied once (across processes when the store is durable).
     pub async fn run_with_answer(
         &self,
         toolkit: &Toolkit,
@@ -37,8 +74,10 @@ impl Client {
     ) -> Result<RunResult> {
         const VERB: &str = "runWithAnswer";
         let request = parked_request(VERB, pending)?;
-        check(VERB, &request, &answer, now_ms(), true)?;
-        self.answered(VERB, "run", toolkit, history, request, answer, None, ro).await
+        answer_shape(VERB, &answer)?;
+        echoes(VERB, &request, &answer, true)?;
+        let found = self.parks().find(VERB, &Scope::Run, self.opts.style, &request, &history).await?;
+        self.answered(VERB, &Scope::Run, toolkit, history, found, answer, ro).await
     }
 
     /// `askWithAnswer(toolkit, conversationId, pending, answer)`: as `run_with_answer`, over the
@@ -54,37 +93,56 @@ impl Client {
     ) -> Result<RunResult> {
         const VERB: &str = "askWithAnswer";
         let request = parked_request(VERB, pending)?;
-        check(VERB, &request, &answer, now_ms(), true)?;
-        let history = self.parked_conversation(VERB, id, &request).await?;
-        self.answered(VERB, &format!("ask:{id}"), toolkit, history, request, answer, Some(id), ro).await
+        answer_shape(VERB, &answer)?;
+        echoes(VERB, &request, &answer, true)?;
+        let scope = Scope::Conversation(id.to_string());
+        let history = self.store.get(id).await?.unwrap_or_default();
+        let found = self.parks().find(VERB, &scope, self.opts.style, &request, &history).await?;
+        self.answered(VERB, &scope, toolkit, history, found, answer, ro).await
     }
 
-    /// A checked Answer taken to the turn parked at the end of `history` (in `scope`): nothing
-    /// runs until the transcript is found parked on `request`, its parked call's tool is there,
-    /// and the Request is claimed in the store.
+    /// An Answer taken to the parking `found` (the record's, checked against the caller's
+    /// copy): nothing runs until the Request is found unexpired on the record, the parked
+    /// call's tool is there, and the parking is claimed.
     #[allow(clippy::too_many_arguments)] // the two entry points' parts, passed on once
     async fn answered(
         &self,
         verb: &str,
-        scope: &str,
+        scope: &Scope,
         toolkit: &Toolkit,
         history: Vec<Value>,
-        request: Map<String, Value>,
+        found: Found,
         answer: Value,
-        keep: Option<&str>,
         ro: RunOptions,
     ) -> Result<RunResult> {
-        let key = claim_key(scope, &js_string(&request["id"]), &history);
-        let resumed = halted_turn(self.opts.style, history, request, HaltSite::Tool, Resolution::Answer(answer), verb)?;
+        // Expiry is the record's.
+        check(verb, &found.parking.request, &answer, now_ms(), true)?;
+        let resumed = halted_turn(
+            self.opts.style,
+            history,
+            found.parking.request.clone(),
+            found.parking.site,
+            Resolution::Answer(answer),
+            verb,
+        )?;
         self.tool_present(toolkit, &resumed, verb)?;
-        if !self.store.claim(&key).await? {
-            return Err(taken(verb, &resumed.request));
+        self.parks().claim(verb, scope, &found).await?;
+        let keep = match scope {
+            Scope::Conversation(id) => Some(id.as_str()),
+            Scope::Run => None,
+        };
+        let own = ro.own_parks;
+        let mut result = self.take_up(toolkit, resumed, keep, ro).await?;
+        self.record_park(scope, &mut result, own).await?;
+        if let Some(id) = keep {
+            self.store.save(id, result.messages.clone()).await?;
         }
-        self.take_up(toolkit, resumed, keep, ro).await
+        Ok(result)
     }
 
     /// The agent runtime's way in: conversation `id` parked at `site` on `request` goes on
-    /// with `resolution`. The caller has checked the Answer and claimed the Request.
+    /// with `resolution`. The runtime keeps its own record of the park: it has checked the
+    /// Answer and claimed the Request.
     pub async fn resume_conversation(
         &self,
         toolkit: &Toolkit,
@@ -98,7 +156,9 @@ impl Client {
         let history = self.parked_conversation(VERB, id, &request).await?;
         let resumed = halted_turn(self.opts.style, history, request, site, resolution, VERB)?;
         self.tool_present(toolkit, &resumed, VERB)?;
-        self.take_up(toolkit, resumed, Some(id), ro).await
+        let result = self.take_up(toolkit, resumed, Some(id), ro).await?;
+        self.store.save(id, result.messages.clone()).await?;
+        Ok(result)
     }
 
     /// Whether conversation `id` could be taken up on `request` at `site` by `toolkit`: the
@@ -145,6 +205,8 @@ impl Client {
         ))
     }
 
+    /// Run the parked turn on: the conversation `keep` names is saved once its calls have
+    /// their results (the caller saves it at the end).
     async fn take_up(
         &self,
         toolkit: &Toolkit,
@@ -154,11 +216,7 @@ impl Client {
     ) -> Result<RunResult> {
         r.keep = keep.map(str::to_string);
         let run = self.execute(Start::Resume(Box::new(r)), toolkit, ro, None);
-        let result = crate::warn::scope_with(self.opts.logger.as_ref(), run).await?;
-        if let Some(id) = keep {
-            self.store.save(id, result.messages.clone()).await?;
-        }
-        Ok(result)
+        crate::warn::scope_with(self.opts.logger.as_ref(), run).await
     }
 }
 
@@ -192,52 +250,17 @@ fn halted_turn(
             keep: None,
         });
     }
-    let unparked = || {
-        refused(
+    let Some(at) = locate(style, &history, &request_prompt(&request)) else {
+        return Err(refused(
             UNKNOWN,
             format!(
                 "{verb}: the transcript does not end with a turn parked on request {}; nothing was resumed",
                 request_label(&request)
             ),
-        )
+        ));
     };
-    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_string);
-    let prompt = request_prompt(&request);
+    let mut calls = super::wire::calls_of(style, &history[at.assistant_at]);
     let n = history.len();
-    // The results written for the turn, and the assistant message that asked for its calls.
-    let (answered, assistant_at, ids): (usize, usize, Vec<Option<Value>>) = match style {
-        Style::OpenAI => {
-            let k = history.iter().rev().take_while(|m| role(m).as_deref() == Some("tool")).count();
-            if k == 0 || k >= n {
-                return Err(unparked());
-            }
-            let ids = history[n - k..].iter().map(|m| m.get("tool_call_id").cloned()).collect();
-            if history[n - 1].get("content").map(js_string) != Some(prompt) {
-                return Err(unparked());
-            }
-            (k, n - k - 1, ids)
-        }
-        Style::Anthropic => {
-            if n < 2 || role(&history[n - 1]).as_deref() != Some("user") {
-                return Err(unparked());
-            }
-            let blocks = history[n - 1].get("content").and_then(Value::as_array).cloned().unwrap_or_default();
-            let all_results = blocks.iter().all(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
-            let last_is_placeholder = blocks.last().and_then(|b| b.get("content")).map(js_string) == Some(prompt);
-            if blocks.is_empty() || !all_results || !last_is_placeholder {
-                return Err(unparked());
-            }
-            (blocks.len(), n - 2, blocks.iter().map(|b| b.get("tool_use_id").cloned()).collect())
-        }
-    };
-    // The model's message as it came (an OpenAI-style reply may leave its role out).
-    if !matches!(role(&history[assistant_at]).as_deref(), Some("assistant") | None) {
-        return Err(unparked());
-    }
-    let mut calls = calls_of(style, &history[assistant_at]);
-    if calls.len() < answered || calls.iter().zip(&ids).any(|(c, id)| id.is_some() && c.id.is_some() && &c.id != id) {
-        return Err(unparked());
-    }
     let blocks = match style {
         Style::OpenAI => {
             history.truncate(n - 1);
@@ -246,11 +269,11 @@ fn halted_turn(
         Style::Anthropic => {
             let last = history.pop().unwrap_or_default();
             let mut blocks = last.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
-            blocks.truncate(answered - 1);
+            blocks.truncate(at.answered - 1);
             blocks
         }
     };
-    let calls = calls.split_off(answered - 1);
+    let calls = calls.split_off(at.answered - 1);
     Ok(Resumed { messages: history, blocks, calls, site, request, resolution, keep: None })
 }
 

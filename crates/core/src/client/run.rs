@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::http::FetchTransport;
 use super::metrics::{MetricEvent, Registry};
 use super::options::ClientOptions;
+use super::park::Scope;
 use super::parked::Start;
 use super::result::{RunOptions, RunResult};
 use super::store::{ConversationStore, InMemoryStore};
@@ -88,8 +89,16 @@ impl Client {
             .ok_or(Error::NoApiKey)
     }
 
-    /// Run the tool-calling loop to a final answer, a suspension, or `maxTurns`.
+    /// Run the tool-calling loop to a final answer, a suspension, or `maxTurns`. A suspension
+    /// is recorded (see `park`) before the result is handed out.
     pub async fn run(&self, prompt: &str, toolkit: &Toolkit, ro: RunOptions) -> Result<RunResult> {
+        let own = ro.own_parks;
+        let mut result = self.run_only(prompt, toolkit, ro).await?;
+        self.record_park(&Scope::Run, &mut result, own).await?;
+        Ok(result)
+    }
+
+    async fn run_only(&self, prompt: &str, toolkit: &Toolkit, ro: RunOptions) -> Result<RunResult> {
         crate::warn::scope_with(self.opts.logger.as_ref(), self.execute(Start::Prompt(prompt), toolkit, ro, None)).await
     }
 
@@ -107,11 +116,14 @@ impl Client {
         if let Some(id) = id {
             ro.history = Some(self.store.get(id).await?.unwrap_or_default());
         }
-        let result = crate::warn::scope_with(
+        let own = ro.own_parks;
+        let mut result = crate::warn::scope_with(
             self.opts.logger.as_ref(),
             self.execute(Start::Prompt(prompt), toolkit, ro, Some(sink)),
         )
         .await?;
+        let scope = id.map(|id| Scope::Conversation(id.to_string())).unwrap_or(Scope::Run);
+        self.record_park(&scope, &mut result, own).await?;
         if let Some(id) = id {
             self.store.save(id, result.messages.clone()).await?;
         }
@@ -136,7 +148,9 @@ impl Client {
             return self.run(prompt, toolkit, ro).await;
         };
         let history = self.store.get(id).await?.unwrap_or_default();
-        let result = self.run(prompt, toolkit, RunOptions { history: Some(history), ..ro }).await?;
+        let own = ro.own_parks;
+        let mut result = self.run_only(prompt, toolkit, RunOptions { history: Some(history), ..ro }).await?;
+        self.record_park(&Scope::Conversation(id.to_string()), &mut result, own).await?;
         self.store.save(id, result.messages.clone()).await?;
         Ok(result)
     }

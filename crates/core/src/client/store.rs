@@ -17,12 +17,16 @@ pub trait ConversationStore: Send + Sync {
     fn durable_url(&self) -> Option<&str> {
         None
     }
-    /// Claim a parked Request before its call runs again (`suspension::claim_key` names it):
-    /// `true` when this call made the claim, `false` when it was made before. A store kept in
-    /// memory, or one of the host's own, claims in this process; a durable store claims on its
-    /// engine, so one claimant wins across processes.
-    async fn claim(&self, key: &str) -> Result<bool> {
-        Ok(crate::suspension::claim_locally(key))
+    /// Where a durable store keeps what runs parked on (`client::park`); `None` for a store
+    /// kept in memory or a host's own, whose parks this process keeps.
+    fn parks(&self) -> Option<&crate::store::Records> {
+        None
+    }
+    /// Delete conversation `id`: `true` when there was one. (What it parked is the client's to
+    /// forget.)
+    async fn delete(&self, id: &str) -> Result<bool> {
+        let _ = id;
+        Err(crate::error::Error::Type("deleteConversation: the store has no delete(id)".into()))
     }
 }
 
@@ -71,6 +75,14 @@ impl InMemoryStore {
         }
     }
 
+    /// Let conversation `id` go: `true` when there was one.
+    pub fn delete_now(&self, id: &str) -> bool {
+        let gone = self.threads.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        let was = gone.is_some();
+        drop(gone);
+        was
+    }
+
     pub fn save_now(&self, id: &str, messages: Vec<Value>) {
         let gone =
             self.threads.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_string(), messages, |_| false);
@@ -88,11 +100,14 @@ impl ConversationStore for InMemoryStore {
         self.save_now(id, messages);
         Ok(())
     }
+    async fn delete(&self, id: &str) -> Result<bool> {
+        Ok(self.delete_now(id))
+    }
 }
 
 /// Conversations on a durable engine (a store URL: `sqlite:`, `postgres://`, `redis://`...),
-/// reached on first use. A conversation saved by another process since this one read it is
-/// not overwritten: the save fails with `ESTORECONFLICT`.
+/// reached on first use, with what their runs parked on. A conversation saved by another
+/// process since this one read it is not overwritten: the save fails with `ESTORECONFLICT`.
 pub struct DurableConversationStore(crate::store::Records, String, crate::store::Records);
 
 impl DurableConversationStore {
@@ -100,7 +115,7 @@ impl DurableConversationStore {
         DurableConversationStore(
             crate::store::records(url, crate::store::Kind::Conversation),
             url.to_string(),
-            crate::store::records(url, crate::store::Kind::Claim),
+            crate::store::records(url, crate::store::Kind::Park),
         )
     }
 }
@@ -126,9 +141,15 @@ impl ConversationStore for DurableConversationStore {
         Some(&self.1)
     }
 
-    async fn claim(&self, key: &str) -> Result<bool> {
-        let at = serde_json::json!({ "claimedAt": crate::suspension::now_ms(), "by": std::process::id() });
-        self.2.create(key, &at).await
+    fn parks(&self) -> Option<&crate::store::Records> {
+        Some(&self.2)
+    }
+
+    /// The conversation and what its runs parked on.
+    async fn delete(&self, id: &str) -> Result<bool> {
+        let had = self.0.delete(id).await?;
+        self.2.delete_prefix(&super::park::Scope::Conversation(id.to_string()).prefix()).await?;
+        Ok(had)
     }
 }
 

@@ -9,6 +9,7 @@ mod util;
 mod a2a;
 mod agent_loop;
 mod agents_runtime;
+mod approval;
 mod bounds;
 mod builtins;
 mod cancel;

@@ -296,14 +296,14 @@ async fn refusals_name_the_request_and_change_nothing() {
     let e = run(p.clone(), json!({"ok": true}), tk).await.unwrap_err();
     assert_eq!(code(&e), "EUNKNOWNREQUEST");
     assert!(e.to_string().contains(&format!("{id:?}")), "{e}");
-    // Expired (the pending's own expiresAt).
+    // An expiresAt the caller wrote in: not the Request that parked.
     let mut expired = p.clone();
     expired["expiresAt"] = json!("2020-01-01T00:00:00Z");
     let e = run(expired, json!({"id": id, "ok": true}), tk).await.unwrap_err();
-    assert_eq!(code(&e), "EREQUESTEXPIRED");
+    assert_eq!(code(&e), "EREQUESTMISMATCH");
     assert_eq!(
         e.to_string(),
-        format!("runWithAnswer: request {id:?} expired at 2020-01-01T00:00:00Z; nothing was resumed")
+        format!("runWithAnswer: the pending handed back is not the Request that parked as {id:?}: its expiresAt differs from the one recorded; nothing was resumed")
     );
     // Not an object.
     let e = run(json!("nope"), json!({"id": id, "ok": true}), tk).await.unwrap_err();
@@ -413,8 +413,8 @@ async fn concurrent_resumes_of_one_conversation_run_the_call_once() {
         let won = outcomes.iter().filter(|r| r.is_ok()).count();
         assert_eq!(won, 1, "{url}: {outcomes:?}");
         for e in outcomes.iter().filter_map(|r| r.as_ref().err()) {
-            // Refused as taken, or (read after the winner saved) as no longer parked there.
-            assert!(["ESTORECONFLICT", "EUNKNOWNREQUEST"].contains(&code(e)), "{url}: {e}");
+            // Refused as taken, whenever it read the store (one outcome, one code).
+            assert_eq!(code(e), "ESTORECONFLICT", "{url}: {e}");
         }
         assert_eq!(runs.all().iter().filter(|a| a.is_some()).count(), 1, "{url}: the side effect happened once");
         // The conversation holds the finished turn: asking on goes from there.

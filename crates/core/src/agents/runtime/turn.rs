@@ -355,7 +355,13 @@ impl Inner {
             answer: budget_answer,
             granted: std::sync::atomic::AtomicBool::new(false),
         });
-        let ro = RunOptions { history: None, abort: Some(abort), limits: Some(limits), output: def.output.clone() };
+        let ro = RunOptions {
+            history: None,
+            abort: Some(abort),
+            limits: Some(limits),
+            output: def.output.clone(),
+            own_parks: true,
+        };
         let mut parked = match how {
             How::Resume { request, site, answer } => Some((request, site, answer)),
             _ => None,

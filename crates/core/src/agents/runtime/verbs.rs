@@ -352,10 +352,14 @@ impl AgentRuntime {
     /// deepest such: an ancestor parked on its child's Request shares its id), or, for an
     /// Answer without an id, to the deepest suspended handle; take its parked turn up again
     /// with it, then each suspended ancestor (its `task` reattaches to the finished child).
-    /// Refused, with nothing changed: an id no handle is parked on (or one already answered),
+    /// Refused, with nothing changed: an answer that is not an object with a boolean `ok` (a
+    /// `TypeError`), an id no handle is parked on (or one already answered),
     /// a Request past its `expiresAt`, a parked call whose tool is gone, a claim that could
     /// not be saved.
     pub async fn resume(&self, answer: Value) -> Result<()> {
+        // An answer nobody gave (a string, a number, null, an `ok` that is not a boolean) is
+        // refused before it can reach, or use up, any Request.
+        crate::suspension::answer_shape("resume", &answer)?;
         let inner = &self.inner;
         let none = || Error::Invalid("no suspended handle to resume".into());
         let leaf = match crate::suspension::id_of(&answer) {
