@@ -427,6 +427,16 @@ impl A2AService {
         };
         let state = state_of(&parked).unwrap_or("unknown").to_string();
         let invalid = |message: String, reason: Option<&'static str>| Refusal::Rpc(INVALID_PARAMS, message, reason);
+        let answered = answered_of(&parked);
+        // An Answer to a Request this Task already took up is refused as one, whatever the Task
+        // went on to (the same code and words as a resume that lost the race to take it up).
+        if let Some(id) = answer_part(&message).as_ref().and_then(crate::suspension::id_of) {
+            if answered.contains(&id) {
+                let request = Map::from_iter([("id".to_string(), Value::String(id))]);
+                let e = crate::suspension::taken("resume", &request);
+                return Err(invalid(format!("Task {task_id}: {e}"), Some(crate::suspension::TAKEN)));
+            }
+        }
         if state != "input-required" {
             return Err(invalid(
                 format!("Task {task_id} is {state}: only a Task waiting for input (input-required) is continued by a message"),
@@ -446,6 +456,10 @@ impl A2AService {
                 None,
             ));
         };
+        // An `ok` that is not a boolean is refused before the Task is claimed.
+        if let Err(e) = crate::suspension::answer_shape("resume", &answer) {
+            return Err(invalid(format!("Task {task_id}: {e}"), None));
+        }
         if let Err(e) = crate::suspension::check("resume", &request, &answer, crate::suspension::now_ms(), false) {
             let reason = match &e {
                 Error::Refused { code, .. } => Some(*code),
@@ -467,17 +481,21 @@ impl A2AService {
                 None,
             ));
         };
-        // The parking is the Task's id, its Request's and when it parked: a tool asking under
-        // one id every time still parks anew each time.
+        // Taken up by writing it `working` over the parking read here (compared and set where
+        // the store can): of the resumes sent the same Answer, here or on other replicas, one
+        // takes it; the others are refused as already resumed.
         let at = parked.get("metadata").and_then(|m| m.get("parkedAt")).map(crate::json::js_string).unwrap_or_default();
-        let key = format!("task:{task_id}#{}@{at}", crate::json::js_string(&request["id"]));
-        if !self.store.claim(&key).await.map_err(Refusal::Failed)? {
+        let mut answered = answered;
+        answered.push(crate::json::js_string(&request["id"]));
+        if answered.len() > ANSWERED_KEPT {
+            answered.drain(..answered.len() - ANSWERED_KEPT);
+        }
+        let working = with_answered(task(&task_id, &context, "working", None, None), &answered);
+        if !self.store.take_parked(&task_id, &at, working.clone()).await.map_err(Refusal::Failed)? {
             let e = crate::suspension::taken("resume", &request);
             return Err(invalid(format!("Task {task_id}: {e}"), Some(crate::suspension::TAKEN)));
         }
-        let working = task(&task_id, &context, "working", None, None);
-        self.store.save_own(working.clone()).await.map_err(Refusal::Failed)?;
-        let work = Work::Resume { context_id, request, answer, resume_task };
+        let work = Work::Resume { context_id, request, answer, resume_task, answered };
         Ok(self.start(task_id, context, working, work))
     }
 
@@ -485,6 +503,10 @@ impl A2AService {
     /// starts at working). Never fails: an error becomes a `failed` Task.
     async fn fulfil(self: Arc<Self>, id: String, context: Option<String>, work: Work, run: Arc<Running>) {
         let mut result: Option<Value> = None;
+        let answered = match &work {
+            Work::Resume { answered, .. } => answered.clone(),
+            Work::Fresh(_) => Vec::new(),
+        };
         let outcome: Result<(Value, &str), Error> = async {
             let mut arg = Map::new();
             let call = match work {
@@ -498,7 +520,7 @@ impl A2AService {
                     }
                     self.run_task.clone()
                 }
-                Work::Resume { context_id, request, answer, resume_task } => {
+                Work::Resume { context_id, request, answer, resume_task, .. } => {
                     arg.insert("contextId".into(), context_id.into());
                     arg.insert("pending".into(), Value::Object(request));
                     arg.insert("answer".into(), answer);
@@ -563,8 +585,10 @@ impl A2AService {
                 (task(&id, &context, "failed", Some(msg), None), "failed")
             }
         };
-        // A store that fails here must not stop the server, nor the host hearing of the Task.
-        let _ = self.store.save_own(final_task.clone()).await;
+        // What the store holds is what callers are told: a write that lost to another writer
+        // (the Task canceled, or ended by a reader when its lease ran out) leaves that writer's
+        // Task. A store that fails here must not stop the server, nor the host hearing of it.
+        let final_task = self.save_final(&id, with_answered(final_task, &answered)).await;
         self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
         run.latest.send_modify(|states| states.push(final_task.clone()));
         if let Some(on_task) = &self.on_task {
@@ -580,10 +604,63 @@ impl A2AService {
     }
 }
 
+impl A2AService {
+    /// Save a Task's last state. When another writer changed the Task since this server last
+    /// wrote it, read it again: a Task that writer ended stays as it ended it (that is what is
+    /// answered from now on); one still running is written again over what was read.
+    async fn save_final(&self, id: &str, last: Value) -> Value {
+        for _ in 0..8 {
+            match self.store.save_own(last.clone()).await {
+                Err(Error::Store { code: "ESTORECONFLICT", .. }) => match self.store.get(id).await {
+                    Ok(Some(stored)) if !super::store::running(&stored) => return stored,
+                    Ok(_) => continue,
+                    Err(_) => return last,
+                },
+                _ => return last,
+            }
+        }
+        last
+    }
+}
+
 /// What a Task's fulfilment runs: a new message's text, or the Answer to its parked Request.
 enum Work {
     Fresh(String),
-    Resume { context_id: String, request: Map<String, Value>, answer: Value, resume_task: SharedCallback },
+    Resume {
+        context_id: String,
+        request: Map<String, Value>,
+        answer: Value,
+        resume_task: SharedCallback,
+        /// The Requests this Task has taken up, this one last.
+        answered: Vec<String>,
+    },
+}
+
+/// How many answered Request ids a Task keeps in `metadata.answered`.
+const ANSWERED_KEPT: usize = 32;
+
+/// The ids of the Requests a Task has taken up (`metadata.answered`).
+fn answered_of(task: &Value) -> Vec<String> {
+    task.get("metadata")
+        .and_then(|m| m.get("answered"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// `task` with `metadata.answered` when it has taken up any Request (a Task that never parked
+/// keeps the reference's shape).
+fn with_answered(mut task: Value, answered: &[String]) -> Value {
+    if answered.is_empty() {
+        return task;
+    }
+    if let Value::Object(m) = &mut task {
+        let meta = m.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert("answered".into(), Value::Array(answered.iter().cloned().map(Value::String).collect()));
+        }
+    }
+    task
 }
 
 /// Why a send was not taken: a JSON-RPC error (its code, message and, for a refused Answer,

@@ -135,6 +135,26 @@ impl Leased {
         Ok(())
     }
 
+    /// Write `working` (leased) over Task `id` if it is still parked for input since
+    /// `parked_at`, compared and set on the version read: `true` when this call did.
+    pub async fn take_parked(self: &Arc<Self>, id: &str, parked_at: &str, working: Value) -> Result<bool> {
+        let _guard = self.writing.lock().await;
+        let Some((version, mut stored)) = self.records.get_versioned(id).await? else { return Ok(false) };
+        if let Value::Object(m) = &mut stored {
+            m.remove(LEASE_KEY);
+        }
+        if !super::task::parked_since(&stored, parked_at) {
+            return Ok(false);
+        }
+        let body = self.with_lease(&working);
+        if self.records.save_at(id, &body, crate::store::Expect::Version(version), None).await?.is_none() {
+            return Ok(false);
+        }
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_string(), working);
+        self.renew_soon();
+        Ok(true)
+    }
+
     /// Start the renewer, unless it runs (it stops when no lease is held).
     fn renew_soon(self: &Arc<Self>) {
         let Ok(rt) = tokio::runtime::Handle::try_current() else { return };

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::lru::Lru;
-use crate::serve::task::task_id;
+use crate::serve::task::{parked_since, task_id};
 use crate::syserr::SystemError;
 
 /// A host's own Task store: its `get(id)` and `save(task)` as callbacks (a `get` answering
@@ -44,12 +44,16 @@ pub trait TaskStore: Send + Sync {
     async fn save_own(&self, task: Value) -> Result<()> {
         self.save(task).await
     }
-    /// Claim a parked Task for the one resume that takes it up (`key` names the parking):
-    /// `true` when this call made the claim. A store in memory, or one of the host's own,
-    /// claims in this process; a file store with a file made only if absent, a durable store
-    /// with a record written only if absent, so one claimant wins across processes.
-    async fn claim(&self, key: &str) -> Result<bool> {
-        Ok(crate::suspension::claim_locally(key))
+    /// Take up Task `id`, parked for input since `parked_at`: write `working` over it only if
+    /// it is still that parking. `true` when this call did; `false` when another resume (here or
+    /// in another process) took it up first, or it is no longer parked there (nothing written).
+    /// A store of the host's own takes it up once in this process; the others compare and set
+    /// on what they hold, so one taker wins across processes.
+    async fn take_parked(&self, id: &str, parked_at: &str, working: Value) -> Result<bool> {
+        if !crate::suspension::claim_locally(&format!("task:{id}@{parked_at}")) {
+            return Ok(false);
+        }
+        self.save_own(working).await.map(|_| true)
     }
 }
 
@@ -114,6 +118,19 @@ impl TaskStore for InMemoryTaskStore {
             crate::json::release(old);
         }
         Ok(())
+    }
+
+    async fn take_parked(&self, id: &str, parked_at: &str, working: Value) -> Result<bool> {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if !tasks.get(id).is_some_and(|t| parked_since(t, parked_at)) {
+            return Ok(false);
+        }
+        let gone = tasks.insert(id.to_string(), working, running);
+        drop(tasks);
+        for old in gone {
+            crate::json::release(old);
+        }
+        Ok(true)
     }
 }
 
@@ -252,16 +269,44 @@ impl TaskStore for FileTaskStore {
         Ok(())
     }
 
-    /// A file `<key>.claim` made only if absent (every process sharing the directory sees it).
-    async fn claim(&self, key: &str) -> Result<bool> {
-        let path = self.dir.join(format!("{}.claim", file_stem(key)));
-        match tokio::fs::OpenOptions::new().write(true).create_new(true).open(&path).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(Error::Invalid(format!("FileTaskStore: claiming {}: {e}", path.display()))),
+    /// Under a lock file `<task>.lock`, made only if absent (every process sharing the
+    /// directory sees it) and removed after: read the Task, and write `working` if it is still
+    /// parked there. A lock older than [`STALE_LOCK`] was left by a process that died holding it.
+    async fn take_parked(&self, id: &str, parked_at: &str, working: Value) -> Result<bool> {
+        let lock = self.dir.join(format!("{}.lock", file_stem(id)));
+        let mut tries = 0;
+        loop {
+            match tokio::fs::OpenOptions::new().write(true).create_new(true).open(&lock).await {
+                Ok(_) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(&lock)
+                        .ok()
+                        .and_then(|m| m.modified().ok())
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age >= STALE_LOCK);
+                    if !stale || tries > 0 {
+                        // Another resume holds it: that one takes the Task up, if anyone does.
+                        return Ok(false);
+                    }
+                    tries += 1;
+                    let _ = tokio::fs::remove_file(&lock).await;
+                }
+                Err(e) => return Err(Error::Invalid(format!("FileTaskStore: locking {}: {e}", lock.display()))),
+            }
         }
+        let taken = match self.get(id).await {
+            Ok(Some(t)) if parked_since(&t, parked_at) => self.save(working).await.map(|_| true),
+            Ok(_) => Ok(false),
+            Err(e) => Err(e),
+        };
+        let _ = tokio::fs::remove_file(&lock).await;
+        taken
     }
 }
+
+/// How old a Task's lock file must be to be taken as left by a process that died holding it
+/// (a live holder keeps it for one read and one write).
+pub const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A `store` value that is neither a selector nor a store: every call fails as calling a
 /// missing method would.
@@ -317,7 +362,7 @@ pub fn resolve_store(store: Option<&Value>) -> Result<SharedTaskStore> {
 /// Tasks on a durable engine (a store URL), reached on first use; shared by every process
 /// that opens the same URL. A Task saved by another process since this one last read or wrote
 /// it is not overwritten: the save fails with `ESTORECONFLICT`.
-pub struct DurableTaskStore(Arc<super::lease::Leased>, crate::store::Records);
+pub struct DurableTaskStore(Arc<super::lease::Leased>);
 
 impl DurableTaskStore {
     pub fn new(url: &str) -> DurableTaskStore {
@@ -326,10 +371,7 @@ impl DurableTaskStore {
 
     /// A store whose leases last `ms` (the default comes from `TOOLNEXUS_TASK_LEASE_MS`).
     pub fn with_lease_ms(url: &str, ms: u64) -> DurableTaskStore {
-        DurableTaskStore(
-            super::lease::Leased::new(crate::store::records(url, crate::store::Kind::Task), ms),
-            crate::store::records(url, crate::store::Kind::Claim),
-        )
+        DurableTaskStore(super::lease::Leased::new(crate::store::records(url, crate::store::Kind::Task), ms))
     }
 }
 
@@ -349,9 +391,8 @@ impl TaskStore for DurableTaskStore {
         self.0.save_own(task).await
     }
 
-    async fn claim(&self, key: &str) -> Result<bool> {
-        let at = serde_json::json!({ "claimedAt": crate::suspension::now_ms(), "by": std::process::id() });
-        self.1.create(key, &at).await
+    async fn take_parked(&self, id: &str, parked_at: &str, working: Value) -> Result<bool> {
+        self.0.take_parked(id, parked_at, working).await
     }
 }
 

@@ -30,3 +30,10 @@ pub(crate) fn text_message(role: &str, text: Option<Value>) -> Value {
 pub(crate) fn agent_text(text: &str) -> Value {
     text_message("agent", Some(Value::String(text.to_string())))
 }
+
+/// Whether `task` is parked for input since `parked_at` (its `metadata.parkedAt`).
+pub fn parked_since(task: &Value, parked_at: &str) -> bool {
+    task.get("status").and_then(|s| s.get("state")).and_then(Value::as_str) == Some("input-required")
+        && task.get("metadata").and_then(|m| m.get("parkedAt")).map(crate::json::js_string).as_deref()
+            == Some(parked_at)
+}

@@ -1028,7 +1028,7 @@ async fn a_parked_task_without_a_context_or_a_resumer_is_refused() {
 }
 
 /// A store whose reads, once armed, wait until two readers are there: both replicas read the
-/// parked Task before either claims it, so only the claim can tell them apart.
+/// parked Task before either takes it up, so only the compare-and-set can tell them apart.
 struct Together {
     inner: SharedTaskStore,
     armed: Arc<std::sync::atomic::AtomicBool>,
@@ -1050,8 +1050,8 @@ impl TaskStore for Together {
     async fn save_own(&self, task: Value) -> Result<()> {
         self.inner.save_own(task).await
     }
-    async fn claim(&self, key: &str) -> Result<bool> {
-        self.inner.claim(key).await
+    async fn take_parked(&self, id: &str, parked_at: &str, working: Value) -> Result<bool> {
+        self.inner.take_parked(id, parked_at, working).await
     }
 }
 
@@ -1084,5 +1084,37 @@ async fn two_replicas_on_one_store_take_a_parked_task_up_once() {
         assert_eq!(taken(&resumed).len(), 1, "{url}");
         one.stop().await;
         two.stop().await;
+    }
+}
+
+/// Two callers send the answer to one parked Task at once, on one server, again and again, on
+/// every store: one of them is told the Task went on, and the store then holds what that caller
+/// sees at the end (never a Task left `working`); the other is refused as already answered.
+#[tokio::test]
+async fn two_answers_at_once_on_one_server_leave_the_stored_task_as_the_winner_was_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut stores: Vec<String> = vec!["memory".into(), format!("file:{}", dir.path().join("tasks").display())];
+    stores.extend(crate::common::engine_urls(dir.path()));
+    for store in stores {
+        let resumed = log();
+        let mut o = options(Some(json!({"store": store})), echo_runner(log()));
+        o.resume_task = Some(resumer(resumed.clone()));
+        let srv = start_server(o).await.unwrap();
+        for round in 0..5 {
+            let (id, t) = parked_task(srv.url(), Some("ctx")).await;
+            let answer = json!([{"kind": "data", "data": {"id": t["metadata"]["pending"]["id"], "ok": true}}]);
+            let (a, b) =
+                tokio::join!(continue_task(srv.url(), &id, answer.clone()), continue_task(srv.url(), &id, answer));
+            let (won, lost): (Vec<&Value>, Vec<&Value>) = [&a, &b].into_iter().partition(|r| r.get("result").is_some());
+            assert_eq!((won.len(), lost.len()), (1, 1), "{store} round {round}: {a} {b}");
+            assert_eq!(lost[0]["error"]["data"]["code"], "ESTORECONFLICT", "{store}: {}", lost[0]);
+            // The stored Task ends as the caller that won sees it end.
+            let end = terminal(srv.url(), &id).await;
+            assert_eq!(end["status"]["state"], "completed", "{store} round {round}: {end}");
+            let again = rpc(srv.url(), "GetTask", json!({"id": id})).await;
+            assert_eq!(again["result"]["status"]["state"], "completed", "{store}: {again}");
+        }
+        assert_eq!(taken(&resumed).len(), 5, "{store}: each Task went on once");
+        srv.stop().await;
     }
 }
