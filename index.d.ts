@@ -1496,9 +1496,10 @@ export declare namespace agents {
      * {@link PostgresStore}, {@link RedisStore}) also keeps the runtime's own state there, written
      * at every transition: a runtime opened later on the same store (another process, after a
      * crash or a deploy) starts from it — suspended handles wait for `resume`, a turn that was
-     * running comes back `idle` with an `interrupted` result and its inbox items restored. The
-     * newest runtime opened on a store owns it. Opening reads the store before the constructor
-     * returns (and throws `ESTOREUNAVAILABLE` when the engine cannot be reached).
+     * running comes back `idle` with an `interrupted` result and its inbox items restored. Runtimes
+     * of several processes may work on one store at once: their writes are merged per handle.
+     * Opening reads the store before the constructor returns (and throws `ESTOREUNAVAILABLE` when
+     * the engine cannot be reached).
      */
     store?: ConversationStore | StoreUrl
     /** On a durable store: the name this runtime's state is kept under (default `"agents"`). */

@@ -231,3 +231,91 @@ test("createClient refuses a resumeKey or parkRetentionMs that cannot work, neve
   assert.throws(() => createClient({ baseUrl: "x", model: "m", parkRetentionMs: 0 }), (e) => e instanceof TypeError && /parkRetentionMs/.test(e.message))
   assert.ok(createClient({ baseUrl: "x", model: "m", resumeKey: "sixteen chars ok", parkRetentionMs: 1000, store: undefined }))
 })
+
+/**
+ * The lead delegates three subtasks in one turn (`task` ×3); each worker parks on an approval of
+ * its own. Models: the lead asks for the three tasks, then answers with their results; a worker
+ * calls `approve`, then answers with what it got.
+ */
+function fanOutModel(req) {
+  const messages = req.json?.messages ?? []
+  const results = messages.filter((m) => m.role === "tool").map((m) => m.content)
+  const user = messages.find((m) => m.role === "user")?.content ?? ""
+  if (req.json?.model === "m-lead") {
+    if (results.length === 0) return oaCalls(["a", "b", "c"].map((p, i) => ({ id: `t${i}`, name: "task", args: { agent: "worker", prompt: p } })))
+    return oaText(`final: ${results.join(" | ")}`)
+  }
+  if (results.length === 0) return oaCalls([{ id: "w0", name: "approve", args: {} }])
+  return oaText(`${user}: ${results.join(" | ")}`)
+}
+
+const FAN_OUT = (llm, store, runtimeId, log) => `
+  const fs = await import("node:fs")
+  const { agents, defineTool, pending } = await import(ENTRY)
+  const approve = defineTool({ name: "approve", description: "needs approval", run: (_a, ctx) => {
+    if (!ctx?.answer?.ok) return pending({ kind: "approval", prompt: "approve?" })
+    fs.appendFileSync(${JSON.stringify(log)}, ctx.answer.id + "\\n")
+    return "approved"
+  } })
+  const worker = agents.agent("worker", { does: "works", model: "m-worker", uses: { tools: [approve] } })
+  const lead = agents.agent("lead", { does: "leads", model: "m-lead", team: [worker] })
+  const options = { llm: { baseUrl: ${JSON.stringify(llm.url)}, style: "openai", apiKey: "k", model: "m" }, store: ${JSON.stringify(store)}, runtimeId: ${JSON.stringify(runtimeId)} }
+`
+
+for (const [engine, url] of engines("tn-approval-fan-")) {
+  test(`${engine}: one turn parks three calls; three processes each answer their own Request at once, five times out of five`, async (t) => {
+    const llm = await startLLM(fanOutModel)
+    t.after(() => llm.close())
+    for (let round = 0; round < 5; round++) {
+      const id = unique("fan")
+      const log = path.join(tmp(), "approved.log")
+      const parked = await runChild(
+        `${FAN_OUT(llm, url, id, log)}
+        const r = await lead.run("go", options)
+        const rt = r.runtime
+        const workers = rt.root.children[0].children.map((h) => ({ id: h.id, state: rt.inspect(h).state, request: rt.inspect(h).pending }))
+        console.log(JSON.stringify({ status: r.status, workers }))
+        process.exit(0)`,
+        { timeoutMs: 30_000 },
+      )
+      assert.equal(parked.code, 0, parked.stderr)
+      const { status, workers } = JSON.parse(parked.stdout)
+      assert.equal(status, "pending")
+      assert.deepEqual(workers.map((w) => w.state), ["suspended", "suspended", "suspended"])
+      const resumed = await Promise.all(
+        workers.map((w) =>
+          runChild(
+            `${FAN_OUT(llm, url, id, log)}
+            const rt = lead.createRuntime(options)
+            try {
+              await rt.resume({ id: ${JSON.stringify(w.request.id)}, ok: true })
+              console.log(JSON.stringify({ ok: true }))
+            } catch (e) {
+              console.log(JSON.stringify({ ok: false, code: e.code, message: e.message }))
+            }
+            process.exit(0)`,
+            { timeoutMs: 60_000 },
+          ),
+        ),
+      )
+      const outs = resumed.map((r) => (assert.equal(r.code, 0, r.stderr), JSON.parse(r.stdout)))
+      assert.deepEqual(outs, [{ ok: true }, { ok: true }, { ok: true }], `round ${round}`)
+      // Each approval ran its call once.
+      const approved = fs.readFileSync(log, "utf8").split("\n").filter(Boolean).sort()
+      assert.deepEqual(approved, workers.map((w) => w.request.id).sort(), `round ${round}`)
+      // The lead, reattached to its three children, finished: read by a process of its own.
+      const after = await runChild(
+        `${FAN_OUT(llm, url, id, log)}
+        const rt = lead.createRuntime(options)
+        const lead1 = rt.root.children[0]
+        const r = await rt.wait(lead1, { timeoutMs: 20000 })
+        console.log(JSON.stringify({ state: rt.inspect(lead1).state, status: r.status, text: r.text }))
+        if (r.status !== "done") console.error(rt.trace.join("\\n"))
+        process.exit(0)`,
+        { timeoutMs: 30_000 },
+      )
+      assert.equal(after.code, 0, after.stderr)
+      assert.deepEqual(JSON.parse(after.stdout), { state: "idle", status: "done", text: "final: a: approved | b: approved | c: approved" }, `round ${round}\n${after.stderr}`)
+    }
+  })
+}

@@ -272,7 +272,7 @@ test("serving: the server's warnings go to the serve options' logger, else the t
   await tk.close()
 })
 
-test("an agent runtime's logger gets its durable store's warnings (an older runtime fenced off by a newer one)", async () => {
+test("an agent runtime's logger gets its durable store's warnings (a write the engine refused)", async () => {
   const { agents } = await import("../index.js")
   const fs = await import("node:fs")
   const os = await import("node:os")
@@ -280,22 +280,26 @@ test("an agent runtime's logger gets its durable store's warnings (an older runt
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tn-logger-"))
   const store = `sqlite:${path.join(dir, "state.db")}`
   const registry = { w: { name: "w", does: "works", model: "m" } }
-  const older = recording()
-  const newer = recording()
+  const mine = recording()
+  const other = recording()
   try {
     const { lines } = await consoleWarnings(async () => {
-      const first = new agents.AgentRuntime({ store, registry, logger: older })
-      const second = new agents.AgentRuntime({ store, registry, logger: newer })
-      // The older runtime's next transition finds the store taken: it warns and stops saving.
+      const first = new agents.AgentRuntime({ store, registry, logger: mine })
+      // Another runtime on the same store works beside it: their writes merge, nobody warns.
+      const second = new agents.AgentRuntime({ store, registry, logger: other })
+      second.spawn(second.root, "w")
       first.spawn(first.root, "w")
-      for (let i = 0; i < 100 && older.lines.length === 0; i++) await settle()
-      await first.close(first.root)
-      await second.close(second.root)
+      for (let i = 0; i < 20; i++) await settle()
+      assert.deepEqual([mine.lines, other.lines], [[], []])
+      // The database file goes away under the first one: its next write is refused.
+      fs.rmSync(dir, { recursive: true, force: true })
+      first.spawn(first.root, "w")
+      for (let i = 0; i < 100 && mine.lines.length === 0; i++) await settle()
     })
     assert.deepEqual(lines, [])
-    assert.deepEqual(newer.lines, [])
-    assert.equal(older.lines.length, 1, older.lines.join("\n"))
-    assert.match(older.lines[0], /^\[toolnexus\] agent runtime: another runtime opened .* this one no longer saves to it$/)
+    assert.deepEqual(other.lines, [])
+    assert.equal(mine.lines.length, 1, mine.lines.join("\n"))
+    assert.match(mine.lines[0], /^\[toolnexus\] agent runtime: could not save its state \(.*\); it goes on in memory and saves again at its next transition$/)
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

@@ -671,7 +671,7 @@ async fn a_turn_running_when_its_runtime_ended_comes_back_interrupted_with_its_i
     };
     for url in durable_urls(dir.path()) {
         let id = fresh_id("crash");
-        let open = |url: String, id: String| async move {
+        let open = move |url: String, id: String| async move {
             let (rt, llm) = runtime_with(defs(), |o| {
                 o.store = Arc::new(toolnexus_core::client::store::DurableConversationStore::new(&url));
                 o.runtime_id = id;
@@ -679,13 +679,27 @@ async fn a_turn_running_when_its_runtime_ended_comes_back_interrupted_with_its_i
             rt.open_durable().await.expect("open");
             (rt, llm)
         };
-        let (first, llm) = open(url.clone(), id.clone()).await;
-        let h = first.spawn(ROOT, "slow", None).expect("spawn");
-        first.post(h, InboxItem { from: "root".into(), channel: "note".into(), text: "keep me".into() }).expect("post");
-        first.wake(h, Some("go".into())).expect("wake");
-        llm.slow_started.notified().await;
-        first.saved().await;
-        // The first runtime's process "ends" here: its turn never finishes.
+        // The first runtime lives on a tokio runtime of its own, shut down mid-turn: its
+        // process "ends" (its turn never finishes, its lease is never renewed).
+        {
+            let (url, id) = (url.clone(), id.clone());
+            std::thread::spawn(move || {
+                let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+                tokio.block_on(async {
+                    let (first, llm) = open(url, id).await;
+                    let h = first.spawn(ROOT, "slow", None).expect("spawn");
+                    first
+                        .post(h, InboxItem { from: "root".into(), channel: "note".into(), text: "keep me".into() })
+                        .expect("post");
+                    first.wake(h, Some("go".into())).expect("wake");
+                    llm.slow_started.notified().await;
+                    first.saved().await;
+                });
+                tokio.shutdown_background();
+            })
+            .join()
+            .expect("the first runtime's thread");
+        }
 
         let (second, _) = open(url.clone(), id.clone()).await;
         let h2 = second.find("root/slow.1").expect("found");
@@ -705,14 +719,24 @@ async fn a_turn_running_when_its_runtime_ended_comes_back_interrupted_with_its_i
         );
         assert_eq!(second.wait(h2, None, None).await.status, TaskStatus::Interrupted, "{url}");
 
-        // The newest runtime owns the state: the first one's later transitions are not written.
-        first.post(h, InboxItem { from: "root".into(), channel: "note".into(), text: "stale".into() }).expect("post");
-        first.saved().await;
+        // Runtimes side by side on one store: each one's changes reach it, merged, and none
+        // undoes the other's.
         let (third, _) = open(url.clone(), id.clone()).await;
         let h3 = third.find("root/slow.1").expect("found");
-        let inbox = third.snapshot(h3).expect("snapshot").inbox;
-        assert!(inbox.iter().all(|i| i.text != "stale"), "{url}: {inbox:?}");
+        second
+            .post(h2, InboxItem { from: "root".into(), channel: "note".into(), text: "from second".into() })
+            .expect("post");
+        third
+            .post(h3, InboxItem { from: "root".into(), channel: "note".into(), text: "from third".into() })
+            .expect("post");
+        second.saved().await;
         third.saved().await;
+        let (fourth, _) = open(url.clone(), id.clone()).await;
+        let h4 = fourth.find("root/slow.1").expect("found");
+        let mut inbox: Vec<String> = fourth.snapshot(h4).expect("snapshot").inbox.into_iter().map(|i| i.text).collect();
+        inbox.sort();
+        assert_eq!(inbox, ["from second", "from third", "keep me"], "{url}");
+        fourth.saved().await;
     }
 }
 

@@ -299,12 +299,22 @@ async fn a_handle_parked_by_the_previous_layout_is_replayed() {
     first.saved().await;
     drop(first);
 
-    // Rewrite the record as layout 1 wrote it.
+    // Rewrite the record as layout 1 wrote it: handles named by table index, no halt.
     let records = toolnexus_core::store::records(&url, toolnexus_core::store::Kind::Runtime);
     let mut doc = records.get("legacy").await.unwrap().unwrap();
     doc["layout"] = json!(1);
+    let ids: Vec<Value> = doc["handles"].as_array().unwrap().iter().map(|n| n["id"].clone()).collect();
+    let index = |v: &Value| ids.iter().position(|i| i == v).map(Value::from).unwrap_or(Value::Null);
     for n in doc["handles"].as_array_mut().unwrap() {
-        n.as_object_mut().unwrap().remove("halt");
+        let m = n.as_object_mut().unwrap();
+        for k in ["halt", "lease", "claim", "tookUp"] {
+            m.remove(k);
+        }
+        let parent = index(&m["parent"]);
+        m.insert("parent".into(), parent);
+        let children: Vec<Value> = m["children"].as_array().unwrap().iter().map(&index).collect();
+        m.insert("children".into(), Value::Array(children));
+        m.insert("wakeQueue".into(), json!([]));
     }
     doc.as_object_mut().unwrap().remove("answered");
     records.save("legacy", &doc).await.unwrap();
@@ -325,7 +335,7 @@ async fn a_handle_parked_by_the_previous_layout_is_replayed() {
     second.saved().await;
     // What it writes now is the current layout.
     let doc = records.get("legacy").await.unwrap().unwrap();
-    assert_eq!(doc["layout"], 2);
+    assert_eq!(doc["layout"], 3);
 }
 
 #[tokio::test]
@@ -341,4 +351,114 @@ async fn an_interrupted_parking_leaves_a_transcript_the_next_turn_can_send() {
     let kept = rt.store().get("root/worker.1").await.unwrap().unwrap();
     let results: Vec<&Value> = kept.iter().filter(|m| m["role"] == "tool").map(|m| &m["tool_call_id"]).collect();
     assert_eq!(results, [&json!("c0"), &json!("c1")], "one result per call: {kept:#?}");
+}
+
+/// A lead whose one turn delegates three subtasks (`task` ×3), each worker parking on an
+/// approval of its own; the lead answers with its three results.
+struct Delegating(AtomicUsize);
+
+#[async_trait::async_trait]
+impl Transport for Delegating {
+    async fn post(&self, req: HttpRequest) -> toolnexus_core::error::Result<HttpResponse> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let body: Value = serde_json::from_str(&req.body).expect("body");
+        let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+        let results: Vec<String> = msgs
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or("").to_string())
+            .collect();
+        let user = msgs.iter().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or("");
+        let call = |id: &str, name: &str, args: Value| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}});
+        let message = match (body["model"].as_str(), results.is_empty()) {
+            (Some("m-lead"), true) => {
+                let calls: Vec<Value> = ["a", "b", "c"]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| call(&format!("t{i}"), "task", json!({"agent": "worker", "prompt": p})))
+                    .collect();
+                json!({"content": null, "tool_calls": calls})
+            }
+            (Some("m-lead"), false) => json!({"content": format!("final: {}", results.join(" | "))}),
+            (_, true) => json!({"content": null, "tool_calls": [call("w0", "a", json!({}))]}),
+            (_, false) => json!({"content": format!("{user}: {}", results.join(" | "))}),
+        };
+        let reply = json!({"choices": [{"message": message}]});
+        Ok(HttpResponse { status: 200, headers: vec![], body: reply.to_string() })
+    }
+}
+
+/// Three runtimes on one store (three processes, as far as the store can tell), each answering
+/// one of the three Requests parked under one turn at the same moment: every answer runs its call
+/// once, none breaks another's, and the lead is taken up with all three results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_runtimes_answer_three_requests_of_one_turn_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in crate::common::engine_urls(dir.path()) {
+        for round in 0..3 {
+            let id = format!("fan-{}-{round}-{}", std::process::id(), toolnexus_core::types::new_pending_id());
+            let runs: Log<Option<Value>> = Log::default();
+            let open = || async {
+                let worker = agent(vec![approval("a", runs.clone())]);
+                let lead = AgentDef {
+                    name: "lead".into(),
+                    does: "leads".into(),
+                    model: Some("m-lead".into()),
+                    team: vec!["worker".into()],
+                    ..Default::default()
+                };
+                let mut opts = RuntimeOptions::new(vec![lead, worker]);
+                opts.transport = Some(Arc::new(Delegating(AtomicUsize::new(0))));
+                opts.store = Arc::new(DurableConversationStore::new(&url));
+                opts.runtime_id = id.clone();
+                let rt = AgentRuntime::new(opts);
+                rt.open_durable().await.expect("open");
+                rt
+            };
+            let first = open().await;
+            let lead = first.spawn(ROOT, "lead", None).unwrap();
+            first.wake(lead, Some("go".into())).unwrap();
+            assert_eq!(first.wait(lead, None, None).await.status, TaskStatus::Pending, "{url}");
+            let requests: Vec<Value> = first
+                .list(lead)
+                .iter()
+                .filter(|v| v.handle != lead)
+                .map(|v| first.inspect(v.handle).unwrap().pending.expect("a worker parked")["id"].clone())
+                .collect();
+            assert_eq!(requests.len(), 3, "{url}");
+            first.saved().await;
+            drop(first);
+            let (one, two, three) = (open().await, open().await, open().await);
+            let answer = |i: usize| json!({"id": requests[i], "ok": true});
+            let all = async { tokio::join!(one.resume(answer(0)), two.resume(answer(1)), three.resume(answer(2))) };
+            let Ok((r1, r2, r3)) = tokio::time::timeout(std::time::Duration::from_secs(20), all).await else {
+                panic!(
+                    "{url} round {round}: the resumes hang: {:#?}\n{:#?}\n{:#?}",
+                    one.trace(),
+                    two.trace(),
+                    three.trace()
+                );
+            };
+            for r in [r1, r2, r3] {
+                r.unwrap_or_else(|e| panic!("{url} round {round}: {e}"));
+            }
+            for rt in [&one, &two, &three] {
+                rt.saved().await;
+            }
+            assert_eq!(runs.all().iter().filter(|a| a.is_some()).count(), 3, "{url} round {round}: each call once");
+            let reader = open().await;
+            let lead = reader.find("root/lead.1").unwrap();
+            let Ok(done) =
+                tokio::time::timeout(std::time::Duration::from_secs(20), reader.wait(lead, None, None)).await
+            else {
+                panic!("{url} round {round}: the lead never finished: {:#?}", reader.trace());
+            };
+            assert_eq!(
+                (done.status, done.text.as_str()),
+                (TaskStatus::Done, "final: a: a done | b: a done | c: a done"),
+                "{url} round {round}: {:#?}",
+                reader.trace()
+            );
+        }
+    }
 }

@@ -1,44 +1,122 @@
 //! A runtime whose store is durable (a store URL) keeps its whole state there: every handle
 //! (its state, inbox, pools, limits, checkpoint, pending Request, last result, task key, wake
-//! queue) and the trace, as one record written after every transition. A runtime opened on
-//! the same store later (another process, after a crash or a deploy) starts from that record.
+//! queue) and the trace, as one record (`stored`) written after every transition. A runtime
+//! opened on the same store (another process, after a crash or a deploy, or beside this one)
+//! starts from that record.
 //!
 //! Writing: a transition only marks the state as changed; one writer task at a time takes a
 //! fresh snapshot and writes it, so a burst of transitions costs one write of the latest
 //! state. The verbs that settle (`wait`, `close`, `resume`) settle only once the state they
-//! saw is written. A write that fails (the engine is down) is warned about once per outage and
-//! retried at the next transition: the run goes on in memory meanwhile. A write that finds the
-//! record changed by another runtime means that runtime took the store over: this one warns
-//! and stops writing (the newest opener owns the state).
+//! saw is written. A write names the version it replaces; when another process wrote the record
+//! meanwhile, the two are merged per handle (`stored::merge`: each side's own handles, counters
+//! added up, the first writer's field where both changed one) and the table here takes what the
+//! other process changed. So any number of processes work on one runtime at once: a resume in
+//! one never breaks a resume in another, and of two taking one parking up the first write wins
+//! (its claim stands; the other's resume is refused as already answered). A write that fails
+//! (the engine is down) is warned about once per outage and retried at the next transition: the
+//! run goes on in memory meanwhile.
 //!
-//! Opening: what was `running` when its process ended becomes `idle` with an `interrupted`
-//! result, the inbox items its turn had taken put back in front, and a trace line saying so;
-//! a wake still queued behind `maxConcurrent` ends the same way. Suspended handles come back
-//! suspended, ready for `resume(answer)`. Closed branches under the root are left behind.
+//! A handle whose turn runs here is written with this process's lease on it, renewed a third
+//! of the way through while the turn runs (30 s, `TOOLNEXUS_RUNTIME_LEASE_MS`). Opening: a
+//! handle `running` under a live lease runs in another process and stays so; what was `running`
+//! when its process ended (its lease run out, or its process gone from this machine) becomes
+//! `idle` with an `interrupted` result, the inbox items its turn had taken put back in front,
+//! and a trace line saying so; a wake still queued behind `maxConcurrent` ends the same way.
+//! Suspended handles come back suspended, ready for `resume(answer)`. Closed branches under the
+//! root are left behind.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use super::core::{AgentRuntime, Inner, Keeper};
-use super::tree::{Node, Tree};
-use super::types::{num, AgentDef, HandleId, HandleState, InboxItem, TaskResult, TaskStatus, ROOT};
+use super::stored::{adopt, document, merge, restore, Holder, LAYOUT};
+use super::types::HandleState;
 use crate::error::{Error, Result};
-use crate::store::{Kind, Records};
+use crate::store::{Expect, Kind, Records};
 
 /// How long a synchronous open waits for the engine.
 const OPEN_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
-/// The record's own layout version. 2: a suspended handle's conversation ends with its
-/// parked turn and `halt` says where it parked (taken up there on resume); 1 (read, never
-/// written): the conversation was rewound to before the turn, replayed from `checkpoint`.
-const LAYOUT: i64 = 2;
+/// How many times a write that lost a race is merged and tried again before the next mark.
+const WRITE_ATTEMPTS: u32 = 32;
+
+/// How long a running turn's lease lasts: `TOOLNEXUS_RUNTIME_LEASE_MS` when it is a whole
+/// number ≥ 100, else 30 s.
+pub(super) fn lease_ms() -> i64 {
+    std::env::var("TOOLNEXUS_RUNTIME_LEASE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|ms| *ms >= 100)
+        .unwrap_or(30_000)
+}
+
+fn now_ms() -> i64 {
+    crate::suspension::now_ms()
+}
+
+/// This process's name in the leases it writes: its machine, its process id, and a random part
+/// for this runtime (`host:pid:nonce`).
+fn holder_name() -> String {
+    format!("{}:{}:{:016x}", host_name(), std::process::id(), rand::random::<u64>())
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The runtimes of this process that hold leases now, by their lease name.
+static HOLDERS: Mutex<Vec<(String, Weak<Durable>)>> = Mutex::new(Vec::new());
+
+/// Whether a stored lease is held by a live runtime: not past its time, and, when it names this
+/// machine, held by a process that is still running (and, when that is this process, by a
+/// runtime that is still here).
+fn lease_live(lease: &Value, now: i64) -> bool {
+    let until = lease.get("until").and_then(Value::as_i64).unwrap_or(0);
+    if until <= now {
+        return false;
+    }
+    let by = lease.get("by").and_then(Value::as_str).unwrap_or_default();
+    let mut parts = by.rsplitn(3, ':');
+    let (Some(_nonce), Some(pid), Some(host)) = (parts.next(), parts.next(), parts.next()) else { return true };
+    if host.is_empty() || host != host_name() {
+        return true;
+    }
+    let Ok(pid) = pid.parse::<u32>() else { return true };
+    if pid == std::process::id() {
+        let holders = HOLDERS.lock().unwrap_or_else(PoisonError::into_inner);
+        return holders.iter().any(|(name, d)| name == by && d.strong_count() > 0);
+    }
+    process_alive(pid)
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return true };
+    // SAFETY: kill with signal 0 sends nothing; it only asks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    true
+}
 
 /// The link from a runtime to its record.
 pub(super) struct Durable {
     records: Records,
+    /// This runtime's name in its leases (see `holder_name`).
+    holder: String,
+    /// The record as this runtime last read or wrote it, with its version: the base a merge
+    /// with another writer's record starts from.
+    base: Mutex<Option<(i64, Value)>>,
     /// This tree's name, new with every tree: a handle's conversation is kept under it, so a
     /// later tree (or another runtime) reusing a handle id never finds an old transcript.
     tree: String,
@@ -56,7 +134,7 @@ pub(super) struct Durable {
 #[derive(Default)]
 struct Writer {
     running: bool,
-    /// Another runtime took the store over: nothing more is written.
+    /// The store holds a layout newer than this code writes: nothing more is written.
     fenced: bool,
     /// A failure was warned about and no write has succeeded since.
     failing: bool,
@@ -91,9 +169,9 @@ impl Durable {
                 self.stop(u64::MAX);
                 return;
             };
-            let doc = document(&inner);
+            let written = self.write_merging(&inner).await;
             drop(inner);
-            match self.records.save(&self.id, &doc).await {
+            match written {
                 Ok(()) => {
                     let mut w = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
                     w.last_failure = None;
@@ -107,12 +185,9 @@ impl Durable {
                         ));
                     }
                 }
-                Err(Error::Store { code: "ESTORECONFLICT", .. }) => {
+                Err(Error::Store { code: "ESTORESCHEMA", message }) => {
                     self.writer.lock().unwrap_or_else(PoisonError::into_inner).fenced = true;
-                    crate::warn::warn(&format!(
-                        "[toolnexus] agent runtime: another runtime opened {} and now keeps its state there; this one no longer saves to it",
-                        self.records.label()
-                    ));
+                    crate::warn::warn(&format!("[toolnexus] agent runtime: {message}; this one no longer saves to it"));
                     self.stop(u64::MAX);
                     return;
                 }
@@ -139,6 +214,40 @@ impl Durable {
                 return;
             }
         }
+    }
+
+    /// Write the state as it is now over the version last seen; when another process wrote the
+    /// record since, merge the two (the table takes the other process's changes) and write that.
+    async fn write_merging(&self, inner: &Inner) -> Result<()> {
+        for _ in 0..WRITE_ATTEMPTS {
+            let holder = Holder { by: &self.holder, until: now_ms() + lease_ms() };
+            let ours = document(inner, Some(&self.tree), &holder);
+            let (expect, base) = match self.base.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+                Some((v, doc)) => (Expect::Version(v), Some(doc)),
+                None => (Expect::Absent, None),
+            };
+            if let Some(v) = self.records.save_at(&self.id, &ours, expect, None).await? {
+                *self.base.lock().unwrap_or_else(PoisonError::into_inner) = Some((v, ours));
+                return Ok(());
+            }
+            match self.records.get_versioned(&self.id).await? {
+                Some((v, theirs)) => {
+                    let layout = theirs.get("layout").and_then(Value::as_i64).unwrap_or(0);
+                    if layout > LAYOUT {
+                        return Err(crate::store::engine::schema(
+                            self.records.label(),
+                            format!("another runtime wrote the agent runtime's state in layout {layout}, newer than this toolnexus writes ({LAYOUT})"),
+                        ));
+                    }
+                    let merged = merge(base.as_ref(), &ours, &theirs, &self.holder);
+
+                    adopt(inner, &ours, &merged, &self.holder);
+                    *self.base.lock().unwrap_or_else(PoisonError::into_inner) = Some((v, theirs));
+                }
+                None => *self.base.lock().unwrap_or_else(PoisonError::into_inner) = None,
+            }
+        }
+        Err(crate::store::engine::conflict(self.records.label(), Kind::Runtime, &self.id))
     }
 
     fn stop(&self, through: u64) {
@@ -179,9 +288,9 @@ impl Durable {
             }
             if w.fenced {
                 return Err(Error::Store {
-                    code: "ESTORECONFLICT",
+                    code: "ESTORESCHEMA",
                     message: format!(
-                        "store {}: another agent runtime opened it and keeps its state there now; this runtime's change was not saved",
+                        "store {}: another runtime keeps the agent runtime's state there in a newer layout; this runtime's change was not saved",
                         me.records.label()
                     ),
                 });
@@ -283,9 +392,9 @@ impl AgentRuntime {
         }
     }
 
-    /// On a durable store: read the state a previous runtime left there (if any), take the
-    /// store over, and write from now on. Must run on a tokio runtime; on a store kept in
-    /// memory it does nothing.
+    /// On a durable store: read the state left there (if any) and keep it there from now on,
+    /// beside any other runtime that works on it. Must run on a tokio runtime; on a store kept
+    /// in memory it does nothing.
     pub async fn open_durable(&self) -> Result<()> {
         let Some(url) = self.durable_url() else { return Ok(()) };
         if self.inner.durable.get().is_some() {
@@ -295,42 +404,32 @@ impl AgentRuntime {
         let id = self.inner.runtime_id.clone();
         // Lines traced before the store was opened come after what the store holds.
         let before = std::mem::take(&mut *self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut attempts = 0;
-        // Take the store over: a runtime still writing there from before stops. Another runtime
-        // opening at the same moment may write between the read and the write: read again and
-        // take over from what it wrote (the newest opener owns the store).
-        let tree = loop {
-            let mut tree_name = None;
-            if let Some(doc) = records.get(&id).await? {
-                let (tree, trace) = restore(&self.inner, &doc).map_err(|why| Error::Store {
+        let found = records.get_versioned(&id).await?;
+        let mut tree_name = None;
+        if let Some((_, doc)) = &found {
+            let now = now_ms();
+            let (tree, trace, answered) =
+                restore(&self.inner, doc, &|l| lease_live(l, now)).map_err(|why| Error::Store {
                     code: "ESTORECORRUPT",
                     message: format!("store {}: the agent runtime's state cannot be read: {why}", records.label()),
                 })?;
-                // An open tree goes on under its name; a finished one is replaced by a new tree.
-                if !trace.is_empty() || tree.nodes.len() > 1 {
-                    tree_name = doc.get("tree").and_then(Value::as_str).map(str::to_string);
-                }
-                *self.inner.tree() = tree;
-                let mut lines = self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner);
-                *lines = trace;
-                lines.extend(before.iter().cloned());
-            } else {
-                self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner).clone_from(&before);
+            // An open tree goes on under its name; a finished one is replaced by a new tree.
+            if !trace.is_empty() || tree.nodes.len() > 1 {
+                tree_name = doc.get("tree").and_then(Value::as_str).map(str::to_string);
             }
-            let tree = tree_name.unwrap_or_else(new_tree_name);
-            let mut doc = document(&self.inner);
-            if let Value::Object(m) = &mut doc {
-                m.insert("tree".into(), Value::String(tree.clone()));
-            }
-            match records.save(&id, &doc).await {
-                Ok(()) => break tree,
-                Err(Error::Store { code: "ESTORECONFLICT", .. }) if attempts < OPEN_ATTEMPTS => attempts += 1,
-                Err(e) => return Err(e),
-            }
-        };
+            *self.inner.tree() = tree;
+            *self.inner.answered.lock().unwrap_or_else(PoisonError::into_inner) = answered;
+            let mut lines = self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner);
+            *lines = trace;
+            lines.extend(before.iter().cloned());
+        } else {
+            self.inner.trace.lock().unwrap_or_else(PoisonError::into_inner).clone_from(&before);
+        }
         let durable = Arc::new(Durable {
             records,
-            tree,
+            holder: holder_name(),
+            base: Mutex::new(found),
+            tree: tree_name.unwrap_or_else(new_tree_name),
             id,
             inner: Arc::downgrade(&self.inner),
             rt: tokio::runtime::Handle::current(),
@@ -338,13 +437,37 @@ impl AgentRuntime {
             settled: watch::channel(0).0,
             writer: Mutex::new(Writer::default()),
         });
+        {
+            let mut holders = HOLDERS.lock().unwrap_or_else(PoisonError::into_inner);
+            holders.retain(|(_, d)| d.strong_count() > 0);
+            holders.push((durable.holder.clone(), Arc::downgrade(&durable)));
+        }
+        // What opening found (a turn interrupted, a new tree) is written before the runtime is
+        // used, merged with whatever another runtime wrote meanwhile.
+        durable.write_merging(&self.inner).await?;
+        renew_leases(Arc::downgrade(&durable), &durable.rt);
         let _ = self.inner.durable.set(durable as Arc<dyn Keeper>);
         Ok(())
     }
 }
 
-/// How many times an open reads the store again when another runtime wrote it meanwhile.
-const OPEN_ATTEMPTS: u32 = 8;
+/// While a runtime lives, mark its state a third of the way through each lease whenever a turn
+/// runs here, so its leases are written again before they run out. Holds nothing alive.
+fn renew_leases(weak: Weak<Durable>, rt: &tokio::runtime::Handle) {
+    let every = std::time::Duration::from_millis((lease_ms() / 3).max(30) as u64);
+    rt.spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(me) = weak.upgrade() else { return };
+            let Some(inner) = me.inner.upgrade() else { return };
+            let running = inner.tree().nodes.iter().any(|n| n.state == HandleState::Running && !n.remote);
+            drop(inner);
+            if running {
+                me.mark();
+            }
+        }
+    });
+}
 
 /// A name no other tree has: the time and a random part.
 fn new_tree_name() -> String {
@@ -352,324 +475,29 @@ fn new_tree_name() -> String {
     format!("t{ms:x}{:08x}", rand::random::<u32>())
 }
 
-/// A number, infinite ones included (JSON has none: they are written as text).
-fn f(n: f64) -> Value {
-    if n.is_finite() {
-        num(n)
-    } else {
-        Value::String(crate::agents::runtime::types::js_num(n))
-    }
-}
-
-fn read_f(v: Option<&Value>) -> std::result::Result<f64, String> {
-    match v {
-        Some(Value::Number(n)) => n.as_f64().ok_or_else(|| "a number is out of range".to_string()),
-        Some(Value::String(s)) => match s.as_str() {
-            "Infinity" => Ok(f64::INFINITY),
-            "-Infinity" => Ok(f64::NEG_INFINITY),
-            "NaN" => Ok(f64::NAN),
-            other => Err(format!("{other:?} is not a number")),
-        },
-        _ => Err("a number is missing".into()),
-    }
-}
-
-fn item(i: &InboxItem) -> Value {
-    i.to_value()
-}
-
-fn read_item(v: &Value) -> std::result::Result<InboxItem, String> {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string).ok_or(format!("an inbox item has no {k}"));
-    Ok(InboxItem { from: s("from")?, channel: s("channel")?, text: s("text")? })
-}
-
-fn read_items(v: Option<&Value>) -> std::result::Result<Vec<InboxItem>, String> {
-    v.and_then(Value::as_array).map(|a| a.iter().map(read_item).collect()).unwrap_or(Ok(Vec::new()))
-}
-
-fn state_of(s: &str) -> Option<HandleState> {
-    [HandleState::Idle, HandleState::Running, HandleState::Suspended, HandleState::Closed]
-        .into_iter()
-        .find(|x| x.as_str() == s)
-}
-
-fn status_of(s: &str) -> Option<TaskStatus> {
-    [
-        TaskStatus::Done,
-        TaskStatus::Pending,
-        TaskStatus::Incomplete,
-        TaskStatus::Interrupted,
-        TaskStatus::Closed,
-        TaskStatus::Timeout,
-        TaskStatus::Error,
-    ]
-    .into_iter()
-    .find(|x| x.as_str() == s)
-}
-
-fn read_result(v: &Value) -> std::result::Result<TaskResult, String> {
-    Ok(TaskResult {
-        text: v.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
-        is_error: v.get("isError").and_then(Value::as_bool).unwrap_or(false),
-        status: v.get("status").and_then(Value::as_str).and_then(status_of).ok_or("a result has no status")?,
-        pending: v.get("pending").cloned(),
-        turns: read_f(v.get("turns"))?,
-        total_tokens: read_f(v.get("totalTokens"))?,
-        output: v.get("output").filter(|o| !o.is_null()).cloned(),
-    })
-}
-
-fn opt_str(s: &Option<String>) -> Value {
-    s.clone().map(Value::String).unwrap_or(Value::Null)
-}
-
-/// The runtime's whole state as one JSON document.
-fn document(inner: &Inner) -> Value {
-    let nodes: Vec<Value> = {
-        let t = inner.tree();
-        t.nodes.iter().map(node_doc).collect()
-    };
-    let trace = inner.trace.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    let mut m = Map::new();
-    m.insert("layout".into(), LAYOUT.into());
-    if let Some(d) = inner.durable.get() {
-        m.insert("tree".into(), d.tree().into());
-    }
-    m.insert("handles".into(), Value::Array(nodes));
-    m.insert("trace".into(), trace.into());
-    let answered: Vec<Value> =
-        inner.answered.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().map(Value::String).collect();
-    m.insert("answered".into(), Value::Array(answered));
-    Value::Object(m)
-}
-
-fn node_doc(n: &Node) -> Value {
-    let mut m = Map::new();
-    m.insert("id".into(), n.id.clone().into());
-    m.insert("def".into(), n.def.name.clone().into());
-    m.insert("parent".into(), n.parent.map(Value::from).unwrap_or(Value::Null));
-    m.insert("depth".into(), n.depth.into());
-    m.insert("children".into(), n.children.clone().into());
-    m.insert("inbox".into(), Value::Array(n.inbox.iter().map(item).collect()));
-    m.insert("ticks".into(), n.ticks.into());
-    m.insert("state".into(), n.state.as_str().into());
-    m.insert("poolTokens".into(), f(n.pool_tokens));
-    m.insert("poolToolCalls".into(), f(n.pool_tool_calls));
-    m.insert("poolChildren".into(), f(n.pool_children));
-    m.insert("maxTurns".into(), f(n.max_turns));
-    m.insert("maxConcurrent".into(), f(n.max_concurrent));
-    m.insert("maxDepth".into(), f(n.max_depth));
-    m.insert("deadline".into(), n.deadline.map(f).unwrap_or(Value::Null));
-    m.insert("usageTotal".into(), f(n.usage_total));
-    m.insert("toolCallsTotal".into(), f(n.tool_calls_total));
-    m.insert("turnsTotal".into(), f(n.turns_total));
-    m.insert("pending".into(), n.pending_request.clone().unwrap_or(Value::Null));
-    m.insert("lastResult".into(), n.last_result.as_ref().map(TaskResult::to_value).unwrap_or(Value::Null));
-    m.insert("aborts".into(), n.aborts.into());
-    m.insert("checkpoint".into(), opt_str(&n.checkpoint));
-    m.insert("halt".into(), n.halt.map(|h| Value::String(h.as_str().into())).unwrap_or(Value::Null));
-    m.insert("drained".into(), Value::Array(n.drained.iter().map(item).collect()));
-    let queue: Vec<Value> = n.wake_queue.iter().map(|(h, p)| Value::Array(vec![(*h).into(), opt_str(p)])).collect();
-    m.insert("wakeQueue".into(), Value::Array(queue));
-    m.insert("taskKey".into(), opt_str(&n.task_key));
-    m.insert("runningChildren".into(), f(n.running_children));
-    m.insert("seq".into(), n.seq.into());
-    Value::Object(m)
-}
-
-/// A node as written, its definition found in `registry`; `None` when the definition is gone.
-fn read_node(
-    v: &Value,
-    inner: &Inner,
-    root: &Arc<AgentDef>,
-    layout: i64,
-) -> std::result::Result<(Node, Option<String>), String> {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    let id = s("id").ok_or("a handle has no id")?;
-    let def_name = s("def").ok_or_else(|| format!("{id} has no definition"))?;
-    let parent = v.get("parent").and_then(Value::as_u64).map(|p| p as HandleId);
-    let (def, missing) = if parent.is_none() {
-        (root.clone(), None)
-    } else {
-        match inner.registry.get(&def_name) {
-            Some(d) => (d.clone(), None),
-            None => (Arc::new(AgentDef { name: def_name.clone(), ..Default::default() }), Some(def_name)),
-        }
-    };
-    let mut n = Node::restored(id.clone(), def, parent);
-    n.depth = v.get("depth").and_then(Value::as_u64).unwrap_or(0) as u32;
-    n.children = v
-        .get("children")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_u64).map(|c| c as HandleId).collect())
-        .unwrap_or_default();
-    n.inbox = read_items(v.get("inbox"))?;
-    n.ticks = v.get("ticks").and_then(Value::as_u64).unwrap_or(0) as u32;
-    n.state = s("state").as_deref().and_then(state_of).ok_or_else(|| format!("{id} has no state"))?;
-    n.pool_tokens = read_f(v.get("poolTokens"))?;
-    n.pool_tool_calls = read_f(v.get("poolToolCalls"))?;
-    n.pool_children = read_f(v.get("poolChildren"))?;
-    n.max_turns = read_f(v.get("maxTurns"))?;
-    n.max_concurrent = read_f(v.get("maxConcurrent"))?;
-    n.max_depth = read_f(v.get("maxDepth"))?;
-    n.deadline = match v.get("deadline") {
-        None | Some(Value::Null) => None,
-        d => Some(read_f(d)?),
-    };
-    n.usage_total = read_f(v.get("usageTotal"))?;
-    n.tool_calls_total = read_f(v.get("toolCallsTotal"))?;
-    n.turns_total = read_f(v.get("turnsTotal"))?;
-    n.pending_request = v.get("pending").filter(|p| !p.is_null()).cloned();
-    n.last_result = match v.get("lastResult") {
-        None | Some(Value::Null) => None,
-        Some(r) => Some(read_result(r)?),
-    };
-    n.aborts = v.get("aborts").and_then(Value::as_u64).unwrap_or(0);
-    n.checkpoint = s("checkpoint");
-    n.halt = match (layout, s("halt")) {
-        // Layout 1 parked by rewinding the turn: it is replayed from its checkpoint.
-        (1, _) | (_, None) => None,
-        (_, Some(h)) => {
-            Some(crate::client::HaltSite::parse(&h).ok_or_else(|| format!("{id} parked at {h:?}, unknown here"))?)
-        }
-    };
-    if layout >= 2 && n.state == HandleState::Suspended && n.halt.is_none() {
-        return Err(format!("{id} is suspended and does not say where it parked"));
-    }
-    n.drained = read_items(v.get("drained"))?;
-    n.wake_queue = v
-        .get("wakeQueue")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|e| {
-                    let h = e.get(0).and_then(Value::as_u64)? as HandleId;
-                    Some((h, e.get(1).and_then(Value::as_str).map(str::to_string)))
-                })
-                .collect::<VecDeque<_>>()
-        })
-        .unwrap_or_default();
-    n.task_key = s("taskKey");
-    n.running_children = read_f(v.get("runningChildren"))?;
-    n.seq = v.get("seq").and_then(Value::as_u64).unwrap_or(0);
-    Ok((n, missing))
-}
-
-/// The tree and trace a document describes, with the crash rules applied (see the module).
-fn restore(inner: &Inner, doc: &Value) -> std::result::Result<(Tree, Vec<String>), String> {
-    let layout = doc.get("layout").and_then(Value::as_i64).ok_or("it has no layout version")?;
-    if layout > LAYOUT {
-        return Err(format!("its layout is version {layout}, newer than this toolnexus reads ({LAYOUT})"));
-    }
-    let handles = doc.get("handles").and_then(Value::as_array).ok_or("it has no handles")?;
-    let mut trace: Vec<String> = doc
-        .get("trace")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect())
-        .unwrap_or_default();
-    let root = inner.tree().nodes[ROOT].def.clone();
-    let mut read = Vec::with_capacity(handles.len());
-    for h in handles {
-        read.push(read_node(h, inner, &root, layout)?);
-    }
-    let answered: std::collections::VecDeque<String> = doc
-        .get("answered")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
-        .unwrap_or_default();
-    *inner.answered.lock().unwrap_or_else(PoisonError::into_inner) = answered;
-    if read.first().is_none_or(|(n, _)| n.parent.is_some()) {
-        return Err("its first handle is not the root".into());
-    }
-    let count = read.len();
-    let valid = |h: HandleId| h < count;
-    if read.iter().any(|(n, _)| n.parent.is_some_and(|p| !valid(p)) || n.children.iter().any(|c| !valid(*c))) {
-        return Err("a handle names a handle that is not there".into());
-    }
-    // A finished tree (its root closed) is not resumed: the runtime starts a new one.
-    if read[ROOT].0.state == HandleState::Closed {
-        return Ok((Tree::new(root, inner.clock.now()), Vec::new()));
-    }
-    // Closed branches are left behind: a handle stays if it or a descendant is not closed.
-    let mut keep = vec![false; count];
-    keep[ROOT] = true;
-    for i in 1..count {
-        if read[i].0.state != HandleState::Closed {
-            let mut a = Some(i);
-            while let Some(x) = a.filter(|x| !keep[*x]) {
-                keep[x] = true;
-                a = read[x].0.parent;
-            }
-        }
-    }
-    let mut index: HashMap<HandleId, HandleId> = HashMap::new();
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut missing: Vec<(HandleId, String)> = Vec::new();
-    for (i, (node, gone)) in read.into_iter().enumerate() {
-        if keep[i] {
-            index.insert(i, nodes.len());
-            if let Some(name) = gone {
-                missing.push((nodes.len(), name));
-            }
-            nodes.push(node);
-        }
-    }
-    for n in &mut nodes {
-        n.parent = n.parent.and_then(|p| index.get(&p).copied());
-        n.children = n.children.iter().filter_map(|c| index.get(c).copied()).collect();
-        n.wake_queue = n.wake_queue.iter().filter_map(|(h, p)| Some((*index.get(h)?, p.clone()))).collect();
-    }
-    let mut tree = Tree { nodes, next_waiter: 0 };
-    // What was running (or waiting to run) when its process ended is interrupted.
-    let queued: Vec<HandleId> =
-        tree.nodes.iter().flat_map(|n| n.wake_queue.iter().map(|(h, _)| *h)).collect::<Vec<_>>();
-    for n in &mut tree.nodes {
-        n.wake_queue.clear();
-        n.running_children = 0.0;
-    }
-    for h in 0..tree.nodes.len() {
-        let was_running = tree.nodes[h].state == HandleState::Running;
-        if !was_running && !queued.contains(&h) {
-            continue;
-        }
-        let n = &mut tree.nodes[h];
-        n.state = HandleState::Idle;
-        let mut back = std::mem::take(&mut n.drained);
-        back.append(&mut n.inbox);
-        n.inbox = back;
-        let why = if was_running {
-            "its turn was running when its process ended"
-        } else {
-            "its wake was queued when its process ended"
-        };
-        let r = tree.result(h, format!("interrupted: {why}"), TaskStatus::Interrupted);
-        tree.nodes[h].last_result = Some(r);
-        trace.push(format!(
-            "{}: {}\u{2192}idle (interrupted: {why})",
-            tree.nodes[h].id,
-            if was_running { "running" } else { "idle" }
-        ));
-    }
-    for (h, name) in missing {
-        let n = &mut tree.nodes[h];
-        if n.state != HandleState::Closed {
-            n.state = HandleState::Closed;
-            trace.push(format!("{}: closed (its definition \"{name}\" is not in this runtime's registry)", n.id));
-        }
-    }
-    Ok((tree, trace))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn infinite_numbers_survive_the_round_trip() {
-        for n in [f64::INFINITY, f64::NEG_INFINITY, 3.0, 0.5] {
-            assert_eq!(read_f(Some(&f(n))).ok(), Some(n));
-        }
-        assert!(read_f(Some(&f(f64::NAN))).is_ok_and(f64::is_nan));
-        assert!(read_f(Some(&Value::String("lots".into()))).is_err());
+    fn a_lease_is_live_until_its_time_or_its_holder_is_gone() {
+        let now = now_ms();
+        let here = host_name();
+        // Another machine's, by its time alone.
+        assert!(lease_live(&json!({"by": "elsewhere:1:ab", "until": now + 1_000}), now));
+        assert!(!lease_live(&json!({"by": "elsewhere:1:ab", "until": now - 1}), now));
+        // A process of this machine that is not running: gone, whatever its time.
+        let mut child = std::process::Command::new(if cfg!(windows) { "cmd" } else { "true" })
+            .args(if cfg!(windows) { &["/C", "exit"][..] } else { &[][..] })
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let gone = json!({"by": format!("{here}:{pid}:ab"), "until": now + 60_000});
+        assert_eq!(lease_live(&gone, now), !cfg!(unix));
+        // This process, but no runtime of it holds that name.
+        let mine = json!({"by": format!("{here}:{}:0000000000000000", std::process::id()), "until": now + 60_000});
+        assert!(!lease_live(&mine, now));
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! Parts: `clock` (the injectable time source), `tree` (the handle table and its rules),
 //! `verbs` (the host verbs), `turn` (one turn: the client run, the turn gate, the budget
-//! ledger), `task` (the model's delegation tool), `durable` (the state kept on a durable store), `fields` (a handle as its host shows it).
+//! ledger), `task` (the model's delegation tool), `stored` (the state as one document: written, read, merged), `durable` (the state kept on a durable store), `fields` (a handle as its host shows it).
 //!
 //! Every handle lives in one table behind one lock, never held across an await; the verbs
 //! that the reference makes synchronous are synchronous here too. Turns run on the host's
@@ -17,6 +17,7 @@ mod durable;
 mod fields;
 mod heartbeat;
 mod options;
+mod stored;
 mod task;
 mod tree;
 mod turn;

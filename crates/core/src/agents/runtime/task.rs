@@ -50,6 +50,30 @@ pub(super) fn task_tool(inner: &Arc<Inner>, parent: HandleId, def: &AgentDef) ->
     })
 }
 
+/// What a `task` call reattaching to a child whose turn runs in another runtime gets: pending on
+/// the Request that turn took up (or, for a turn not started by a resume, on one naming it).
+fn running_elsewhere(inner: &Inner, child: HandleId) -> TaskResult {
+    let t = inner.tree();
+    let n = &t.nodes[child];
+    let pending = n.took_up.clone().unwrap_or_else(|| {
+        json!({
+            "id": format!("run-{}", n.id),
+            "kind": "task",
+            "prompt": format!("{} is running in another process", n.id),
+        })
+    });
+    let text = pending.get("prompt").map(js_string).unwrap_or_default();
+    TaskResult {
+        text,
+        is_error: false,
+        status: TaskStatus::Pending,
+        pending: Some(pending),
+        turns: 0.0,
+        total_tokens: 0.0,
+        output: None,
+    }
+}
+
 fn arg(args: &Value, key: &str) -> String {
     match args.get(key) {
         None => "undefined".into(),
@@ -95,10 +119,10 @@ impl Tool for TaskTool {
         };
         let (child, r): (HandleId, TaskResult) = match existing {
             Some(child) => {
-                let (id, state, pid, last) = {
+                let (id, state, pid, last, remote) = {
                     let t = inner.tree();
                     let n = &t.nodes[child];
-                    (n.id.clone(), n.state, t.nodes[self.parent].id.clone(), n.last_result.clone())
+                    (n.id.clone(), n.state, t.nodes[self.parent].id.clone(), n.last_result.clone(), n.remote)
                 };
                 inner.t(format!("{pid}: task replay \u{2192} REATTACH to {id} (state {})", state.as_str()));
                 let r = match state {
@@ -113,6 +137,10 @@ impl Tool for TaskTool {
                         }
                         None => inner.tree().pending_result(child),
                     },
+                    // Its turn runs in another runtime (on a durable store): nothing here will see
+                    // it end, so this call parks on the Request that turn took up; that runtime
+                    // takes this one up again when the child is done.
+                    HandleState::Running if remote => running_elsewhere(&inner, child),
                     HandleState::Running => rt.wait(child, None, Some(self.parent)).await,
                     _ => last.unwrap_or_else(|| {
                         inner.tree().result(child, format!("no recorded result for {id}"), TaskStatus::Error)

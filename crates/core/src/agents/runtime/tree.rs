@@ -61,6 +61,16 @@ pub(super) struct Node {
     pub close_waiters: Vec<oneshot::Sender<()>>,
     /// The span that spawned this handle (a `task` tool call's), its turns' parent in a trace.
     pub trace_parent: Option<u64>,
+    /// On a durable store: its turn runs in another process (the state says `running` under a
+    /// lease this process does not hold), so nothing here waits on it or settles it.
+    pub remote: bool,
+    /// The lease of a `remote` handle's turn, as the store holds it (`{ by, until }`).
+    pub lease: Option<serde_json::Value>,
+    /// The token of the resume that took its last parking up (on a durable store, the claim
+    /// that must survive the write for that resume to go on).
+    pub claim: Option<String>,
+    /// The Request its turn was last taken up on.
+    pub took_up: Option<serde_json::Value>,
 }
 
 pub(super) struct Tree {
@@ -304,10 +314,12 @@ impl Node {
         Node::new(id, def, parent, 0, &Carve::default(), 0.0)
     }
 
-    /// A new turn starts: it gets an abort of its own.
+    /// A new turn starts: it gets an abort of its own, and a claim of its own (the token a
+    /// durable store's merge tells this turn's account of the handle from another's by).
     pub fn arm(&mut self) {
         self.abort = Some(Abort::new());
         self.aborts += 1;
+        self.claim = Some(format!("{:016x}", rand::random::<u64>()));
     }
 
     fn new(id: String, def: Arc<AgentDef>, parent: Option<HandleId>, depth: u32, carve: &Carve, now: f64) -> Node {
@@ -352,6 +364,10 @@ impl Node {
             // Spawned from inside a traced tool call (`task`), its turns belong under it.
             trace_parent: crate::trace::current_span(),
             close_waiters: Vec::new(),
+            remote: false,
+            lease: None,
+            claim: None,
+            took_up: None,
             def,
         }
     }

@@ -285,6 +285,9 @@ impl Inner {
             Some(i) => i,
             None => format!("{prompt}{}", self.tree().drain(h)),
         };
+        // This turn's claim on the handle: on a durable store another runtime may take the
+        // handle up after this turn parks it, while this one is still settling.
+        let epoch = self.tree().nodes[h].claim.clone();
         let outcome = self.clone().run_turn(h, &input, how).await;
         let result = match outcome {
             Ok(r) => self.settle_run(h, input, r).await,
@@ -292,8 +295,12 @@ impl Inner {
         };
         let started = self.release_child_slot(h);
         {
+            // The result was recorded with the state it ends in (`settle_*`); written again here
+            // only while the handle is still this turn's, never over a later turn's.
             let mut t = self.tree();
-            t.nodes[h].last_result = Some(result.clone());
+            if t.nodes[h].claim == epoch {
+                t.nodes[h].last_result = Some(result.clone());
+            }
             t.notify(h, &result);
         }
         for (next, prompt) in started {
@@ -504,6 +511,15 @@ impl Inner {
                 // takes it up there.
                 let stamped = stamp_path(pending, &id);
                 let kind = stamped.get("kind").map(js_string).unwrap_or_else(|| "undefined".into());
+                let parked = TaskResult {
+                    text: r.text.clone(),
+                    is_error: false,
+                    status: TaskStatus::Pending,
+                    pending: Some(Value::Object(stamped.clone())),
+                    turns,
+                    total_tokens: total,
+                    output: None,
+                };
                 {
                     let mut t = self.tree();
                     let n = &mut t.nodes[h];
@@ -513,6 +529,7 @@ impl Inner {
                     n.checkpoint = Some(input);
                     n.halt = Some(r.halt.unwrap_or(HaltSite::Tool));
                     n.drained.clear();
+                    n.last_result = Some(parked.clone());
                 }
                 self.t(format!("{id}: running\u{2192}suspended (pending \"{kind}\")"));
                 // A parking nobody could resume is an error, not a `pending`: on a durable
@@ -527,40 +544,24 @@ impl Inner {
                             n.checkpoint = None;
                             n.halt = None;
                         }
-                        t.result(h, format!("the suspension could not be saved: {e}"), TaskStatus::Error)
+                        let r = t.result(h, format!("the suspension could not be saved: {e}"), TaskStatus::Error);
+                        t.nodes[h].last_result = Some(r.clone());
+                        r
                     };
                     self.t(format!("{id}: suspended\u{2192}idle (error: the suspension could not be saved: {e})"));
                     return r;
                 }
-                return TaskResult {
-                    text: r.text,
-                    is_error: false,
-                    status: TaskStatus::Pending,
-                    pending: Some(Value::Object(stamped)),
-                    turns,
-                    total_tokens: total,
-                    output: None,
-                };
+                return parked;
             }
         }
-        let mut t = self.tree();
-        let n = &mut t.nodes[h];
-        n.turns_total += turns;
-        if n.state != HandleState::Closed {
-            n.state = HandleState::Idle;
-        }
-        n.drained.clear();
-        let id = n.id.clone();
-        drop(t);
-        if r.status == RunStatus::Incomplete {
+        let (result, line) = if r.status == RunStatus::Incomplete {
             let limit = r.limit.clone().unwrap_or_else(|| "maxTurns".into());
-            self.t(format!("{id}: running\u{2192}idle (incomplete: {limit})"));
             let text = match limit.as_str() {
                 "completion" => r.text,
                 "maxTurns" => "hit maxTurns without a final answer".into(),
                 other => format!("budget exhausted ({other}); partial work preserved"),
             };
-            return TaskResult {
+            let result = TaskResult {
                 text,
                 is_error: true,
                 status: TaskStatus::Incomplete,
@@ -569,17 +570,33 @@ impl Inner {
                 total_tokens: total,
                 output: None,
             };
+            (result, format!("incomplete: {limit}"))
+        } else {
+            let result = TaskResult {
+                text: r.text,
+                is_error: false,
+                status: TaskStatus::Done,
+                pending: None,
+                turns,
+                total_tokens: total,
+                output: r.output,
+            };
+            (result, format!("done, turns={}, tokens={}", r.turns, r.usage.total_tokens))
+        };
+        // The state and the result it ends with change together: a store's reader (another
+        // process) never sees the handle idle with the result of an earlier turn.
+        let mut t = self.tree();
+        let n = &mut t.nodes[h];
+        n.turns_total += turns;
+        if n.state != HandleState::Closed {
+            n.state = HandleState::Idle;
         }
-        self.t(format!("{id}: running\u{2192}idle (done, turns={}, tokens={})", r.turns, r.usage.total_tokens));
-        TaskResult {
-            text: r.text,
-            is_error: false,
-            status: TaskStatus::Done,
-            pending: None,
-            turns,
-            total_tokens: total,
-            output: r.output,
-        }
+        n.drained.clear();
+        n.last_result = Some(result.clone());
+        let id = n.id.clone();
+        drop(t);
+        self.t(format!("{id}: running\u{2192}idle ({line})"));
+        result
     }
 
     fn settle_error(&self, h: HandleId, e: crate::Error) -> TaskResult {
@@ -611,6 +628,7 @@ impl Inner {
             TaskStatus::Error
         };
         let r = t.result(h, msg, status);
+        t.nodes[h].last_result = Some(r.clone());
         drop(t);
         self.t(line);
         r
@@ -654,7 +672,7 @@ impl Inner {
         inline: bool,
         request_id: Option<&str>,
     ) -> Result<TaskResult> {
-        let (parked, id) = {
+        let (parked, id, claim) = {
             let mut t = self.tree();
             let n = &mut t.nodes[h];
             let on = n.pending_request.as_ref().and_then(crate::suspension::id_of);
@@ -665,6 +683,7 @@ impl Inner {
             }
             let parked =
                 Parked { request: n.pending_request.take(), checkpoint: n.checkpoint.take(), halt: n.halt.take() };
+            n.took_up = parked.request.clone();
             let id = n.id.clone();
             if let Some(on) = on {
                 let mut answered = self.answered.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -690,7 +709,11 @@ impl Inner {
                 self.t(format!("{id}: suspended\u{2192}idle (Answer accepted, checkpoint restored)"));
                 self.admit(&mut t, h, true);
             }
-            (parked, id)
+            // The claim: the new turn's own token on the handle (`arm`). On a durable store
+            // another runtime may take the same parking up at the same moment; the write that
+            // lands first keeps its token (see `stored`), and the other finds it there.
+            let claim = t.nodes[h].claim.clone().unwrap_or_default();
+            (parked, id, claim)
         };
         if let Err(e) = self.written().await {
             // Not claimed: back to suspended, as if nothing had happened.
@@ -713,6 +736,20 @@ impl Inner {
             }
             self.t(format!("{id}: running\u{2192}suspended (the resume could not be saved: {e})"));
             return Err(e);
+        }
+        {
+            // Another runtime's resume of this parking was written first: its claim stands and
+            // the table shows its state; this one runs nothing (its count on the parent goes).
+            let mut t = self.tree();
+            if t.nodes[h].claim.as_deref() != Some(claim.as_str()) {
+                if let Some(p) = t.nodes[h].parent {
+                    t.nodes[p].running_children -= 1.0;
+                }
+                let request = parked.request.and_then(|r| r.as_object().cloned()).unwrap_or_default();
+                drop(t);
+                self.t(format!("{id}: the resume was refused (another runtime took the request up first)"));
+                return Err(crate::suspension::taken("resume", &request));
+            }
         }
         let input = parked.checkpoint.unwrap_or_else(|| "continue".into());
         let (start, how) = match (parked.halt, parked.request) {

@@ -361,10 +361,18 @@ impl AgentRuntime {
         // refused before it can reach, or use up, any Request.
         crate::suspension::answer_shape("resume", &answer)?;
         let inner = &self.inner;
+        // On a durable store, what other runtimes wrote first (merged into the table here).
+        inner.flushed().await;
         let none = || Error::Invalid("no suspended handle to resume".into());
         let leaf = match crate::suspension::id_of(&answer) {
             None => inner.deepest_suspended(ROOT).ok_or_else(none)?,
             Some(id) => match inner.suspended_on(ROOT, &id) {
+                // Parked on a Request a handle below it already took up (here or in another
+                // runtime): answered already.
+                Some(h) if inner.taken_up_below(h, &id).is_some() => {
+                    let request = serde_json::Map::from_iter([("id".to_string(), Value::String(id))]);
+                    return Err(crate::suspension::taken("resume", &request));
+                }
                 Some(h) => h,
                 None => return Err(inner.not_parked(&id).unwrap_or_else(none)),
             },
@@ -395,21 +403,83 @@ impl AgentRuntime {
         let ok = crate::json::field(&answer, "ok").is_some_and(crate::json::truthy);
         inner.t(format!("{id}: resume with Answer(ok={ok}) at checkpoint (turns so far: {})", js_num(turns)));
         inner.clone().resume_suspended(leaf, Some(answer), false, on.as_deref()).await?;
-        let mut p = inner.tree().nodes[leaf].parent;
+        inner.cascade_from(leaf).await
+    }
+}
+
+impl Inner {
+    /// Take each suspended ancestor of `from` up again, nearest first (its `task` reattaches to
+    /// the finished child). An ancestor another runtime has taken up (or is running) is theirs
+    /// to finish; one that parked again on a Request whose handle below has since finished
+    /// (taken up and run in another runtime while it ran here) is taken up again.
+    pub(super) async fn cascade_from(self: &Arc<Self>, from: HandleId) -> Result<()> {
+        let mut p = self.tree().nodes[from].parent;
+        // The Request a handle was last taken up again for, its parking being stale: taken up
+        // once more for the same one, and parked on it again, it is left (nothing new to see).
+        let mut stale_once: Option<(HandleId, String)> = None;
         while let Some(x) = p.filter(|x| *x != ROOT) {
+            // On a durable store, the table as other runtimes left it.
+            self.flushed().await;
             let (state, id, parent, on) = {
-                let t = inner.tree();
+                let t = self.tree();
                 let n = &t.nodes[x];
                 (n.state, n.id.clone(), n.parent, n.pending_request.as_ref().and_then(crate::suspension::id_of))
             };
             if state != HandleState::Suspended {
                 break;
             }
-            inner.t(format!("{id}: cascade resume (reattaching delegated work)"));
-            inner.clone().resume_suspended(x, None, false, on.as_deref()).await?;
-            p = parent;
+            self.t(format!("{id}: cascade resume (reattaching delegated work)"));
+            match self.clone().resume_suspended(x, None, false, on.as_deref()).await {
+                Ok(_) => {}
+                Err(Error::Refused { code: crate::suspension::TAKEN, .. }) => break,
+                Err(e) => return Err(e),
+            }
+            self.flushed().await;
+            let again = self.tree().nodes[x].pending_request.as_ref().and_then(crate::suspension::id_of);
+            p = match again {
+                Some(r) if self.parked_stale(x) && stale_once.as_ref() != Some(&(x, r.clone())) => {
+                    stale_once = Some((x, r));
+                    Some(x)
+                }
+                _ => parent,
+            };
         }
         Ok(())
+    }
+
+    /// Whether `h` is parked on a Request that a handle below it took up and has finished: its
+    /// parking waits for nothing any more.
+    fn parked_stale(&self, h: HandleId) -> bool {
+        let on = {
+            let t = self.tree();
+            let n = &t.nodes[h];
+            if n.state != HandleState::Suspended {
+                return false;
+            }
+            n.pending_request.as_ref().and_then(crate::suspension::id_of)
+        };
+        let Some(on) = on else { return false };
+        match self.taken_up_below(h, &on) {
+            Some(d) => !matches!(self.tree().nodes[d].state, HandleState::Running | HandleState::Suspended),
+            None => false,
+        }
+    }
+
+    /// A handle below `h` (not `h`) that took the Request `id` up, if any.
+    fn taken_up_below(&self, h: HandleId, id: &str) -> Option<HandleId> {
+        let t = self.tree();
+        let mut stack: Vec<HandleId> = t.nodes[h].children.clone();
+        while let Some(x) = stack.pop() {
+            let n = &t.nodes[x];
+            let took = n.took_up.as_ref().and_then(crate::suspension::id_of);
+            let parked_again = n.state == HandleState::Suspended
+                && n.pending_request.as_ref().and_then(crate::suspension::id_of).as_deref() == Some(id);
+            if took.as_deref() == Some(id) && !parked_again {
+                return Some(x);
+            }
+            stack.extend(n.children.iter().copied());
+        }
+        None
     }
 }
 
