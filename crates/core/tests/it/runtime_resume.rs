@@ -14,6 +14,15 @@ use toolnexus_core::{pending, Error};
 
 use crate::common::{fn_tool, map, Log};
 
+/// A request's body, its messages, and the tool results among them.
+fn read_request(req: &HttpRequest) -> (Value, Vec<Value>, Vec<String>) {
+    let body: Value = serde_json::from_str(&req.body).expect("body");
+    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+    let results =
+        msgs.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap_or("").to_string()).collect();
+    (body, msgs, results)
+}
+
 /// A model that asks for the calls named in the user's prompt (`call:a,b`) while no tool
 /// result is in the transcript, then answers with every tool result it was given.
 struct Model(AtomicUsize);
@@ -22,13 +31,7 @@ struct Model(AtomicUsize);
 impl Transport for Model {
     async fn post(&self, req: HttpRequest) -> toolnexus_core::error::Result<HttpResponse> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        let body: Value = serde_json::from_str(&req.body).expect("body");
-        let msgs = body["messages"].as_array().cloned().unwrap_or_default();
-        let results: Vec<String> = msgs
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or("").to_string())
-            .collect();
+        let (_, msgs, results) = read_request(&req);
         let prompt = msgs.iter().rev().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or("");
         let message = match prompt.strip_prefix("call:") {
             Some(names) if results.is_empty() => {
@@ -361,13 +364,7 @@ struct Delegating(AtomicUsize);
 impl Transport for Delegating {
     async fn post(&self, req: HttpRequest) -> toolnexus_core::error::Result<HttpResponse> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        let body: Value = serde_json::from_str(&req.body).expect("body");
-        let msgs = body["messages"].as_array().cloned().unwrap_or_default();
-        let results: Vec<String> = msgs
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or("").to_string())
-            .collect();
+        let (body, msgs, results) = read_request(&req);
         let user = msgs.iter().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or("");
         let call = |id: &str, name: &str, args: Value| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}});
         let message = match (body["model"].as_str(), results.is_empty()) {
