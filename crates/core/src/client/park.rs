@@ -267,7 +267,13 @@ impl Parks<'_> {
                     Ok(())
                 })
                 .await
-                .map_err(|e| Error::Invalid(format!("the suspension could not be saved: {e}")))?;
+                .map_err(|e| match e {
+                    // The store's own code stays (ESTOREUNAVAILABLE, ESTORECONFLICT...).
+                    Error::Store { code, message } => {
+                        Error::Store { code, message: format!("the suspension could not be saved: {message}") }
+                    }
+                    other => Error::Invalid(format!("the suspension could not be saved: {other}")),
+                })?;
                 records.sweep_now_and_then().await;
             }
             None => in_process(|book| {

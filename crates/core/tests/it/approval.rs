@@ -508,3 +508,28 @@ async fn a_resume_key_seals_the_request_handed_out() {
         .unwrap();
     assert_eq!(done.text, "final: fine | deployed to staging");
 }
+
+/// A park the store cannot record fails the run with the store's code: a `pending` nobody could
+/// resume is never handed out.
+#[tokio::test]
+async fn a_park_that_cannot_be_recorded_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    let url = format!("sqlite:{}", gone.join("s.db").display());
+    let server = model().await;
+    let g = gone.clone();
+    let remover = fn_tool("deploy", move |_, _| {
+        let g = g.clone();
+        async move {
+            // The store's directory goes away while the tool parks.
+            let _ = std::fs::remove_dir_all(&g);
+            pending(map(json!({"kind": "approval", "prompt": "ok?"}))).unwrap()
+        }
+    });
+    let tk = toolkit(vec![text_tool("noop", "fine"), remover]).await;
+    let client = client_on(&server.url(), &Some(url));
+    let e = client.run("ship it", &tk, RunOptions::default()).await.unwrap_err();
+    assert_eq!(code(&e), "ESTOREUNAVAILABLE", "{e}");
+    assert!(e.to_string().contains("the suspension could not be saved"), "{e}");
+}
