@@ -22,6 +22,10 @@ const PROGRAMS = path.join(REPO, "__test__", "peers", "mcp")
 const pySkip =
   !fs.existsSync(path.join(PY_MCP, ".installed")) &&
   `the Python MCP SDK peer (py-mcp) is not installed in ${PEERS} (eval "$(scripts/peers.sh)" installs it and sets TOOLNEXUS_PEERS_DIR)`
+const JS_MCP2 = path.join(PEERS, "js-mcp2")
+const v2Skip =
+  !fs.existsSync(path.join(JS_MCP2, ".installed")) &&
+  `the TypeScript MCP SDK v2 peer (js-mcp2) is not installed in ${PEERS} (eval "$(scripts/peers.sh)" installs it and sets TOOLNEXUS_PEERS_DIR)`
 
 const echo = defineTool({
   name: "echo",
@@ -309,4 +313,23 @@ test("the official Python client, by handshake (initialize) and by server/discov
     assert.equal(l.isError, false, way)
     assert.equal(l.ping, "ok", way)
   }
+})
+
+test("a server that speaks only protocol 2026-07-28 (the official SDK v2, legacy: reject) is reached by server/discover: list and call", { skip: v2Skip, timeout: 60_000 }, async (t) => {
+  const child = spawn(process.execPath, [path.join(PROGRAMS, "modern-only-server.mjs"), JS_MCP2], { env: cleanEnv(), stdio: ["ignore", "pipe", "inherit"] })
+  t.after(() => child.kill())
+  const url = await within(20_000, new Promise((resolve) => child.stdout.once("data", (d) => resolve(String(d).trim()))), "the server's URL")
+  // It refuses `initialize` itself, naming the versions it speaks.
+  const refused = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+  })
+  assert.equal(refused.status, 400)
+  assert.deepEqual((await refused.json()).error.data.supported, ["2026-07-28"])
+  const mcp = await loadMcp({ modern: { url, timeout: 10_000 } })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { modern: "connected" })
+  assert.deepEqual(mcp.tools.map((x) => x.name), ["modern_echo"])
+  assert.deepEqual(await mcp.tools[0].execute({ text: "hi" }), { output: "echo: hi", isError: false, metadata: { server: "modern" } })
 })

@@ -271,7 +271,8 @@ test("credentials in a remote server's URL reach no warning, status or thrown er
     const lines = r.stderr.split("\n").filter((l) => l.startsWith(`[toolnexus] MCP server "${name}" failed: `))
     assert.equal(lines.length, 2, r.stderr)
   }
-  assert.ok(r.stderr.includes(`[toolnexus] MCP server "broken" failed: SSE error: Non-200 status code (500)`), r.stderr)
+  // A 500 is the server's answer, said as such (no fall back to the legacy SSE transport).
+  assert.ok(r.stderr.includes(`[toolnexus] MCP server "broken" failed: the server answered HTTP 500`), r.stderr)
   assert.ok(r.stderr.includes(`${closed}/x`), r.stderr)
   assert.equal(out.thrown.length, 3)
   for (const e of out.thrown) assert.match(e, /ENOENT: no such file or directory, open 'http:\/\/127\.0\.0\.1:1\/mcp\.json'/)

@@ -4,6 +4,10 @@
 #   js-v1   @a2a-js/sdk 1.3.0 (A2A v1.0) + express     js-v03  @a2a-js/sdk 0.3.14 (A2A v0.3) + express
 #   py-v1   a2a-sdk 1.3.0 + uvicorn (pip --target)     py-v03  a2a-sdk 0.3.26 + uvicorn
 #   py-mcp  mcp 2.3.0, the Python MCP SDK (its client caps one SSE event at 1 MiB)
+#   js-mcp2 @modelcontextprotocol/server 2.4.0 (the TypeScript MCP SDK v2: a server of protocol
+#           2026-07-28 only, `legacy: "reject"`) + @modelcontextprotocol/node + zod
+#   js-mcp-conformance  @modelcontextprotocol/conformance 0.1.16, the MCP project's own suite (its
+#           harness runs on Node 22: .ci/run)
 # Prints the export that tells the tests where they are:  eval "$(scripts/peers.sh)"
 # A folder already complete is kept (its stamp names what it holds). Progress goes to stderr.
 set -euo pipefail
@@ -46,4 +50,6 @@ npm_peer js-v03 @a2a-js/sdk@0.3.14 express@5.3.0
 py_peer py-v1 "a2a-sdk[http-server]==1.3.0" uvicorn==0.55.0
 py_peer py-v03 "a2a-sdk[http-server]==0.3.26" uvicorn==0.55.0
 py_peer py-mcp "mcp==2.3.0"
+npm_peer js-mcp2 @modelcontextprotocol/server@2.4.0 @modelcontextprotocol/node@2.1.2 zod@4.6.7
+npm_peer js-mcp-conformance @modelcontextprotocol/conformance@0.1.16
 echo "export TOOLNEXUS_PEERS_DIR=$dir"

@@ -1,6 +1,8 @@
 //! Connections: a local server is a child process spoken to over stdio, a remote one is reached
-//! over streamable HTTP (falling back to the legacy SSE transport). Each is an rmcp client
-//! session; requests go out raw so every peer answer is read the same lenient way.
+//! over streamable HTTP, at protocol 2026-07-28 when the server speaks it (`server/discover`) and
+//! with `initialize` otherwise, falling back to the legacy SSE transport only where an old server
+//! answers the way the spec says it does (a 4xx other than 401/403 to the POST). Each is an rmcp
+//! client session; requests go out raw so every peer answer is read the same lenient way.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -10,7 +12,11 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
 use rmcp::model::ClientRequest;
-use rmcp::service::{PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RoleClient, RunningService,
+    ServiceError,
+};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use rmcp::{Peer, ServiceExt};
@@ -49,13 +55,8 @@ pub(crate) fn service_error(e: ServiceError) -> String {
 }
 
 /// The text of a failed handshake, in the reference SDK's words where it has them.
-fn init_error(e: rmcp::service::ClientInitializeError) -> String {
-    use rmcp::service::ClientInitializeError as E;
-    match e {
-        E::ConnectionClosed(_) => "MCP error -32000: Connection closed".into(),
-        E::JsonRpcError(d) => format!("MCP error {}: {}", d.code.0, d.message),
-        other => other.to_string(),
-    }
+fn init_error(e: ClientInitializeError) -> String {
+    init_error_ref(&e)
 }
 
 /// A local server's child process, started as the leader of its own process group so the
@@ -235,16 +236,148 @@ async fn connect_remote(cfg: &Value, handler: Handler) -> Result<(Session, Optio
         .custom_headers(custom)
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
-    let lifetime = CancellationToken::new();
-    let guard = lifetime.clone().drop_guard();
-    let client = BoundedHttp::new(lifetime)?;
-    match handler.clone().serve(StreamableHttpClientTransport::with_client(client, config)).await {
-        Ok(session) => Ok((session, Some(guard))),
-        Err(_) => {
-            drop(guard);
-            let sse = SseTransport::connect(url, headers).await?;
-            handler.serve(sse).await.map(|s| (s, None)).map_err(init_error)
+    let start = |lifecycle: ClientLifecycleMode| {
+        let (handler, config) = (handler.clone(), config.clone());
+        async move {
+            let lifetime = CancellationToken::new();
+            let guard = lifetime.clone().drop_guard();
+            let client = BoundedHttp::new(lifetime).map_err(ClientInitializeError::ConnectionClosed)?;
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            ClientServiceExt::serve_with_lifecycle(handler, transport, lifecycle).await.map(|s| (s, guard))
         }
+    };
+    // `initialize` first, as every server before protocol 2026-07-28 expects; a server that
+    // speaks only 2026-07-28 refuses it naming the versions it speaks, and is then reached with
+    // `server/discover`.
+    let first = match start(ClientLifecycleMode::Initialize).await {
+        Ok((session, guard)) => return Ok((session, Some(guard))),
+        Err(e) => e,
+    };
+    let first = if offers_discover(&first) {
+        let discover = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+        match start(discover).await {
+            Ok((session, guard)) => return Ok((session, Some(guard))),
+            Err(e) => e,
+        }
+    } else {
+        first
+    };
+    let why = start_error(&first);
+    if !legacy_answer(&first) {
+        return Err(why);
+    }
+    let sse =
+        SseTransport::connect(url, headers).await.map_err(|e| format!("{why}; then the legacy SSE transport: {e}"))?;
+    handler
+        .serve(sse)
+        .await
+        .map(|s| (s, None))
+        .map_err(|e| format!("{why}; then the legacy SSE transport: {}", init_error(e)))
+}
+
+/// Whether a refused `initialize` names protocol 2026-07-28 among the versions the server speaks.
+fn offers_discover(e: &ClientInitializeError) -> bool {
+    let ClientInitializeError::JsonRpcError(d) = e else { return false };
+    let supported = d.data.as_ref().and_then(|v| v.get("supported")).and_then(Value::as_array);
+    supported.is_some_and(|list| list.iter().any(|v| v.as_str() == Some(ProtocolVersion::V_2026_07_28.as_str())))
+}
+
+/// The streamable-HTTP error behind a failed start, if that is what it was.
+fn http_error(
+    e: &ClientInitializeError,
+) -> Option<&rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>> {
+    let error = match e {
+        ClientInitializeError::TransportError { error, .. } => error,
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => return http_error(fallback),
+        _ => return None,
+    };
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(current) = source {
+        if let Some(found) = current.downcast_ref() {
+            return Some(found);
+        }
+        source = current.source();
+    }
+    None
+}
+
+/// Whether the server answered the start the way an old HTTP+SSE server does: a 4xx other than
+/// 401 and 403 to the POST (400, 404, 405...). Anything else (authorization required, a JSON-RPC
+/// error, no answer at all) is the answer itself: trying SSE would only hide it.
+fn legacy_answer(e: &ClientInitializeError) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError as H;
+    match http_error(e) {
+        Some(H::UnexpectedServerResponse(text)) => {
+            let status = text.strip_prefix("HTTP ").and_then(|t| t.get(..3)).and_then(|c| c.parse::<u16>().ok());
+            status.is_some_and(|s| (400..500).contains(&s) && s != 401 && s != 403)
+        }
+        Some(H::UnexpectedContentType(_) | H::ServerDoesNotSupportSse) => true,
+        _ => false,
+    }
+}
+
+/// Why a remote server could not be started, in words that name the cause: authorization it
+/// requires (and where its metadata is), the versions it speaks, what it answered.
+fn start_error(e: &ClientInitializeError) -> String {
+    if let Some(challenge) = e.auth_challenge() {
+        let metadata = challenge_param(challenge, "resource_metadata");
+        let status = match http_error(e) {
+            Some(rmcp::transport::streamable_http_client::StreamableHttpError::InsufficientScope(_)) => 403,
+            _ => 401,
+        };
+        return match metadata {
+            Some(url) => format!(
+                "authorization required: the server answered HTTP {status} (WWW-Authenticate: {challenge}); its protected-resource metadata is at {url}"
+            ),
+            None => format!("authorization required: the server answered HTTP {status} (WWW-Authenticate: {challenge})"),
+        };
+    }
+    if e.is_authorization_required() {
+        return format!("authorization required: {e}");
+    }
+    if let Some(h) = http_error(e) {
+        use rmcp::transport::streamable_http_client::StreamableHttpError as H;
+        return match h {
+            H::HttpStatus(s) => format!("the server answered HTTP {}", s.status),
+            H::UnexpectedServerResponse(text) => match text.strip_prefix("HTTP ") {
+                Some(rest) => format!("the server answered HTTP {rest}"),
+                None => format!("the server answered: {text}"),
+            },
+            H::Client(c) => format!("the server could not be reached: {}", crate::error::with_causes(c)),
+            other => crate::error::with_causes(other),
+        };
+    }
+    match e {
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => start_error(fallback),
+        ClientInitializeError::JsonRpcError(d) => match d.data.as_ref().and_then(|v| v.get("supported")) {
+            Some(versions) => format!(
+                "MCP error {}: {} (the server speaks protocol {})",
+                d.code.0,
+                d.message,
+                crate::json::to_string(versions)
+            ),
+            None => format!("MCP error {}: {}", d.code.0, d.message),
+        },
+        other => init_error_ref(other),
+    }
+}
+
+/// One parameter of a `WWW-Authenticate` challenge (quoted or bare).
+fn challenge_param(challenge: &str, name: &str) -> Option<String> {
+    let at = challenge.to_ascii_lowercase().find(&format!("{name}="))?;
+    let rest = &challenge[at + name.len() + 1..];
+    let value = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?,
+        None => rest.split([',', ' ']).next()?,
+    };
+    Some(value.to_string())
+}
+
+fn init_error_ref(e: &ClientInitializeError) -> String {
+    match e {
+        ClientInitializeError::ConnectionClosed(_) => "MCP error -32000: Connection closed".into(),
+        ClientInitializeError::JsonRpcError(d) => format!("MCP error {}: {}", d.code.0, d.message),
+        other => other.to_string(),
     }
 }
 

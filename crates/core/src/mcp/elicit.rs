@@ -80,12 +80,29 @@ pub(crate) struct Handler {
     pub wait_for: Option<SharedCallback>,
 }
 
+/// An accepted answer's content with the defaults the requested schema names filled in where the
+/// answer left a field out (SEP-1034: the person saw the default and let it stand).
+fn with_schema_defaults(mut result: Value, schema: Option<&Value>) -> Value {
+    let Some(props) = schema.and_then(|s| s.get("properties")).and_then(Value::as_object) else { return result };
+    if result.get("action").and_then(Value::as_str) != Some("accept") {
+        return result;
+    }
+    if let Some(Value::Object(content)) = result.get_mut("content") {
+        for (name, prop) in props {
+            if let (false, Some(default)) = (content.contains_key(name), prop.get("default")) {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    result
+}
+
 impl Handler {
     async fn elicit(&self, wait_for: &SharedCallback, params: ElicitRequestParams) -> Result<ElicitResult> {
         let params = serde_json::to_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
         let request = elicitation_to_request(&params)?;
         let answer = wait_for.call(request).await?;
-        let result = answer_to_elicit_result(&answer)?;
+        let result = with_schema_defaults(answer_to_elicit_result(&answer)?, params.get("requestedSchema"));
         crate::json::from_value(result).map_err(|e| Error::Invalid(format!("invalid elicitation answer: {e}")))
     }
 }
@@ -118,6 +135,23 @@ impl ClientHandler for Handler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_accepted_answer_gets_the_defaults_it_left_out() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+            "note": {"type": "string"}
+        }});
+        let accepted = answer_to_elicit_result(&serde_json::json!({"ok": true, "data": {"age": 41}})).unwrap();
+        assert_eq!(
+            with_schema_defaults(accepted, Some(&schema)),
+            serde_json::json!({"action": "accept", "content": {"age": 41, "name": "John Doe", "status": "active"}})
+        );
+        let declined = answer_to_elicit_result(&serde_json::json!({"ok": false, "reason": "declined"})).unwrap();
+        assert_eq!(with_schema_defaults(declined.clone(), Some(&schema)), declined);
+    }
     use serde_json::json;
 
     #[test]

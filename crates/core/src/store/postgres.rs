@@ -27,8 +27,8 @@ pub struct PostgresEngine {
 
 impl PostgresEngine {
     pub async fn connect(url: &str, label: String) -> Result<PostgresEngine> {
-        let config =
-            tokio_postgres::Config::from_str(url).map_err(|e| unavailable(&label, scrub(&with_causes(&e), url)))?;
+        let config = tokio_postgres::Config::from_str(url)
+            .map_err(|e| unavailable(&label, scrub(&crate::error::with_causes(&e), url)))?;
         let tls = match crate::net::tls_config() {
             Some(c) => {
                 let mut c = (*c).clone();
@@ -95,20 +95,6 @@ fn pool_error(e: deadpool_postgres::PoolError) -> String {
 }
 
 /// tokio-postgres's message with the server's own detail when there is one.
-/// An error and what caused it, as one line ("invalid connection string: invalid value for option `port`").
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        cause = c.source();
-    }
-    text
-}
-
 fn db_message(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),

@@ -763,12 +763,9 @@ async fn credentials_in_a_remote_url_never_reach_the_warning() {
             .unwrap_or_else(|| panic!("no warning for {name}: {stderr}"));
         assert_clean(line);
     }
-    // The 500 reads as the reference's SSE fallback reports it; what is left of a URL keeps
-    // its host and path.
-    assert!(
-        stderr.contains("[toolnexus] MCP server \"broken\" failed: SSE error: Non-200 status code (500)"),
-        "{stderr}"
-    );
+    // The 500 is the server's answer, said as such (a 500 is no sign of an old HTTP+SSE server,
+    // so the legacy transport is not tried); what is left of a URL keeps its host and path.
+    assert!(stderr.contains("[toolnexus] MCP server \"broken\" failed: the server answered HTTP 500"), "{stderr}");
     assert!(stderr.contains(&format!("127.0.0.1:{closed}/x")), "{stderr}");
     assert_clean(&stderr);
     assert_clean(&stdout);
@@ -912,4 +909,63 @@ async fn a_url_given_where_a_config_path_belongs_is_not_quoted_whole() {
     assert_clean(&e);
     let e = mcp::list_mcp_tools(&json!(url), None).await.unwrap_err().to_string();
     assert_clean(&e);
+}
+
+/// What a remote server's start is said to have failed on: an HTTP server answering every request
+/// with `status` (and `headers`), its requests' methods logged.
+async fn answering(status: u16, headers: &'static [(&'static str, &'static str)]) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let addr = serve(move |req| {
+        log.lock().unwrap().push(req.method().to_string());
+        async move {
+            let mut res = hyper::Response::builder().status(status).header("content-type", "text/plain");
+            for (k, v) in headers {
+                res = res.header(*k, *v);
+            }
+            Some(res.body(full("no")).unwrap())
+        }
+    })
+    .await;
+    (addr.port(), seen)
+}
+
+async fn failure_of(port: u16) -> String {
+    let warned: Arc<Mutex<Vec<String>>> = Arc::default();
+    let w = warned.clone();
+    let sink: toolnexus_core::warn::Sink = Arc::new(move |t: &str| w.lock().unwrap().push(t.to_string()));
+    let config = json!({"remote": {"url": format!("http://127.0.0.1:{port}/mcp"), "timeout": 5000}});
+    let source = toolnexus_core::warn::scope(Some(sink), load(config)).await;
+    assert_eq!(status(&source), [("remote".to_string(), "failed")]);
+    let lines = warned.lock().unwrap().clone();
+    lines.into_iter().find(|l| l.starts_with("[toolnexus] MCP server \"remote\" failed: ")).expect("a warning")
+}
+
+/// Issue 54: a server that wants authorization says so (and where its metadata is), instead of
+/// a fall back to the legacy SSE transport failing on a 404; a server that answers the POST as an
+/// old HTTP+SSE server does (a 4xx such as 405) still gets the legacy transport tried.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_start_names_its_cause_and_only_an_old_servers_answer_tries_sse() {
+    const CHALLENGE: &str =
+        "Bearer error=\"invalid_token\", resource_metadata=\"http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp\"";
+    let challenge = CHALLENGE;
+    let (port, seen) = answering(401, &[("www-authenticate", CHALLENGE)]).await;
+    let line = failure_of(port).await;
+    assert_eq!(
+        line,
+        format!("[toolnexus] MCP server \"remote\" failed: authorization required: the server answered HTTP 401 (WWW-Authenticate: {challenge}); its protected-resource metadata is at http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp")
+    );
+    assert_eq!(*seen.lock().unwrap(), ["POST"], "no legacy SSE GET after a 401");
+
+    let (port, seen) =
+        answering(403, &[("www-authenticate", "Bearer error=\"insufficient_scope\", scope=\"admin\"")]).await;
+    let line = failure_of(port).await;
+    assert!(line.contains("authorization required: the server answered HTTP 403"), "{line}");
+    assert_eq!(*seen.lock().unwrap(), ["POST"]);
+
+    let (port, seen) = answering(405, &[]).await;
+    let line = failure_of(port).await;
+    assert!(line.contains("the server answered HTTP 405 Method Not Allowed"), "{line}");
+    assert!(line.contains("then the legacy SSE transport: "), "{line}");
+    assert_eq!(*seen.lock().unwrap(), ["POST", "GET"], "an old server's answer: SSE tried");
 }

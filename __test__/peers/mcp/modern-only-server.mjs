@@ -1,0 +1,22 @@
+// An MCP server of protocol 2026-07-28 only, on the official TypeScript SDK v2
+// (`@modelcontextprotocol/server` 2.4.0, `legacy: "reject"`: it refuses `initialize`, naming the
+// versions it speaks). One tool, `echo`. Run with the js-mcp2 peer's folder as its first argument;
+// prints its URL, then serves until killed.
+import http from "node:http"
+import path from "node:path"
+import { createRequire } from "node:module"
+
+const require = createRequire(path.join(process.argv[2], "package.json"))
+const { McpServer, createMcpHandler } = await import(require.resolve("@modelcontextprotocol/server"))
+const { toNodeHandler } = await import(require.resolve("@modelcontextprotocol/node"))
+const z = await import(require.resolve("zod"))
+
+const factory = () => {
+  const server = new McpServer({ name: "modern-only", version: "1.0.0" })
+  server.registerTool("echo", { description: "Echo the text", inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+    content: [{ type: "text", text: `echo: ${text}` }],
+  }))
+  return server
+}
+const srv = http.createServer(toNodeHandler(createMcpHandler(factory, { legacy: "reject" })))
+srv.listen(0, "127.0.0.1", () => console.log(`http://127.0.0.1:${srv.address().port}/mcp`))
