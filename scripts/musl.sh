@@ -48,8 +48,9 @@ if [ ! -f "$loader" ]; then
   rm "$tools/$MUSL_DEB"
 fi
 link=/lib/ld-musl-x86_64.so.1
-if [ ! -e "$link" ] && [ ! -L "$link" ]; then
-  ln -s "$loader" "$link"
+if [ ! -e "$link" ]; then
+  # Absent, or a link left dangling (by a checkout since removed): ours takes its place.
+  ln -sfn "$loader" "$link"
 elif [ "$(readlink -f "$link")" != "$(readlink -f "$loader")" ]; then
   # Another musl's loader is there: it serves when it reads DT_RELR (1.2.4 and later).
   # (musl's loader run bare prints its version and exits 1.)
