@@ -195,10 +195,45 @@ export interface RemoteServer {
   url: string
   /** `${NAME}` in a value is replaced from the environment. */
   headers?: Record<string, string>
+  /**
+   * Signing in when the server asks for OAuth (401/403 with a `Bearer` challenge). By default a
+   * person signs in through `waitFor` (a Request of kind `"authorization"` whose `url` is to be
+   * opened; answer `{ ok: true, data: { url } }` with the URL the browser was sent back to), when
+   * a `waitFor` is given and no `Authorization` header is configured. `false` turns it off.
+   */
+  oauth?: boolean | McpOAuth
   enabled?: boolean
   disabled?: boolean
   timeout?: number
   tools?: Record<string, boolean>
+}
+
+/** How toolnexus signs in to a remote MCP server. `${NAME}` in a value is replaced from the environment. */
+export interface McpOAuth {
+  /** `"authorization_code"` (the default: a person signs in), `"client_credentials"` or `"cross_app"`. */
+  grant?: "authorization_code" | "client_credentials" | "cross_app"
+  /** A client registered with the authorization server beforehand (else a client metadata document or dynamic registration). */
+  clientId?: string
+  clientSecret?: string
+  /** An https URL of this client's metadata document, used where the authorization server supports them. */
+  clientMetadataUrl?: string
+  /** The name dynamic registration gives (default "toolnexus"). */
+  clientName?: string
+  /** Where the browser is sent back to (default "http://127.0.0.1/callback"). */
+  redirectUri?: string
+  /** Scopes to ask for besides those the server names. */
+  scopes?: string | string[]
+  /** `client_credentials` with `private_key_jwt`: a PKCS#8 PEM key. */
+  privateKey?: string
+  signingAlgorithm?: "ES256"
+  /** Cross-app access: an enterprise IdP's ID token, exchanged for the server's token. */
+  crossApp?: {
+    idpTokenEndpoint: string
+    idpIssuer: string
+    idpClientId: string
+    idpClientSecret?: string
+    idToken: string
+  }
 }
 
 export type ServerConfig = LocalServer | RemoteServer

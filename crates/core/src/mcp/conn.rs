@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -27,6 +28,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::config::{expand_env_headers, is_remote};
 use super::elicit::Handler;
 use super::http::BoundedHttp;
+use super::oauth::ServerAuth;
 use super::procs;
 use super::sse::SseTransport;
 use crate::json::js_string;
@@ -204,23 +206,26 @@ fn remote_headers(cfg: &Value) -> Result<HeaderMap, String> {
 pub(crate) struct Resources {
     child: Option<ChildGroup>,
     http: Option<DropGuard>,
+    auth: Option<Arc<ServerAuth>>,
 }
 
-/// Open a session with one server.
-pub(crate) async fn connect(cfg: &Value, handler: Handler) -> Result<(Session, Resources), String> {
+/// Open a session with the server `name`.
+pub(crate) async fn connect(name: &str, cfg: &Value, handler: Handler) -> Result<(Session, Resources), String> {
     if is_remote(cfg)? {
-        let (session, http) = connect_remote(cfg, handler).await?;
-        return Ok((session, Resources { child: None, http }));
+        let (session, http, auth) = connect_remote(name, cfg, handler).await?;
+        return Ok((session, Resources { child: None, http, auth }));
     }
     // The group lives in this future: if the connect is abandoned (timeout, abort), dropping
     // the future kills the server.
     let (group, stdout, stdin) = spawn_local(cfg)?;
     let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
     let session = handler.serve(transport).await.map_err(init_error)?;
-    Ok((session, Resources { child: Some(group), http: None }))
+    Ok((session, Resources { child: Some(group), http: None, auth: None }))
 }
 
-async fn connect_remote(cfg: &Value, handler: Handler) -> Result<(Session, Option<DropGuard>), String> {
+type Remote = (Session, Option<DropGuard>, Option<Arc<ServerAuth>>);
+
+async fn connect_remote(name: &str, cfg: &Value, handler: Handler) -> Result<Remote, String> {
     let text = match cfg.get("url") {
         Some(Value::String(s)) => s.clone(),
         Some(v) => js_string(v),
@@ -228,6 +233,13 @@ async fn connect_remote(cfg: &Value, handler: Handler) -> Result<(Session, Optio
     };
     let url = Url::parse(&text).map_err(|_| "Invalid URL".to_string())?;
     let headers = remote_headers(cfg)?;
+    let auth = ServerAuth::for_server(
+        name,
+        &url,
+        cfg,
+        headers.contains_key(reqwest::header::AUTHORIZATION),
+        handler.wait_for.clone(),
+    )?;
     // The transport sets these itself.
     let reserved = ["accept", "mcp-session-id", "last-event-id"];
     let custom: HashMap<HeaderName, HeaderValue> =
@@ -237,11 +249,11 @@ async fn connect_remote(cfg: &Value, handler: Handler) -> Result<(Session, Optio
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
     let start = |lifecycle: ClientLifecycleMode| {
-        let (handler, config) = (handler.clone(), config.clone());
+        let (handler, config, auth) = (handler.clone(), config.clone(), auth.clone());
         async move {
             let lifetime = CancellationToken::new();
             let guard = lifetime.clone().drop_guard();
-            let client = BoundedHttp::new(lifetime).map_err(ClientInitializeError::ConnectionClosed)?;
+            let client = BoundedHttp::new(lifetime, auth).map_err(ClientInitializeError::ConnectionClosed)?;
             let transport = StreamableHttpClientTransport::with_client(client, config);
             ClientServiceExt::serve_with_lifecycle(handler, transport, lifecycle).await.map(|s| (s, guard))
         }
@@ -250,19 +262,22 @@ async fn connect_remote(cfg: &Value, handler: Handler) -> Result<(Session, Optio
     // speaks only 2026-07-28 refuses it naming the versions it speaks, and is then reached with
     // `server/discover`.
     let first = match start(ClientLifecycleMode::Initialize).await {
-        Ok((session, guard)) => return Ok((session, Some(guard))),
+        Ok((session, guard)) => return Ok((session, Some(guard), auth)),
         Err(e) => e,
     };
     let first = if offers_discover(&first) {
         let discover = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
         match start(discover).await {
-            Ok((session, guard)) => return Ok((session, Some(guard))),
+            Ok((session, guard)) => return Ok((session, Some(guard), auth)),
             Err(e) => e,
         }
     } else {
         first
     };
     let why = start_error(&first);
+    if let Some(failure) = auth.as_ref().and_then(|a| a.failure()) {
+        return Err(format!("{why}; signing in failed: {failure}"));
+    }
     if !legacy_answer(&first) {
         return Err(why);
     }
@@ -271,7 +286,7 @@ async fn connect_remote(cfg: &Value, handler: Handler) -> Result<(Session, Optio
     handler
         .serve(sse)
         .await
-        .map(|s| (s, None))
+        .map(|s| (s, None, None))
         .map_err(|e| format!("{why}; then the legacy SSE transport: {}", init_error(e)))
 }
 
@@ -387,6 +402,7 @@ pub(crate) struct Connection {
     session: tokio::sync::Mutex<Option<Session>>,
     child: Option<ChildGroup>,
     http: std::sync::Mutex<Option<DropGuard>>,
+    auth: Option<Arc<ServerAuth>>,
 }
 
 impl Connection {
@@ -396,6 +412,7 @@ impl Connection {
             session: tokio::sync::Mutex::new(Some(session)),
             child: resources.child,
             http: std::sync::Mutex::new(resources.http),
+            auth: resources.auth,
         }
     }
 
@@ -416,7 +433,16 @@ impl Connection {
         timeout: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Answer {
-        self.send(req, timeout, cancel).await.map_err(|m| redact_urls(&m).into_owned())
+        self.send(req, timeout, cancel).await.map_err(|m| {
+            // A request the server refused for want of a sign-in that could not be had says so.
+            let m = match self.auth.as_ref().and_then(|a| a.failure()) {
+                Some(failure) if m == "MCP error -32000: Connection closed" => {
+                    format!("authorization required: signing in to the server failed: {failure}")
+                }
+                _ => m,
+            };
+            redact_urls(&m).into_owned()
+        })
     }
 
     async fn send(&self, req: ClientRequest, timeout: Duration, cancel: Option<&CancellationToken>) -> Answer {

@@ -15,6 +15,8 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 use tokio_util::sync::CancellationToken;
 
+use super::oauth::{ServerAuth, MAX_AUTHORIZATIONS};
+
 type HttpError = StreamableHttpError<reqwest::Error>;
 
 const MAX_REDIRECTS: usize = 10;
@@ -36,15 +38,27 @@ fn with_trace(
     headers
 }
 
-/// A reqwest client whose requests end when `lifetime` is cancelled.
+/// The `WWW-Authenticate` challenge of a 401 or 403 answer, when it asks for a bearer token.
+fn bearer_challenge(e: &HttpError) -> Option<&str> {
+    let header = match e {
+        StreamableHttpError::AuthRequired(a) => a.www_authenticate_header.as_str(),
+        StreamableHttpError::InsufficientScope(s) => s.www_authenticate_header.as_str(),
+        _ => return None,
+    };
+    header.trim_start().get(..6).filter(|scheme| scheme.eq_ignore_ascii_case("bearer")).map(|_| header)
+}
+
+/// A reqwest client whose requests end when `lifetime` is cancelled, signed in to the server
+/// when it asks for OAuth and `auth` can.
 #[derive(Clone)]
 pub(crate) struct BoundedHttp {
     inner: reqwest::Client,
     lifetime: CancellationToken,
+    auth: Option<Arc<ServerAuth>>,
 }
 
 impl BoundedHttp {
-    pub(crate) fn new(lifetime: CancellationToken) -> Result<Self, String> {
+    pub(crate) fn new(lifetime: CancellationToken, auth: Option<Arc<ServerAuth>>) -> Result<Self, String> {
         // Follow only same-origin redirects that keep the method and body, so configured
         // headers (tokens) never travel to another origin.
         let policy = reqwest::redirect::Policy::custom(|attempt| {
@@ -66,7 +80,45 @@ impl BoundedHttp {
             .redirect(policy)
             .build()
             .map_err(|e| e.to_string())?;
-        Ok(BoundedHttp { inner, lifetime })
+        Ok(BoundedHttp { inner, lifetime, auth })
+    }
+
+    /// The token to send: the signed-in one, else what the transport was given.
+    async fn token(&self, given: Option<String>) -> Option<String> {
+        match &self.auth {
+            Some(auth) => auth.bearer().await.or(given),
+            None => given,
+        }
+    }
+
+    /// Send with the current token; a bearer challenge in answer is met by signing in (at most
+    /// [`MAX_AUTHORIZATIONS`] times for one message) and the message sent again.
+    async fn post_signed_in<F, Fut>(
+        &self,
+        given: Option<String>,
+        send: F,
+    ) -> Result<StreamableHttpPostResponse, HttpError>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: std::future::Future<Output = Result<StreamableHttpPostResponse, HttpError>>,
+    {
+        let mut signed_in = 0;
+        loop {
+            let token = self.token(given.clone()).await;
+            let answer = self.bounded(send(token.clone())).await;
+            let (Some(auth), Err(e)) = (&self.auth, &answer) else { return answer.map(|r| self.bounded_response(r)) };
+            let Some(challenge) = bearer_challenge(e).filter(|_| signed_in < MAX_AUTHORIZATIONS) else {
+                return answer.map(|r| self.bounded_response(r));
+            };
+            let recovered = tokio::select! {
+                r = auth.recover(challenge, token.as_deref()) => r,
+                _ = self.lifetime.cancelled() => return Err(StreamableHttpError::TransportChannelClosed),
+            };
+            if recovered.is_err() {
+                return answer.map(|r| self.bounded_response(r));
+            }
+            signed_in += 1;
+        }
     }
 
     async fn bounded<T>(&self, work: impl std::future::Future<Output = Result<T, HttpError>>) -> Result<T, HttpError> {
@@ -103,8 +155,10 @@ impl StreamableHttpClient for BoundedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let custom_headers = with_trace(&message, custom_headers);
-        let r = self.bounded(self.inner.post_message(uri, message, session_id, auth_header, custom_headers)).await?;
-        Ok(self.bounded_response(r))
+        self.post_signed_in(auth_header, |token| {
+            self.inner.post_message(uri.clone(), message.clone(), session_id.clone(), token, custom_headers.clone())
+        })
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -117,16 +171,17 @@ impl StreamableHttpClient for BoundedHttp {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let custom_headers = with_trace(&message, custom_headers);
-        let work = self.inner.post_message_with_max_sse_event_size(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            max_sse_event_size,
-        );
-        let r = self.bounded(work).await?;
-        Ok(self.bounded_response(r))
+        self.post_signed_in(auth_header, |token| {
+            self.inner.post_message_with_max_sse_event_size(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                token,
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -139,10 +194,17 @@ impl StreamableHttpClient for BoundedHttp {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let custom_headers = with_trace(&message, custom_headers);
-        let work =
-            self.inner.post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits);
-        let r = self.bounded(work).await?;
-        Ok(self.bounded_response(r))
+        self.post_signed_in(auth_header, |token| {
+            self.inner.post_message_with_response_limits(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                token,
+                custom_headers.clone(),
+                limits,
+            )
+        })
+        .await
     }
 
     async fn delete_session(
@@ -152,7 +214,8 @@ impl StreamableHttpClient for BoundedHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        self.bounded(self.inner.delete_session(uri, session_id, auth_header, custom_headers)).await
+        let token = self.token(auth_header).await;
+        self.bounded(self.inner.delete_session(uri, session_id, token, custom_headers)).await
     }
 
     async fn get_stream(
@@ -163,8 +226,8 @@ impl StreamableHttpClient for BoundedHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
-        let s =
-            self.bounded(self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers)).await?;
+        let token = self.token(auth_header).await;
+        let s = self.bounded(self.inner.get_stream(uri, session_id, last_event_id, token, custom_headers)).await?;
         Ok(self.bounded_stream(s))
     }
 
@@ -177,11 +240,12 @@ impl StreamableHttpClient for BoundedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        let token = self.token(auth_header).await;
         let work = self.inner.get_stream_with_max_sse_event_size(
             uri,
             session_id,
             last_event_id,
-            auth_header,
+            token,
             custom_headers,
             max_sse_event_size,
         );

@@ -7,6 +7,7 @@ mod config;
 mod conn;
 mod elicit;
 mod http;
+mod oauth;
 mod procs;
 mod sse;
 mod tool;
@@ -168,12 +169,14 @@ fn redact_error(e: Error) -> Error {
 /// Connect within `timeout`, then list every page within a fresh `timeout`. A failure drops
 /// the session, which ends the server.
 async fn open(
+    name: &str,
     cfg: &Value,
     handler: Handler,
     timeout: Duration,
 ) -> std::result::Result<(Arc<Connection>, Vec<Value>), String> {
-    let (session, child) =
-        tokio::time::timeout(timeout, conn::connect(cfg, handler)).await.map_err(|_| TIMEOUT_MESSAGE.to_string())??;
+    let (session, child) = tokio::time::timeout(timeout, conn::connect(name, cfg, handler))
+        .await
+        .map_err(|_| TIMEOUT_MESSAGE.to_string())??;
     let connection = Arc::new(Connection::new(session, child));
     let defs = tokio::time::timeout(timeout, list_all(&connection, timeout))
         .await
@@ -269,9 +272,9 @@ async fn load(input: &Value, opts: LoadOptions) -> Result<McpSource> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
     let handler = Handler { wait_for: opts.wait_for.clone() };
-    let outcomes = visit(&entries, &opts.cancel, |_, cfg, timeout| {
+    let outcomes = visit(&entries, &opts.cancel, |name, cfg, timeout| {
         let handler = handler.clone();
-        async move { open(&cfg, handler, timeout).await.map(|(c, defs)| (c, defs, cfg, timeout)) }
+        async move { open(&name, &cfg, handler, timeout).await.map(|(c, defs)| (c, defs, cfg, timeout)) }
     })
     .await?;
     let mut source = McpSource::empty();
@@ -301,8 +304,8 @@ pub async fn list_mcp_tools(input: &Value, cancel: Option<Abort>) -> Result<McpI
 async fn list(input: &Value, cancel: Option<Abort>) -> Result<McpInventory> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
-    let outcomes = visit(&entries, &cancel, |_, cfg, timeout| async move {
-        let (connection, defs) = open(&cfg, Handler { wait_for: None }, timeout).await?;
+    let outcomes = visit(&entries, &cancel, |name, cfg, timeout| async move {
+        let (connection, defs) = open(&name, &cfg, Handler { wait_for: None }, timeout).await?;
         connection.close().await;
         Ok(defs)
     })

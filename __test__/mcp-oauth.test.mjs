@@ -1,0 +1,172 @@
+// Signing in to a remote MCP server that asks for OAuth (issue 54), against a server and an
+// authorization server that are both the official TypeScript SDK's (__test__/peers/mcp/
+// oauth-server.mjs, a child process on 127.0.0.1): discovery, dynamic registration, the
+// authorization code with PKCE through `waitFor` (a Request of kind "authorization"), the token on
+// every request, its refresh, and the ways a sign-in fails.
+import test from "node:test"
+import assert from "node:assert/strict"
+import path from "node:path"
+import { spawn } from "node:child_process"
+import { createToolkit, loadMcp } from "../index.js"
+import { REPO, cleanEnv, within } from "./support/llm.mjs"
+
+const SERVER = path.join(REPO, "__test__", "peers", "mcp", "oauth-server.mjs")
+
+async function startServer(t, args = []) {
+  const child = spawn(process.execPath, [SERVER, ...args], { env: cleanEnv(), stdio: ["ignore", "pipe", "inherit"] })
+  t.after(() => child.kill())
+  const url = await within(20_000, new Promise((resolve) => child.stdout.once("data", (d) => resolve(String(d).trim()))), "the server's URL")
+  const stats = async () => (await fetch(new URL("/stats", url))).json()
+  return { url, stats }
+}
+
+/** A person who signs in at once: opens the URL and answers with where the browser was sent back. */
+function signer(seen = []) {
+  return async (request) => {
+    seen.push(request)
+    const res = await fetch(request.url, { redirect: "manual" })
+    return { id: request.id, ok: true, data: { url: res.headers.get("location") } }
+  }
+}
+
+function captureWarnings(t) {
+  const warnings = []
+  const original = console.warn
+  console.warn = (...args) => warnings.push(args.join(" "))
+  t.after(() => {
+    console.warn = original
+  })
+  return warnings
+}
+
+test("a server that asks for OAuth is signed in to through waitFor: one authorization Request, then list and call with the token", { timeout: 60_000 }, async (t) => {
+  const { url, stats } = await startServer(t)
+  const seen = []
+  const mcp = await loadMcp({ hosted: { url, timeout: 20_000 } }, { waitFor: signer(seen) })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { hosted: "connected" })
+  assert.equal(seen.length, 1)
+  const [request] = seen
+  assert.equal(request.kind, "authorization")
+  assert.match(request.id, /^pnd-/)
+  assert.equal(request.prompt, 'Sign in to the MCP server "hosted" to continue')
+  assert.deepEqual(request.data, { server: "hosted", redirectUri: "http://127.0.0.1/callback" })
+  const auth = new URL(request.url)
+  assert.equal(auth.origin, new URL(url).origin)
+  assert.equal(auth.pathname, "/authorize")
+  assert.equal(auth.searchParams.get("code_challenge_method"), "S256")
+  assert.equal(auth.searchParams.get("resource"), url)
+  assert.equal(auth.searchParams.get("scope"), "mcp:tools")
+  assert.deepEqual(mcp.tools.map((x) => x.name), ["hosted_whoami"])
+  const result = await mcp.tools[0].execute({})
+  assert.equal(result.isError, false)
+  assert.match(result.output, /^client [0-9a-f-]{36}$/)
+  const s = await stats()
+  assert.equal(s.registered, 1)
+  assert.equal(s.authorized, 1)
+  assert.deepEqual(s.grants, { authorization_code: 1, refresh_token: 0 })
+  // Only the first request went without a token.
+  assert.equal(s.refused, 1)
+})
+
+test("a token about to expire is refreshed with its refresh token: no second sign-in", { timeout: 60_000 }, async (t) => {
+  const { url, stats } = await startServer(t, ["--token-seconds", "2"])
+  const seen = []
+  const mcp = await loadMcp({ hosted: { url, timeout: 20_000 } }, { waitFor: signer(seen) })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { hosted: "connected" })
+  // Past its lifetime: used as it is, it would be refused.
+  await new Promise((r) => setTimeout(r, 2_500))
+  const result = await mcp.tools[0].execute({})
+  assert.equal(result.isError, false, result.output)
+  assert.equal(seen.length, 1)
+  const s = await stats()
+  assert.equal(s.grants.refresh_token, 1)
+  assert.equal(s.authorized, 1)
+})
+
+test("a toolkit's waitFor signs in to its MCP servers too", { timeout: 60_000 }, async (t) => {
+  const { url } = await startServer(t)
+  const seen = []
+  const kit = await createToolkit({ builtins: false, mcpConfig: { hosted: { url, timeout: 20_000 } }, waitFor: signer(seen) })
+  t.after(() => kit.close())
+  assert.deepEqual(kit.mcpStatus(), { hosted: "connected" })
+  assert.equal(seen.length, 1)
+  const out = await kit.execute("hosted_whoami", {})
+  assert.equal(out.isError, false)
+})
+
+test("a sign-in only the tool call needs happens at the call, and the call goes through", { timeout: 60_000 }, async (t) => {
+  const { url, stats } = await startServer(t, ["--protect", "calls"])
+  const seen = []
+  const mcp = await loadMcp({ hosted: { url, timeout: 20_000 } }, { waitFor: signer(seen) })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { hosted: "connected" })
+  assert.equal(seen.length, 0)
+  const result = await mcp.tools[0].execute({})
+  assert.equal(result.isError, false, result.output)
+  assert.equal(seen.length, 1)
+  assert.equal((await stats()).grants.authorization_code, 1)
+})
+
+test("without waitFor or oauth settings the server fails, and the warning names why and where its metadata is", { timeout: 60_000 }, async (t) => {
+  const { url, stats } = await startServer(t)
+  const warnings = captureWarnings(t)
+  const mcp = await loadMcp({ hosted: { url, timeout: 20_000 } })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { hosted: "failed" })
+  const warning = warnings.find((w) => w.includes('"hosted"'))
+  assert.match(warning, /authorization required: the server answered HTTP 401 \(WWW-Authenticate: Bearer /)
+  assert.ok(warning.includes("its protected-resource metadata is at"), warning)
+  assert.equal((await stats()).registered, 0)
+})
+
+test("oauth: false never signs in, even with a waitFor", { timeout: 60_000 }, async (t) => {
+  const { url, stats } = await startServer(t)
+  captureWarnings(t)
+  const seen = []
+  const mcp = await loadMcp({ hosted: { url, timeout: 20_000, oauth: false } }, { waitFor: signer(seen) })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { hosted: "failed" })
+  assert.equal(seen.length, 0)
+  assert.equal((await stats()).registered, 0)
+})
+
+test("a declined sign-in, or an answer without a code, fails the server with the reason named", { timeout: 60_000 }, async (t) => {
+  const { url, stats } = await startServer(t)
+  const warnings = captureWarnings(t)
+  const declined = await loadMcp({ a: { url, timeout: 20_000 } }, { waitFor: async (r) => ({ id: r.id, ok: false, reason: "declined" }) })
+  t.after(() => declined.close())
+  assert.deepEqual(declined.status, { a: "failed" })
+  assert.match(warnings.find((w) => w.includes('"a"')), /signing in failed: sign-in was not completed \(declined\)/)
+  const empty = await loadMcp({ b: { url, timeout: 20_000 } }, { waitFor: async (r) => ({ id: r.id, ok: true, data: {} }) })
+  t.after(() => empty.close())
+  assert.deepEqual(empty.status, { b: "failed" })
+  assert.match(warnings.find((w) => w.includes('"b"')), /signing in failed: the sign-in answer has neither data\.url nor data\.code with data\.state/)
+  const thrown = await loadMcp({ c: { url, timeout: 20_000 } }, { waitFor: async () => { throw new Error("no browser here") } })
+  t.after(() => thrown.close())
+  assert.deepEqual(thrown.status, { c: "failed" })
+  assert.match(warnings.find((w) => w.includes('"c"')), /signing in failed: sign-in failed: no browser here/)
+  assert.equal((await stats()).grants.authorization_code, 0)
+})
+
+test("a bad oauth setting is named at the server, and the others still load", { timeout: 60_000 }, async (t) => {
+  const warnings = captureWarnings(t)
+  const mcp = await loadMcp({ bad: { url: "http://127.0.0.1:9/mcp", oauth: { grant: "client_credentials" } } })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { bad: "failed" })
+  assert.match(warnings.find((w) => w.includes('"bad"')), /oauth: client_credentials needs clientId/)
+})
+
+test("a static Authorization header means no OAuth: the server's refusal is the answer", { timeout: 60_000 }, async (t) => {
+  const { url, stats } = await startServer(t)
+  const warnings = captureWarnings(t)
+  const seen = []
+  const mcp = await loadMcp({ hosted: { url, timeout: 20_000, headers: { Authorization: "Bearer not-a-token" } } }, { waitFor: signer(seen) })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { hosted: "failed" })
+  assert.equal(seen.length, 0)
+  assert.match(warnings.find((w) => w.includes('"hosted"')), /authorization required: the server answered HTTP 401/)
+  assert.ok(!warnings.join("\n").includes("not-a-token"))
+  assert.equal((await stats()).registered, 0)
+})
