@@ -288,7 +288,12 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
 /** Connect every enabled server and expose its tools as `server_tool`. */
 export declare function loadMcp(
   input: string | object,
-  opts?: { waitFor?: (request: Request) => Promise<Answer>; signal?: AbortSignal },
+  opts?: {
+    waitFor?: (request: Request) => Promise<Answer>
+    signal?: AbortSignal
+    /** Where remote servers' sign-ins are kept (see {@link ToolkitOptions.store}). */
+    store?: "memory" | StoreUrl | SqliteStore | PostgresStore | RedisStore
+  },
 ): Promise<McpSource>
 
 /** Connect every enabled server, list its tools, and disconnect. */
@@ -813,6 +818,12 @@ export interface ToolkitOptions {
   waitFor?: (request: Request) => Promise<Answer>
   /** Aborts MCP loading. */
   signal?: AbortSignal
+  /**
+   * Where remote MCP servers' sign-ins are kept (toolnexus-native): client registrations,
+   * tokens, and logins a call parked on. Memory by default; a {@link StoreUrl} or a durable store
+   * shares them with every process on it, so a login handed out in one finishes in another.
+   */
+  store?: "memory" | StoreUrl | SqliteStore | PostgresStore | RedisStore
   /** Told this toolkit's `[toolnexus] …` warnings (its assembly, its tools' calls, its MCP
    * servers, its serving) instead of `console.warn` (toolnexus-native). A `warn` that throws
    * or rejects is ignored and the text goes to `console.warn`. */

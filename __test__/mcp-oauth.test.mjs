@@ -8,7 +8,9 @@ import assert from "node:assert/strict"
 import path from "node:path"
 import { spawn } from "node:child_process"
 import { createToolkit, loadMcp } from "../index.js"
-import { REPO, cleanEnv, within } from "./support/llm.mjs"
+import fs from "node:fs"
+import os from "node:os"
+import { REPO, cleanEnv, within, startLLM, oaText, oaCalls, runChild } from "./support/llm.mjs"
 
 const SERVER = path.join(REPO, "__test__", "peers", "mcp", "oauth-server.mjs")
 
@@ -169,4 +171,120 @@ test("a static Authorization header means no OAuth: the server's refusal is the 
   assert.match(warnings.find((w) => w.includes('"hosted"')), /authorization required: the server answered HTTP 401/)
   assert.ok(!warnings.join("\n").includes("not-a-token"))
   assert.equal((await stats()).registered, 0)
+})
+
+/** A scripted model: it calls `hosted_whoami`, then says what the tool answered. */
+async function whoamiModel(t) {
+  const llm = await startLLM((entry) => {
+    const messages = entry.json?.messages ?? []
+    const last = messages.at(-1)
+    if (last?.role === "tool") return oaText(`Done: ${last.content}`)
+    return oaCalls([{ id: "call_1", name: "hosted_whoami", args: {} }])
+  })
+  t.after(() => llm.close())
+  return llm
+}
+
+/** A program that runs (or resumes) the agent on the toolkit, kept on `store`. */
+const agentProgram = (step) => `
+  import { createClient, createToolkit } from ENTRY
+  const [url, llm, store] = JSON.parse(process.env.ARGS)
+  const toolkit = await createToolkit({ builtins: false, mcpConfig: { hosted: { url, timeout: 20000 } }, store })
+  const client = createClient({ baseUrl: llm, style: "openai", model: "m", apiKey: "k", store })
+  try {
+    ${step}
+  } finally {
+    await toolkit.close()
+  }
+`
+
+test("a login a tool call needs parks the run on SQLite in one process and is finished in a second", { timeout: 120_000 }, async (t) => {
+  const { url, stats } = await startServer(t, ["--protect", "calls"])
+  const llm = await whoamiModel(t)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tn-oauth-park-"))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const store = `sqlite:${path.join(dir, "state.db")}`
+
+  // First process: no waitFor. The call needs a sign-in, so the run parks on the login.
+  const first = await runChild(
+    agentProgram(`
+      const r = await client.run("Who am I?", { toolkit })
+      console.log(JSON.stringify({ status: r.status, pending: r.pending, messages: r.messages }))
+    `),
+    { env: { ...process.env, ARGS: JSON.stringify([url, llm.url, store]) }, timeoutMs: 60_000 },
+  )
+  assert.equal(first.code, 0, first.stderr)
+  const parked = JSON.parse(first.stdout.trim().split("\n").at(-1))
+  assert.equal(parked.status, "pending")
+  assert.equal(parked.pending.kind, "authorization")
+  assert.equal(parked.pending.prompt, 'Sign in to the MCP server "hosted" to continue')
+  assert.deepEqual(parked.pending.data, { server: "hosted", redirectUri: "http://127.0.0.1/callback" })
+  assert.equal(new URL(parked.pending.url).pathname, "/authorize")
+  // Nothing secret rides on what was handed out.
+  const handedOut = JSON.stringify(parked)
+  assert.ok(!/code_verifier|client_secret|access_token/.test(handedOut), handedOut)
+
+  // The person signs in (here: the authorization server approves at once).
+  const res = await fetch(parked.pending.url, { redirect: "manual" })
+  const landedOn = res.headers.get("location")
+  assert.match(landedOn, /^http:\/\/127\.0\.0\.1\/callback\?code=/)
+
+  // Second process, same store: the answer finishes the login and the call goes through.
+  const second = await runChild(
+    agentProgram(`
+      const { pending, messages } = JSON.parse(process.env.PARKED)
+      const done = await client.runWithAnswer(toolkit, messages, pending, { id: pending.id, ok: true, data: { url: process.env.LANDED } })
+      console.log(JSON.stringify({ status: done.status, text: done.text }))
+      // Once: the same answer again is refused, and no second token is got.
+      const again = await client.runWithAnswer(toolkit, messages, pending, { id: pending.id, ok: true, data: { url: process.env.LANDED } }).catch((e) => e.code)
+      console.log(JSON.stringify({ again }))
+    `),
+    { env: { ...process.env, ARGS: JSON.stringify([url, llm.url, store]), PARKED: JSON.stringify(parked), LANDED: landedOn }, timeoutMs: 60_000 },
+  )
+  assert.equal(second.code, 0, second.stderr)
+  const lines = second.stdout.trim().split("\n").map((l) => JSON.parse(l))
+  assert.equal(lines[0].status, "done")
+  assert.match(lines[0].text, /^Done: client [0-9a-f-]{36}$/)
+  assert.equal(lines[1].again, "ESTORECONFLICT")
+  let s = await stats()
+  assert.equal(s.registered, 1)
+  assert.equal(s.authorized, 1)
+  assert.equal(s.grants.authorization_code, 1)
+
+  // A third process on the store is signed in already: its call needs no login at all.
+  const third = await runChild(
+    agentProgram(`
+      const r = await client.run("Who am I now?", { toolkit })
+      console.log(JSON.stringify({ status: r.status, text: r.text }))
+    `),
+    { env: { ...process.env, ARGS: JSON.stringify([url, llm.url, store]) }, timeoutMs: 60_000 },
+  )
+  assert.equal(third.code, 0, third.stderr)
+  const last = JSON.parse(third.stdout.trim().split("\n").at(-1))
+  assert.equal(last.status, "done")
+  s = await stats()
+  assert.equal(s.authorized, 1)
+  assert.equal(s.grants.authorization_code, 1)
+})
+
+test("a parked login answered with a refusal, or a code that is not valid, fails that call with the reason and keeps nothing", { timeout: 120_000 }, async (t) => {
+  const { url, stats } = await startServer(t, ["--protect", "calls"])
+  const mcp = await loadMcp({ hosted: { url, timeout: 20_000 } })
+  t.after(() => mcp.close())
+  const [tool] = mcp.tools
+  const parked = await tool.execute({})
+  assert.equal(parked.isError, true)
+  const request = parked.metadata.pending
+  assert.equal(request.kind, "authorization")
+  assert.equal(parked.output, `Sign in to the MCP server "hosted" to continue\n${request.url}`)
+  const declined = await tool.execute({}, { answer: { id: request.id, ok: false, reason: "declined" } })
+  assert.deepEqual(declined, { output: "authorization failed: sign-in was not completed (declined)", isError: true, metadata: { server: "hosted" } })
+  // That login is used up: the call asks for a new one.
+  const again = await tool.execute({}, { answer: { id: request.id, ok: true, data: { url: "http://127.0.0.1/callback?code=x&state=y" } } })
+  assert.equal(again.metadata.pending.kind, "authorization")
+  assert.notEqual(again.metadata.pending.id, request.id)
+  const forged = await tool.execute({}, { answer: { id: again.metadata.pending.id, ok: true, data: { url: "http://127.0.0.1/callback?code=forged&state=forged" } } })
+  assert.equal(forged.isError, true)
+  assert.match(forged.output, /^authorization failed: /)
+  assert.equal((await stats()).grants.authorization_code, 0)
 })

@@ -4,6 +4,7 @@
 const { native } = require("./native.js")
 const { encode, crossingOf, withSignal, underSignal } = require("./crossing.js")
 const { wrapNative } = require("./core-tools.js")
+const { engineUrl } = require("./stores.js")
 
 /**
  * `loadMcp`'s options: they cross whole (see `crossing`) and the core reads `waitFor` (unset
@@ -11,6 +12,7 @@ const { wrapNative } = require("./core-tools.js")
  * @typedef {object} McpLoadOptions
  * @property {unknown} [waitFor] resolves input an MCP server asks for during a call
  * @property {AbortSignal | null} [signal] aborts the load
+ * @property {unknown} [store] where remote servers' sign-ins are kept: "memory", a store URL or a store object
  */
 
 /**
@@ -67,7 +69,8 @@ function answerToElicitResult(answer) {
 async function loadMcp(input, opts) {
   // The options cross whole (the core reads `waitFor`); the signal crosses as a cancel token.
   const given = opts !== null && typeof opts === "object"
-  const adapted = given ? { ...opts, signal: undefined } : null
+  // A store object crosses as its URL (the core keeps sign-ins there).
+  const adapted = given ? { ...opts, signal: undefined, store: engineUrl(opts.store) ?? opts.store } : null
   const [doc, fns, objects] = crossingOf(adapted, opts)
   const handle = await withSignal(opts?.signal, (token) => native.NativeMcp.load(encode(input), doc, fns, objects, token))
   return {

@@ -7,6 +7,7 @@ const { withSchemas } = require("./adapters.js")
 const { toolResult, wrapNative, toolSpec, contextJson } = require("./core-tools.js")
 const { agentList } = require("./a2a.js")
 const { storeObject, startServer } = require("./serve.js")
+const { engineUrl } = require("./stores.js")
 const { warnUnlisted } = require("./mcpserve.js")
 const { schemaRefusal } = require("./schema.js")
 
@@ -103,6 +104,8 @@ class Toolkit {
         signal: undefined,
         agents: agentList(opts.agents),
         logger: loggerOption(opts.logger),
+        // A store object crosses as its URL (the core keeps MCP sign-ins there).
+        store: engineUrl(opts.store) ?? opts.store,
         // Iterables are read here, as the reference spreads them; the provider is called once, here.
         skills: wantsSkills && opts.skills !== undefined ? [...(opts.skills ?? [])] : undefined,
         skillProvider: provided,

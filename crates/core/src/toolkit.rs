@@ -49,6 +49,8 @@ pub struct ToolkitOptions {
     pub wait_for: Option<SharedCallback>,
     /// Bounds the MCP load.
     pub cancel: Option<Abort>,
+    /// Where remote MCP servers' sign-ins are kept (a store URL; memory when none).
+    pub store: Option<String>,
     /// Remote A2A agents; a parsed `mcpConfig` object's `agents` block adds its own after them.
     pub agents: Vec<Agent>,
     /// Where the toolkit's warnings go (its assembly, its tools, its MCP servers, its
@@ -116,6 +118,9 @@ struct ToolkitJson {
     /// The host's logger: a function told each warning's text.
     #[serde(default)]
     logger: HostFn,
+    /// Where MCP sign-ins are kept: "memory" or a store URL (a store object crosses as its URL).
+    #[serde(default)]
+    store: Option<Value>,
 }
 
 impl ToolkitOptions {
@@ -156,6 +161,7 @@ impl ToolkitOptions {
             mcp_config: o.mcp_config,
             wait_for: o.wait_for.named(OWNER, "waitFor"),
             cancel: None,
+            store: mcp::store_option(o.store, OWNER)?,
             agents: Agent::list_from_value(o.agents.as_ref()),
             logger: o.logger.named(OWNER, "logger").map(crate::warn::callback_sink),
         })
@@ -252,7 +258,11 @@ impl Toolkit {
     async fn assemble(mut opts: ToolkitOptions) -> Result<Toolkit> {
         let mcp = match &opts.mcp_config {
             Some(config) => {
-                let load = mcp::LoadOptions { wait_for: opts.wait_for.clone(), cancel: opts.cancel.clone() };
+                let load = mcp::LoadOptions {
+                    wait_for: opts.wait_for.clone(),
+                    cancel: opts.cancel.clone(),
+                    store: opts.store.clone(),
+                };
                 Some(mcp::load_mcp(config, load).await?)
             }
             None => None,

@@ -239,6 +239,7 @@ async fn connect_remote(name: &str, cfg: &Value, handler: Handler) -> Result<Rem
         cfg,
         headers.contains_key(reqwest::header::AUTHORIZATION),
         handler.wait_for.clone(),
+        handler.store.as_deref(),
     )?;
     // The transport sets these itself.
     let reserved = ["accept", "mcp-session-id", "last-event-id"];
@@ -433,7 +434,31 @@ impl Connection {
         timeout: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Answer {
-        self.send(req, timeout, cancel).await.map_err(|m| {
+        self.send(req, timeout, cancel).await.map_err(|(m, _)| self.failure_text(m))
+    }
+
+    /// [`Connection::request`] for a tool call, which may park on a login instead: the
+    /// failure then carries the login's Request (the server wants a person to sign in and there
+    /// is no `waitFor` to ask one).
+    pub(crate) async fn call(
+        &self,
+        req: ClientRequest,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Value, (String, Option<Value>)> {
+        self.send(req, timeout, cancel).await.map_err(|(m, id)| {
+            let login = id.zip(self.auth.as_ref()).and_then(|(id, auth)| auth.take_parked(&id));
+            (self.failure_text(m), login)
+        })
+    }
+
+    /// This server's sign-in, when it has one.
+    pub(crate) fn auth(&self) -> Option<&Arc<ServerAuth>> {
+        self.auth.as_ref()
+    }
+
+    fn failure_text(&self, m: String) -> String {
+        {
             // A request the server refused for want of a sign-in that could not be had says so.
             let m = match self.auth.as_ref().and_then(|a| a.failure()) {
                 Some(failure) if m == "MCP error -32000: Connection closed" => {
@@ -442,31 +467,37 @@ impl Connection {
                 _ => m,
             };
             redact_urls(&m).into_owned()
-        })
+        }
     }
 
-    async fn send(&self, req: ClientRequest, timeout: Duration, cancel: Option<&CancellationToken>) -> Answer {
+    /// Send and wait; a failure names the request's JSON-RPC id once it had one.
+    async fn send(
+        &self,
+        req: ClientRequest,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Value, (String, Option<String>)> {
         let handle = self
             .peer
             .send_request_with_option(req, PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress())
             .await
-            .map_err(service_error)?;
+            .map_err(|e| (service_error(e), None))?;
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let never = CancellationToken::new();
         let cancel = cancel.unwrap_or(&never);
         let result = tokio::select! {
-            r = handle.await_response() => r.map_err(service_error)?,
+            r = handle.await_response() => r.map_err(|e| (service_error(e), Some(id.to_string())))?,
             _ = cancel.cancelled() => {
                 let note = rmcp::model::CancelledNotification::new(rmcp::model::CancelledNotificationParam::new(
                     Some(id),
                     Some("This operation was aborted".into()),
                 ));
                 let _ = tokio::time::timeout(Duration::from_secs(1), peer.send_notification(note.into())).await;
-                return Err("This operation was aborted".into());
+                return Err(("This operation was aborted".into(), None));
             }
         };
         // Whatever variant rmcp read it as, the wire fields are what the mapping reads.
-        serde_json::to_value(&result).map_err(|e| e.to_string())
+        serde_json::to_value(&result).map_err(|e| (e.to_string(), None))
     }
 
     /// End the session and the server. Idempotent.

@@ -78,6 +78,8 @@ pub fn answer_to_elicit_result(answer: &Value) -> Result<Value> {
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub wait_for: Option<SharedCallback>,
+    /// Where remote servers' sign-ins are kept (a store URL; memory when none).
+    pub store: Option<String>,
 }
 
 /// An accepted answer's content with the defaults the requested schema names filled in where the

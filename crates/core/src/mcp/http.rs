@@ -95,6 +95,7 @@ impl BoundedHttp {
     /// [`MAX_AUTHORIZATIONS`] times for one message) and the message sent again.
     async fn post_signed_in<F, Fut>(
         &self,
+        message: &ClientJsonRpcMessage,
         given: Option<String>,
         send: F,
     ) -> Result<StreamableHttpPostResponse, HttpError>
@@ -102,6 +103,14 @@ impl BoundedHttp {
         F: Fn(Option<String>) -> Fut,
         Fut: std::future::Future<Output = Result<StreamableHttpPostResponse, HttpError>>,
     {
+        // A tool call can park on a login (handed out under its JSON-RPC id); anything else
+        // fails without a way to ask.
+        let parkable = match message {
+            ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_)) => {
+                Some(r.id.to_string())
+            }
+            _ => None,
+        };
         let mut signed_in = 0;
         loop {
             let token = self.token(given.clone()).await;
@@ -111,7 +120,7 @@ impl BoundedHttp {
                 return answer.map(|r| self.bounded_response(r));
             };
             let recovered = tokio::select! {
-                r = auth.recover(challenge, token.as_deref()) => r,
+                r = auth.recover(challenge, token.as_deref(), parkable.as_deref()) => r,
                 _ = self.lifetime.cancelled() => return Err(StreamableHttpError::TransportChannelClosed),
             };
             if recovered.is_err() {
@@ -155,7 +164,7 @@ impl StreamableHttpClient for BoundedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let custom_headers = with_trace(&message, custom_headers);
-        self.post_signed_in(auth_header, |token| {
+        self.post_signed_in(&message, auth_header, |token| {
             self.inner.post_message(uri.clone(), message.clone(), session_id.clone(), token, custom_headers.clone())
         })
         .await
@@ -171,7 +180,7 @@ impl StreamableHttpClient for BoundedHttp {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let custom_headers = with_trace(&message, custom_headers);
-        self.post_signed_in(auth_header, |token| {
+        self.post_signed_in(&message, auth_header, |token| {
             self.inner.post_message_with_max_sse_event_size(
                 uri.clone(),
                 message.clone(),
@@ -194,7 +203,7 @@ impl StreamableHttpClient for BoundedHttp {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let custom_headers = with_trace(&message, custom_headers);
-        self.post_signed_in(auth_header, |token| {
+        self.post_signed_in(&message, auth_header, |token| {
             self.inner.post_message_with_response_limits(
                 uri.clone(),
                 message.clone(),

@@ -62,6 +62,9 @@ pub struct LoadOptions {
     pub wait_for: Option<SharedCallback>,
     /// Aborts the whole load: it fails with the abort's reason and nothing is left running.
     pub cancel: Option<Abort>,
+    /// Where remote servers' sign-ins (client registrations, tokens, logins waiting for a
+    /// person) are kept: a store URL (`sqlite:`, `postgres://`, `redis://`), or memory.
+    pub store: Option<String>,
 }
 
 /// The host-borne part of `loadMcp`'s options, as one document (`hostfn` markers).
@@ -70,6 +73,8 @@ pub struct LoadOptions {
 struct LoadJson {
     #[serde(default)]
     wait_for: crate::hostfn::HostFn,
+    #[serde(default)]
+    store: Option<Value>,
 }
 
 impl LoadOptions {
@@ -78,7 +83,29 @@ impl LoadOptions {
     /// fails when a server asks for input. The cancel handle is the host's to attach.
     pub fn from_json(text: &str) -> Result<LoadOptions> {
         let o: LoadJson = crate::options::parse_object(text, "loadMcp options")?.unwrap_or_default();
-        Ok(LoadOptions { wait_for: o.wait_for.named("loadMcp", "waitFor"), cancel: None })
+        Ok(LoadOptions {
+            wait_for: o.wait_for.named("loadMcp", "waitFor"),
+            cancel: None,
+            store: store_option(o.store, "loadMcp")?,
+        })
+    }
+}
+
+/// A `store` option for sign-ins: absent, `null` or `"memory"` is memory; a store URL names a
+/// durable engine; anything else is named as wrong.
+pub fn store_option(v: Option<Value>, owner: &str) -> Result<Option<String>> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s == "memory" => Ok(None),
+        Some(Value::String(s)) if crate::store::StoreUrl::is_store_url(&s) => Ok(Some(s)),
+        Some(Value::String(s)) => Err(Error::Type(format!(
+            "{owner}: `store` must be \"memory\" or a store URL (sqlite:, postgres://, redis://), got {}",
+            crate::json::js_stringify(&Value::String(crate::store::redacted(&s)))
+        ))),
+        Some(other) => Err(Error::Type(format!(
+            "{owner}: `store` must be \"memory\", a store URL or a SqliteStore, PostgresStore or RedisStore (got {})",
+            crate::hostfn::js_typeof(&other)
+        ))),
     }
 }
 
@@ -271,7 +298,7 @@ pub async fn load_mcp(input: &Value, opts: LoadOptions) -> Result<McpSource> {
 async fn load(input: &Value, opts: LoadOptions) -> Result<McpSource> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
-    let handler = Handler { wait_for: opts.wait_for.clone() };
+    let handler = Handler { wait_for: opts.wait_for.clone(), store: opts.store.clone() };
     let outcomes = visit(&entries, &opts.cancel, |name, cfg, timeout| {
         let handler = handler.clone();
         async move { open(&name, &cfg, handler, timeout).await.map(|(c, defs)| (c, defs, cfg, timeout)) }
@@ -305,7 +332,7 @@ async fn list(input: &Value, cancel: Option<Abort>) -> Result<McpInventory> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
     let outcomes = visit(&entries, &cancel, |name, cfg, timeout| async move {
-        let (connection, defs) = open(&name, &cfg, Handler { wait_for: None }, timeout).await?;
+        let (connection, defs) = open(&name, &cfg, Handler { wait_for: None, store: None }, timeout).await?;
         connection.close().await;
         Ok(defs)
     })

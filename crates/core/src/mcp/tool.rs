@@ -174,9 +174,20 @@ impl Tool for McpTool {
         params.meta = trace_meta();
         let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let timeout = ctx.timeout.map_or(self.timeout, timer_delay_ms);
-        Ok(match self.conn.request(req, timeout, ctx.cancel.as_ref()).await {
+        // A call resumed with the answer to a login this server handed out finishes it first.
+        if let (Some(answer), Some(auth)) = (&ctx.answer, self.conn.auth()) {
+            if let Some(Err(e)) = auth.resume(answer).await {
+                let output = format!("authorization failed: {e}");
+                return Ok(ToolResult { output, is_error: true, metadata: Some(server_meta(&self.server)) });
+            }
+        }
+        Ok(match self.conn.call(req, timeout, ctx.cancel.as_ref()).await {
             Ok(result) => map_call_result(&self.server, &result),
-            Err(message) => ToolResult { output: message, is_error: true, metadata: Some(server_meta(&self.server)) },
+            // The server wants a person to sign in: the call parks on the login.
+            Err((_, Some(login))) => crate::types::pending_value(login)?,
+            Err((message, None)) => {
+                ToolResult { output: message, is_error: true, metadata: Some(server_meta(&self.server)) }
+            }
         })
     }
 

@@ -20,6 +20,9 @@ pub enum Kind {
     /// What a run parked on, recorded by the library (`client::park`): the authority a resume
     /// checks the caller's copy against, and its claim.
     Park,
+    /// A remote MCP server's sign-in (`mcp::oauth`): its client registration, its tokens, and
+    /// logins waiting for a person.
+    Credential,
 }
 
 impl Kind {
@@ -30,6 +33,7 @@ impl Kind {
             Kind::Runtime => "runtime",
             Kind::Claim => "claim",
             Kind::Park => "park",
+            Kind::Credential => "credential",
         }
     }
 }

@@ -453,7 +453,7 @@ async fn elicitation_round_trips_through_wait_for() {
             })
         }
     });
-    let opts = LoadOptions { wait_for: Some(wait_for), cancel: None };
+    let opts = LoadOptions { wait_for: Some(wait_for), cancel: None, store: None };
     let src = mcp::load_mcp(&json!({"fx": local(&[])}), opts).await.unwrap();
     assert_eq!(whoami(&src, "fx").await["capabilities"]["elicitation"], json!({}));
     let r = call(&src, "fx_ask", json!({})).await;
@@ -566,7 +566,10 @@ async fn an_abort_fails_the_whole_load_promptly_and_leaves_nothing_running() {
         "h": with(local(&["--hang-list", "--grandchild", "--tag", &tag]), json!({"timeout": 60000})),
         "ok": local(&["--grandchild", "--tag", &tag]),
     });
-    let err = mcp::load_mcp(&cfg, LoadOptions { wait_for: None, cancel: Some(abort) }).await.err().expect("aborted");
+    let err = mcp::load_mcp(&cfg, LoadOptions { wait_for: None, cancel: Some(abort), store: None })
+        .await
+        .err()
+        .expect("aborted");
     assert_eq!(err.to_string(), "stop now");
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     assert_eq!(
@@ -579,7 +582,7 @@ async fn an_abort_fails_the_whole_load_promptly_and_leaves_nothing_running() {
     done.abort(None);
     let src = mcp::load_mcp(
         &json!({"off": {"url": "http://x", "enabled": false}}),
-        LoadOptions { wait_for: None, cancel: Some(done) },
+        LoadOptions { wait_for: None, cancel: Some(done), store: None },
     )
     .await
     .unwrap();

@@ -13,22 +13,26 @@
 //! refresh, scope selection and step-up); this file decides when, asks the host, and keeps the
 //! token for the connection. Tokens never appear in an error, a Request or a log.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+mod keep;
 
 use base64::Engine;
 use futures::StreamExt;
 use oauth2::TokenResponse;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRedirectPolicy,
-    OAuthHttpRequest,
+    ClientCredentialsConfig, OAuthClientConfig, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture,
+    OAuthHttpRedirectPolicy, OAuthHttpRequest,
 };
 use serde_json::{json, Map, Value};
 
 use super::config::expand_env;
 use crate::callback::SharedCallback;
 use crate::json::js_string;
+use keep::{Keep, KeptCredentials, KeptStates, LOGIN_TTL_MS};
 
 /// The largest OAuth response body read (metadata, registration, token).
 const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -239,8 +243,30 @@ struct State {
     /// The manager of the authorization-code flow once a client identity is set up (it keeps
     /// the registration, the token and its refresh).
     manager: Option<AuthorizationManager>,
-    /// A token got without a manager (client credentials, cross-app).
-    token: Option<String>,
+    /// The client identity `manager` is set up with.
+    client: Option<ClientRecord>,
+    /// Whether what the store keeps for this server was looked at.
+    restored: bool,
+}
+
+/// Why a sign-in gave no token.
+enum Stop {
+    /// A login was handed out for a person; the call parks on it.
+    Parked,
+    Failed(String),
+}
+
+/// The client identity an authorization server knows, and that server's metadata: what a
+/// manager is rebuilt from in any process (kept as `client <url>` and with each login).
+#[derive(serde::Serialize, serde::Deserialize, Clone)]
+struct ClientRecord {
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+    redirect_uri: String,
+    #[serde(default)]
+    scopes: Vec<String>,
+    metadata: AuthorizationMetadata,
 }
 
 /// One remote server's sign-in.
@@ -250,11 +276,15 @@ pub(crate) struct ServerAuth {
     config: OAuthConfig,
     wait_for: Option<SharedCallback>,
     http: Arc<Http>,
+    keep: Keep,
     state: tokio::sync::Mutex<State>,
     /// The token requests go out with, as last got.
     current: std::sync::RwLock<Option<String>>,
     /// Why the last sign-in failed, to name in the connection's error.
     failure: std::sync::Mutex<Option<String>>,
+    /// Logins handed out for a person (no `waitFor`): the Request each tool call parks on, by
+    /// the call's JSON-RPC id.
+    parked: std::sync::Mutex<HashMap<String, Value>>,
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -262,22 +292,19 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ServerAuth {
-    /// The sign-in of the server `name` at `url`, or none when it has OAuth turned off, sends
-    /// its own `Authorization` header, or could never get a token (no `waitFor` to ask a person
-    /// and no grant that needs none).
+    /// The sign-in of the server `name` at `url`, its records kept on `store` (memory when
+    /// none), or none when it has OAuth turned off or sends its own `Authorization` header.
     pub(crate) fn for_server(
         name: &str,
         url: &reqwest::Url,
         cfg: &Value,
         has_authorization_header: bool,
         wait_for: Option<SharedCallback>,
+        store: Option<&str>,
     ) -> Result<Option<Arc<ServerAuth>>, String> {
         let Some(config) = OAuthConfig::from_server(cfg)? else { return Ok(None) };
         let configured = matches!(cfg.get("oauth"), Some(Value::Object(_)));
         if has_authorization_header && !configured {
-            return Ok(None);
-        }
-        if config.grant() == Grant::Code && wait_for.is_none() && !configured {
             return Ok(None);
         }
         Ok(Some(Arc::new(ServerAuth {
@@ -286,24 +313,74 @@ impl ServerAuth {
             config,
             wait_for,
             http: Arc::new(Http::new()?),
+            keep: Keep::new(store),
             state: tokio::sync::Mutex::new(State::default()),
             current: std::sync::RwLock::new(None),
             failure: std::sync::Mutex::new(None),
+            parked: std::sync::Mutex::new(HashMap::new()),
         })))
     }
 
-    /// The token to send, refreshed first when it is about to expire.
+    fn key(&self, what: &str) -> String {
+        format!("{what} {}", self.url)
+    }
+
+    fn login_key(&self, request_id: &str) -> String {
+        format!("login {} {request_id}", self.url)
+    }
+
+    /// The token to send, refreshed first when it is about to expire; one a sign-in made in
+    /// another process (on the same store) is taken up the first time.
     pub(crate) async fn bearer(&self) -> Option<String> {
         let held = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        held.as_ref()?;
-        let state = self.state.lock().await;
+        let mut state = self.state.lock().await;
+        if held.is_none() && !state.restored {
+            state.restored = true;
+            if let Some((m, client)) = self.restore().await {
+                state.manager = Some(m);
+                state.client = Some(client);
+            }
+        }
         if let Some(m) = &state.manager {
             if let Ok(token) = m.get_access_token().await {
                 self.set_current(Some(token.clone()));
                 return Some(token);
             }
         }
+        drop(state);
         self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// A manager for the client kept as `client <url>`, when there is one.
+    async fn restore(&self) -> Option<(AuthorizationManager, ClientRecord)> {
+        if self.config.grant() != Grant::Code {
+            return None;
+        }
+        let record: ClientRecord = serde_json::from_value(self.keep.get(&self.key("client")).await.ok()??).ok()?;
+        let m = self.manager_for(&record).await.ok()?;
+        Some((m, record))
+    }
+
+    /// A manager set up for `client`, its tokens and PKCE states on this server's records.
+    async fn manager_for(&self, client: &ClientRecord) -> Result<AuthorizationManager, String> {
+        let mut m = self.new_manager().await?;
+        m.set_metadata(client.metadata.clone());
+        let mut config = OAuthClientConfig::new(client.client_id.clone(), client.redirect_uri.clone())
+            .with_scopes(client.scopes.clone());
+        if let Some(secret) = &client.client_secret {
+            config = config.with_client_secret(secret.clone());
+        }
+        m.configure_client(config).map_err(|e| e.to_string())?;
+        Ok(m)
+    }
+
+    async fn new_manager(&self) -> Result<AuthorizationManager, String> {
+        let mut m = AuthorizationManager::new_with_oauth_http_client(self.url.clone(), self.http.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        m.set_credential_store(KeptCredentials { keep: self.keep.clone(), id: self.key("token") });
+        m.set_state_store(KeptStates { keep: self.keep.clone() });
+        Ok(m)
     }
 
     fn set_current(&self, token: Option<String>) {
@@ -315,39 +392,78 @@ impl ServerAuth {
         lock(&self.failure).clone()
     }
 
+    /// The login Request the tool call of JSON-RPC id `call` handed out, once.
+    pub(crate) fn take_parked(&self, call: &str) -> Option<Value> {
+        lock(&self.parked).remove(call)
+    }
+
     /// Answer the server's `challenge` (a 401 or 403 to a request sent with `sent`): a token is
     /// got, so the request can go again. A token that changed since (another request signed in
-    /// meanwhile) is taken as it is.
-    pub(crate) async fn recover(&self, challenge: &str, sent: Option<&str>) -> Result<(), String> {
+    /// meanwhile) is taken as it is. With no `waitFor`, a request that can park (a tool call)
+    /// gets a login handed out instead ([`ServerAuth::take_parked`]); any other fails.
+    pub(crate) async fn recover(&self, challenge: &str, sent: Option<&str>, call: Option<&str>) -> Result<(), String> {
         let mut state = self.state.lock().await;
         let current = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         if current.is_some() && current.as_deref() != sent {
             return Ok(());
         }
         let got = match self.config.grant() {
-            Grant::Code => self.authorize(&mut state, challenge).await,
-            Grant::ClientCredentials => self.client_credentials(challenge).await,
-            Grant::CrossApp => self.cross_app(challenge).await,
+            Grant::Code if self.wait_for.is_none() && call.is_none() => {
+                return Err(format!(
+                    "the server asks to sign in (WWW-Authenticate: {challenge}) and there is no waitFor to ask for it"
+                ));
+            }
+            Grant::Code => self.authorize(&mut state, challenge, call).await,
+            Grant::ClientCredentials => self.client_credentials(challenge).await.map_err(Stop::Failed),
+            Grant::CrossApp => self.cross_app(challenge).await.map_err(Stop::Failed),
         };
         match got {
             Ok(token) => {
-                state.token = Some(token.clone());
                 self.set_current(Some(token));
                 *lock(&self.failure) = None;
                 Ok(())
             }
-            Err(e) => {
+            Err(Stop::Parked) => Err("a sign-in is needed: the call parks on it".into()),
+            Err(Stop::Failed(e)) => {
                 *lock(&self.failure) = Some(e.clone());
                 Err(e)
             }
         }
     }
 
+    /// Finish a login a call parked on, when `answer` answers one of this server's: the token
+    /// is got (in whichever process holds the answer, from what the records kept) and the call
+    /// can go. `None` when the answer is not for a login of ours.
+    pub(crate) async fn resume(&self, answer: &Value) -> Option<Result<(), String>> {
+        let id = answer.get("id").and_then(Value::as_str)?;
+        let login = match self.keep.take(&self.login_key(id)).await {
+            Ok(found) => found?,
+            Err(e) => return Some(Err(e)),
+        };
+        let Ok(client) = serde_json::from_value::<ClientRecord>(login) else {
+            return Some(Err("the login's record is not one this version reads".into()));
+        };
+        let mut state = self.state.lock().await;
+        let m = match self.manager_for(&client).await {
+            Ok(m) => m,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(match self.finish(&m, &client, answer).await {
+            Ok(token) => {
+                state.manager = Some(m);
+                state.client = Some(client);
+                state.restored = true;
+                self.set_current(Some(token));
+                *lock(&self.failure) = None;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        })
+    }
+
     /// A manager with the server's authorization metadata found from `challenge`.
     async fn discover(&self, challenge: &str) -> Result<(AuthorizationManager, AuthorizationMetadata), String> {
-        let mut m = AuthorizationManager::new_with_oauth_http_client(self.url.clone(), self.http.clone())
-            .await
-            .map_err(|e| e.to_string())?;
+        let mut m = self.new_manager().await?;
         let metadata = match m.resolve_metadata_from_challenge(Some(challenge)).await {
             Ok(found) => found.metadata,
             Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) => {
@@ -394,82 +510,124 @@ impl ServerAuth {
     }
 
     /// The authorization-code flow: a first sign-in sets up the client identity; a later one
-    /// (the token expired past refresh, or the server wants more scope) reuses it.
-    async fn authorize(&self, state: &mut State, challenge: &str) -> Result<String, String> {
-        let Some(wait_for) = self.wait_for.clone() else {
-            return Err(format!(
-                "the server asks to sign in (WWW-Authenticate: {challenge}) and there is no waitFor to ask for it"
-            ));
+    /// (the token expired past refresh, or the server wants more scope) reuses it. The person is
+    /// asked through `waitFor`; without one the login is kept for whoever answers it and the
+    /// request parks on it.
+    async fn authorize(&self, state: &mut State, challenge: &str, call: Option<&str>) -> Result<String, Stop> {
+        let (manager, url, client) = match (state.manager.take(), state.client.take()) {
+            (Some(m), Some(client)) => match self.step_up(m, challenge).await {
+                Ok((m, url)) => (m, url, client),
+                Err((m, e)) => {
+                    state.manager = Some(m);
+                    state.client = Some(client);
+                    return Err(Stop::Failed(e));
+                }
+            },
+            _ => self.begin(challenge).await.map_err(Stop::Failed)?,
         };
-        let redirect = self.config.redirect_uri();
-        let (manager, url) = match state.manager.take() {
-            Some(mut m) => {
-                let found = m.resolve_metadata_from_challenge(Some(challenge)).await.map_err(|e| e.to_string());
-                let found = match found {
-                    Ok(f) => f,
-                    Err(e) => {
-                        state.manager = Some(m);
-                        return Err(e);
-                    }
-                };
-                m.set_metadata(found.metadata);
-                let mut scopes = m.select_scopes(None, &[]);
-                scopes.extend(self.config.scopes.iter().filter(|s| !scopes.contains(s)).cloned().collect::<Vec<_>>());
-                let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-                match m.get_authorization_url(&refs).await {
-                    Ok(url) => (m, url),
-                    Err(e) => {
-                        state.manager = Some(m);
-                        return Err(e.to_string());
-                    }
-                }
-            }
-            None => {
-                let (m, _) = self.discover(challenge).await?;
-                let mut request = AuthorizationRequest::new(redirect.clone())
-                    .with_client_name(self.config.client_name.clone().unwrap_or_else(|| "toolnexus".into()))
-                    .with_challenge(challenge);
-                if !self.config.scopes.is_empty() {
-                    request = request.with_scopes(self.config.scopes.clone());
-                }
-                if let Some(id) = &self.config.client_id {
-                    request = request.with_preregistered_client(id.clone());
-                    if let Some(secret) = &self.config.client_secret {
-                        request = request.with_client_secret(secret.clone());
-                    }
-                }
-                if let Some(doc) = &self.config.client_metadata_url {
-                    request = request.with_client_metadata_url(doc.clone());
-                }
-                let session = AuthorizationSession::new(m, request).await.map_err(|(_, e)| e.to_string())?;
-                let url = session.auth_url.clone();
-                (session.auth_manager, url)
-            }
-        };
+        let id = crate::types::new_pending_id();
         let request = json!({
-            "id": crate::types::new_pending_id(),
+            "id": id,
             "kind": "authorization",
             "prompt": format!("Sign in to the MCP server \"{}\" to continue", self.server),
             "url": url,
-            "data": {"server": self.server, "redirectUri": redirect},
+            "data": {"server": self.server, "redirectUri": client.redirect_uri},
         });
-        let answer = match wait_for.call(request).await {
-            Ok(a) => a,
-            Err(e) => {
-                state.manager = Some(manager);
-                return Err(format!("sign-in failed: {e}"));
-            }
+        let Some(wait_for) = self.wait_for.clone() else {
+            let kept = match serde_json::to_value(&client) {
+                Ok(v) => self.keep.put(&self.login_key(&id), &v, Some(LOGIN_TTL_MS)).await,
+                Err(e) => Err(e.to_string()),
+            };
+            state.manager = Some(manager);
+            state.client = Some(client);
+            kept.map_err(Stop::Failed)?;
+            lock(&self.parked).insert(call.unwrap_or_default().to_string(), request);
+            return Err(Stop::Parked);
         };
-        let exchanged = match callback_of(&answer) {
-            Ok((code, csrf, issuer)) => manager
-                .exchange_code_for_token_with_issuer(&code, &csrf, issuer.as_deref())
-                .await
-                .map(|t| t.access_token().secret().to_string())
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e),
+        let answer = wait_for.call(request).await;
+        let got = match answer {
+            Ok(answer) => self.finish(&manager, &client, &answer).await,
+            Err(e) => Err(format!("sign-in failed: {e}")),
         };
         state.manager = Some(manager);
-        exchanged
+        state.client = Some(client);
+        got.map_err(Stop::Failed)
+    }
+
+    /// A first sign-in's manager, authorization URL and client: the client is the configured
+    /// one, the client metadata document where the server takes those, else one registered
+    /// here (so its secret is known, to keep).
+    async fn begin(&self, challenge: &str) -> Result<(AuthorizationManager, String, ClientRecord), String> {
+        let (mut m, metadata) = self.discover(challenge).await?;
+        let c = &self.config;
+        let redirect = c.redirect_uri();
+        let name = c.client_name.clone().unwrap_or_else(|| "toolnexus".into());
+        let takes_documents = metadata
+            .additional_fields
+            .get("client_id_metadata_document_supported")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name(name.clone());
+        if !c.scopes.is_empty() {
+            request = request.with_scopes(c.scopes.clone());
+        }
+        let (client_id, client_secret) = match (&c.client_id, &c.client_metadata_url) {
+            (Some(id), _) => (id.clone(), c.client_secret.clone()),
+            (None, Some(document)) if takes_documents => {
+                request = request.with_client_metadata_url(document.clone());
+                (document.clone(), None)
+            }
+            _ => {
+                let scopes = if c.scopes.is_empty() { m.select_scopes(None, &[]) } else { c.scopes.clone() };
+                let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+                let registered = m
+                    .register_client(&name, &redirect, &refs)
+                    .await
+                    .map_err(|e| format!("Dynamic registration failed: {e}"))?;
+                (registered.client_id, registered.client_secret)
+            }
+        };
+        if !(c.client_id.is_none() && takes_documents && c.client_metadata_url.is_some()) {
+            request = request.with_preregistered_client(client_id.clone());
+            if let Some(secret) = &client_secret {
+                request = request.with_client_secret(secret.clone());
+            }
+        }
+        let session = AuthorizationSession::new(m, request).await.map_err(|(_, e)| e.to_string())?;
+        let client =
+            ClientRecord { client_id, client_secret, redirect_uri: redirect, scopes: c.scopes.clone(), metadata };
+        Ok((session.auth_manager, session.auth_url, client))
+    }
+
+    /// A later sign-in with the client already set up: the scopes asked for are what was granted
+    /// and what the challenge names.
+    async fn step_up(
+        &self,
+        mut m: AuthorizationManager,
+        challenge: &str,
+    ) -> Result<(AuthorizationManager, String), (AuthorizationManager, String)> {
+        match m.resolve_metadata_from_challenge(Some(challenge)).await {
+            Ok(found) => m.set_metadata(found.metadata),
+            Err(e) => return Err((m, e.to_string())),
+        }
+        let mut scopes = m.select_scopes(None, &[]);
+        let extra: Vec<String> = self.config.scopes.iter().filter(|s| !scopes.contains(s)).cloned().collect();
+        scopes.extend(extra);
+        let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        match m.get_authorization_url(&refs).await {
+            Ok(url) => Ok((m, url)),
+            Err(e) => Err((m, e.to_string())),
+        }
+    }
+
+    /// Exchange the code `answer` carries for a token, and keep the client for later processes.
+    async fn finish(&self, m: &AuthorizationManager, client: &ClientRecord, answer: &Value) -> Result<String, String> {
+        let (code, csrf, issuer) = callback_of(answer)?;
+        let token =
+            m.exchange_code_for_token_with_issuer(&code, &csrf, issuer.as_deref()).await.map_err(|e| e.to_string())?;
+        let record = serde_json::to_value(client).map_err(|e| e.to_string())?;
+        self.keep.put(&self.key("client"), &record, None).await?;
+        Ok(token.access_token().secret().to_string())
     }
 
     /// The resource the token is for: the protected-resource metadata's when the manager found
