@@ -229,6 +229,12 @@ function linkImports(dir, code) {
     const target = path.join(dir, "node_modules", name)
     fs.mkdirSync(path.dirname(target), { recursive: true })
     fs.symlinkSync(fs.realpathSync(path.join(REPO, "node_modules", name)), target, "dir")
+    // Its declarations too, where they come apart (`@types/express`), as a user installs both.
+    const types = `@types/${name.replace(/^@([^/]+)\//, "$1__")}`
+    if (PKG.devDependencies?.[types] && !fs.existsSync(path.join(dir, "node_modules", types))) {
+      fs.mkdirSync(path.join(dir, "node_modules", "@types"), { recursive: true })
+      fs.symlinkSync(fs.realpathSync(path.join(REPO, "node_modules", types)), path.join(dir, "node_modules", types), "dir")
+    }
   }
 }
 
