@@ -7,6 +7,7 @@
 import test from "node:test"
 import assert from "node:assert/strict"
 import fs from "node:fs"
+import os from "node:os"
 import path from "node:path"
 import { spawn } from "node:child_process"
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js"
@@ -330,6 +331,62 @@ test("a server that speaks only protocol 2026-07-28 (the official SDK v2, legacy
   const mcp = await loadMcp({ modern: { url, timeout: 10_000 } })
   t.after(() => mcp.close())
   assert.deepEqual(mcp.status, { modern: "connected" })
-  assert.deepEqual(mcp.tools.map((x) => x.name), ["modern_echo"])
+  assert.deepEqual(mcp.tools.map((x) => x.name), ["modern_echo", "modern_deploy"])
   assert.deepEqual(await mcp.tools[0].execute({ text: "hi" }), { output: "echo: hi", isError: false, metadata: { server: "modern" } })
+})
+
+async function startModern(t) {
+  const child = spawn(process.execPath, [path.join(PROGRAMS, "modern-only-server.mjs"), JS_MCP2], { env: cleanEnv(), stdio: ["ignore", "pipe", "inherit"] })
+  t.after(() => child.kill())
+  return within(20_000, new Promise((resolve) => child.stdout.once("data", (d) => resolve(String(d).trim()))), "the server's URL")
+}
+
+test("protocol 2026-07-28: a question the server asks in a call's result (input required) goes to waitFor, and the call is retried with the answer", { skip: v2Skip, timeout: 60_000 }, async (t) => {
+  const url = await startModern(t)
+  const asked = []
+  const waitFor = async (request) => {
+    asked.push(request)
+    return { id: request.id, ok: true, data: { confirm: true } }
+  }
+  const mcp = await loadMcp({ modern: { url, timeout: 10_000 } }, { waitFor })
+  t.after(() => mcp.close())
+  const deploy = mcp.tools.find((x) => x.name === "modern_deploy")
+  const result = await deploy.execute({ env: "prod" })
+  assert.deepEqual(result, { output: "deployed to prod (no note; state deploy:prod)", isError: false, metadata: { server: "modern" } })
+  assert.equal(asked.length, 1)
+  assert.equal(asked[0].kind, "input")
+  assert.equal(asked[0].prompt, "Deploy to prod?")
+  assert.match(asked[0].id, /^elc-/)
+  assert.deepEqual(Object.keys(asked[0].data.schema.properties), ["confirm", "note"])
+  // A declined question is the server's to answer.
+  const declined = await loadMcp({ modern: { url, timeout: 10_000 } }, { waitFor: async (r) => ({ id: r.id, ok: false, reason: "declined" }) })
+  t.after(() => declined.close())
+  const no = await declined.tools.find((x) => x.name === "modern_deploy").execute({ env: "prod" })
+  assert.equal(no.output, "not deployed (decline)")
+})
+
+test("protocol 2026-07-28: with no waitFor the call parks on the server's question, and the answer finishes it from another connection on the same store", { skip: v2Skip, timeout: 60_000 }, async (t) => {
+  const url = await startModern(t)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tn-mrtr-"))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const store = `sqlite:${path.join(dir, "state.db")}`
+  const first = await loadMcp({ modern: { url, timeout: 10_000 } }, { store })
+  t.after(() => first.close())
+  const parked = await first.tools.find((x) => x.name === "modern_deploy").execute({ env: "staging" })
+  assert.equal(parked.isError, true)
+  const request = parked.metadata.pending
+  assert.equal(request.kind, "input")
+  assert.equal(request.prompt, "Deploy to staging?")
+  assert.equal(parked.output, "Deploy to staging?")
+  await first.close()
+
+  const second = await loadMcp({ modern: { url, timeout: 10_000 } }, { store })
+  t.after(() => second.close())
+  const deploy = second.tools.find((x) => x.name === "modern_deploy")
+  const done = await deploy.execute({ env: "staging" }, { answer: { id: request.id, ok: true, data: { confirm: true, note: "go" } } })
+  assert.deepEqual(done, { output: "deployed to staging (go; state deploy:staging)", isError: false, metadata: { server: "modern" } })
+  // Once: the same answer again finds nothing kept, so the server asks again.
+  const again = await deploy.execute({ env: "staging" }, { answer: { id: request.id, ok: true, data: { confirm: true } } })
+  assert.equal(again.metadata.pending.kind, "input")
+  assert.notEqual(again.metadata.pending.id, request.id)
 })

@@ -198,12 +198,18 @@ const agentProgram = (step) => `
   }
 `
 
-test("a login a tool call needs parks the run on SQLite in one process and is finished in a second", { timeout: 120_000 }, async (t) => {
+/** The stores a parked login is checked on: SQLite always, PostgreSQL and Redis when started (.ci/run starts them). */
+const engines = [
+  ["SQLite", () => `sqlite:${path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tn-oauth-park-")), "state.db")}`],
+  ["PostgreSQL", process.env.TOOLNEXUS_TEST_POSTGRES && (() => process.env.TOOLNEXUS_TEST_POSTGRES)],
+  ["Redis", process.env.TOOLNEXUS_TEST_REDIS && (() => process.env.TOOLNEXUS_TEST_REDIS)],
+]
+
+for (const [engine, storeOf] of engines) test(`a login a tool call needs parks the run on ${engine} in one process and is finished in a second`, { skip: !storeOf && `${engine} is not started (scripts/engines.sh)`, timeout: 120_000 }, async (t) => {
   const { url, stats } = await startServer(t, ["--protect", "calls"])
   const llm = await whoamiModel(t)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tn-oauth-park-"))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const store = `sqlite:${path.join(dir, "state.db")}`
+  const store = storeOf()
+  if (store.startsWith("sqlite:")) t.after(() => fs.rmSync(path.dirname(store.slice("sqlite:".length)), { recursive: true, force: true }))
 
   // First process: no waitFor. The call needs a sign-in, so the run parks on the login.
   const first = await runChild(

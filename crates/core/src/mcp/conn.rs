@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
-use rmcp::model::ClientRequest;
 use rmcp::model::ProtocolVersion;
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, InputResponses};
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RoleClient, RunningService,
     ServiceError,
@@ -28,6 +28,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::config::{expand_env_headers, is_remote};
 use super::elicit::Handler;
 use super::http::BoundedHttp;
+use super::keep::{Keep, LOGIN_TTL_MS};
 use super::oauth::ServerAuth;
 use super::procs;
 use super::sse::SseTransport;
@@ -43,6 +44,11 @@ pub(crate) type Session = RunningService<RoleClient, Handler>;
 
 /// What a request gave back: the peer's result as raw JSON, or the text of the failure.
 pub(crate) type Answer = Result<Value, String>;
+
+/// Where a call parked on the question `id` of the server `server` keeps its retry.
+fn input_key(server: &str, id: &str) -> String {
+    format!("input {server} {id}")
+}
 
 /// The text the reference's MCP SDK gives each way a request can fail.
 pub(crate) fn service_error(e: ServiceError) -> String {
@@ -250,7 +256,9 @@ async fn connect_remote(name: &str, cfg: &Value, handler: Handler) -> Result<Rem
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
     let start = |lifecycle: ClientLifecycleMode| {
-        let (handler, config, auth) = (handler.clone(), config.clone(), auth.clone());
+        let modern = matches!(lifecycle, ClientLifecycleMode::Discover { .. });
+        let (mut handler, config, auth) = (handler.clone(), config.clone(), auth.clone());
+        handler.modern = modern;
         async move {
             let lifetime = CancellationToken::new();
             let guard = lifetime.clone().drop_guard();
@@ -404,12 +412,39 @@ pub(crate) struct Connection {
     child: Option<ChildGroup>,
     http: std::sync::Mutex<Option<DropGuard>>,
     auth: Option<Arc<ServerAuth>>,
+    /// The session's client side: the host's `waitFor` for a server's questions.
+    handler: Handler,
+    /// Where a call that parked on a server's question keeps what its retry needs.
+    keep: Keep,
+}
+
+/// How many times one tool call may come back "input required" before it is given up.
+const MAX_INPUT_ROUNDS: usize = 10;
+
+/// How a tool call ended.
+pub(crate) enum CallOutcome {
+    /// The server's result, as raw JSON.
+    Done(Value),
+    /// The call parks on this Request: a login, or a question of the server's for a person.
+    Park(Value),
+    Failed(String),
+}
+
+/// What was done with one of a server's questions.
+enum Input {
+    Answered(Value),
+    /// Nobody here can answer it now: the call parks on this Request.
+    Ask(Value),
+    Refused(String),
 }
 
 impl Connection {
     pub(crate) fn new(session: Session, resources: Resources) -> Self {
+        let handler = session.service().clone();
         Connection {
             peer: session.peer().clone(),
+            keep: Keep::new(handler.store.as_deref()),
+            handler,
             session: tokio::sync::Mutex::new(Some(session)),
             child: resources.child,
             http: std::sync::Mutex::new(resources.http),
@@ -437,19 +472,102 @@ impl Connection {
         self.send(req, timeout, cancel).await.map_err(|(m, _)| self.failure_text(m))
     }
 
-    /// [`Connection::request`] for a tool call, which may park on a login instead: the
-    /// failure then carries the login's Request (the server wants a person to sign in and there
-    /// is no `waitFor` to ask one).
-    pub(crate) async fn call(
+    /// A `tools/call` of the server `server`. It may park instead: on a login (the server wants
+    /// a person to sign in and there is no `waitFor` to ask one), or on a question the server
+    /// asks in the call's result (protocol 2026-07-28, "input required") that no `waitFor` is
+    /// there to answer. A question `waitFor` answers, or one this client answers itself
+    /// (`roots/list`: none), goes back with the call retried, up to [`MAX_INPUT_ROUNDS`] times.
+    pub(crate) async fn call_tool(
         &self,
-        req: ClientRequest,
+        server: &str,
+        mut params: CallToolRequestParams,
         timeout: Duration,
         cancel: Option<&CancellationToken>,
-    ) -> Result<Value, (String, Option<Value>)> {
-        self.send(req, timeout, cancel).await.map_err(|(m, id)| {
-            let login = id.zip(self.auth.as_ref()).and_then(|(id, auth)| auth.take_parked(&id));
-            (self.failure_text(m), login)
-        })
+    ) -> CallOutcome {
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let req = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let result = match self.send(req, timeout, cancel).await {
+                Ok(v) => v,
+                Err((m, id)) => {
+                    let login = id.zip(self.auth.as_ref()).and_then(|(id, auth)| auth.take_parked(&id));
+                    return match login {
+                        Some(request) => CallOutcome::Park(request),
+                        None => CallOutcome::Failed(self.failure_text(m)),
+                    };
+                }
+            };
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return CallOutcome::Done(result);
+            }
+            let state = result.get("requestState").and_then(Value::as_str).map(str::to_string);
+            let mut responses = InputResponses::new();
+            if let Some(Value::Object(requests)) = result.get("inputRequests") {
+                for (key, request) in requests {
+                    match self.answer_input(request).await {
+                        Input::Answered(v) => {
+                            responses.insert(key.clone(), v);
+                        }
+                        Input::Ask(ask) => {
+                            let id = ask.get("id").and_then(Value::as_str).unwrap_or_default();
+                            let params = request.get("params").cloned().unwrap_or(Value::Null);
+                            let record = serde_json::json!({
+                                "key": key, "params": params, "requestState": state, "responses": responses,
+                            });
+                            let kept = self.keep.put(&input_key(server, id), &record, Some(LOGIN_TTL_MS)).await;
+                            return match kept {
+                                Ok(()) => CallOutcome::Park(ask),
+                                Err(e) => CallOutcome::Failed(e),
+                            };
+                        }
+                        Input::Refused(m) => return CallOutcome::Failed(m),
+                    }
+                }
+            }
+            params.input_responses = Some(responses);
+            params.request_state = state;
+        }
+        CallOutcome::Failed(format!(
+            "the server answered \"input required\" {MAX_INPUT_ROUNDS} times without finishing the call"
+        ))
+    }
+
+    /// One of a server's questions: an elicitation goes to `waitFor` (or parks the call when
+    /// there is none); `roots/list` is answered with no roots; anything else is refused.
+    async fn answer_input(&self, request: &Value) -> Input {
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        match request.get("method").and_then(Value::as_str).unwrap_or_default() {
+            "elicitation/create" => match &self.handler.wait_for {
+                Some(wait_for) => match self.handler.ask(wait_for, &params).await {
+                    Ok(v) => Input::Answered(v),
+                    Err(e) => Input::Refused(e.to_string()),
+                },
+                None => match super::elicit::elicitation_to_request(&params) {
+                    Ok(ask) => Input::Ask(ask),
+                    Err(e) => Input::Refused(e.to_string()),
+                },
+            },
+            "roots/list" => Input::Answered(serde_json::json!({"roots": []})),
+            other => Input::Refused(format!("the server asked for {other}, which this client does not answer")),
+        }
+    }
+
+    /// The retry a parked call's `answer` makes, when it answers a question this server asked:
+    /// the answers so far with this one, and the server's `requestState`. Taken once.
+    pub(crate) async fn resume_input(
+        &self,
+        server: &str,
+        answer: &Value,
+    ) -> Result<Option<(InputResponses, Option<String>)>, String> {
+        let Some(id) = answer.get("id").and_then(Value::as_str) else { return Ok(None) };
+        let Some(record) = self.keep.take(&input_key(server, id)).await? else { return Ok(None) };
+        let mut responses: InputResponses =
+            record.get("responses").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+        let key = record.get("key").and_then(Value::as_str).unwrap_or_default().to_string();
+        let params = record.get("params").cloned().unwrap_or(Value::Null);
+        let result = super::elicit::elicit_result(&params, answer).map_err(|e| e.to_string())?;
+        responses.insert(key, result);
+        let state = record.get("requestState").and_then(Value::as_str).map(str::to_string);
+        Ok(Some((responses, state)))
     }
 
     /// This server's sign-in, when it has one.

@@ -80,6 +80,10 @@ pub(crate) struct Handler {
     pub wait_for: Option<SharedCallback>,
     /// Where remote servers' sign-ins are kept (a store URL; memory when none).
     pub store: Option<String>,
+    /// A session of protocol 2026-07-28, where a server asks for input only in a tool call's
+    /// result (multi round-trip): what the host cannot answer at once parks the call, so the
+    /// elicitation capability is advertised even without `waitFor`.
+    pub modern: bool,
 }
 
 /// An accepted answer's content with the defaults the requested schema names filled in where the
@@ -99,12 +103,23 @@ fn with_schema_defaults(mut result: Value, schema: Option<&Value>) -> Value {
     result
 }
 
+/// An elicitation's result for the host's `answer` to it: accepted, declined or cancelled, an
+/// accepted one with the defaults of the requested schema it left out.
+pub(crate) fn elicit_result(params: &Value, answer: &Value) -> Result<Value> {
+    Ok(with_schema_defaults(answer_to_elicit_result(answer)?, params.get("requestedSchema")))
+}
+
 impl Handler {
+    /// Ask the host for what an elicitation's `params` request, as an elicitation result.
+    pub(crate) async fn ask(&self, wait_for: &SharedCallback, params: &Value) -> Result<Value> {
+        let request = elicitation_to_request(params)?;
+        let answer = wait_for.call(request).await?;
+        elicit_result(params, &answer)
+    }
+
     async fn elicit(&self, wait_for: &SharedCallback, params: ElicitRequestParams) -> Result<ElicitResult> {
         let params = serde_json::to_value(&params).map_err(|e| Error::Invalid(e.to_string()))?;
-        let request = elicitation_to_request(&params)?;
-        let answer = wait_for.call(request).await?;
-        let result = with_schema_defaults(answer_to_elicit_result(&answer)?, params.get("requestedSchema"));
+        let result = self.ask(wait_for, &params).await?;
         crate::json::from_value(result).map_err(|e| Error::Invalid(format!("invalid elicitation answer: {e}")))
     }
 }
@@ -112,7 +127,7 @@ impl Handler {
 impl ClientHandler for Handler {
     fn get_info(&self) -> InitializeRequestParams {
         let mut caps = ClientCapabilities::default();
-        if self.wait_for.is_some() {
+        if self.wait_for.is_some() || self.modern {
             caps.elicitation = Some(ElicitationCapability::new());
         }
         InitializeRequestParams::new(caps, Implementation::new("toolnexus", "0.1.0"))

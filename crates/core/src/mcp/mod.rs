@@ -7,6 +7,7 @@ mod config;
 mod conn;
 mod elicit;
 mod http;
+mod keep;
 mod oauth;
 mod procs;
 mod sse;
@@ -298,7 +299,7 @@ pub async fn load_mcp(input: &Value, opts: LoadOptions) -> Result<McpSource> {
 async fn load(input: &Value, opts: LoadOptions) -> Result<McpSource> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
-    let handler = Handler { wait_for: opts.wait_for.clone(), store: opts.store.clone() };
+    let handler = Handler { wait_for: opts.wait_for.clone(), store: opts.store.clone(), modern: false };
     let outcomes = visit(&entries, &opts.cancel, |name, cfg, timeout| {
         let handler = handler.clone();
         async move { open(&name, &cfg, handler, timeout).await.map(|(c, defs)| (c, defs, cfg, timeout)) }
@@ -332,7 +333,8 @@ async fn list(input: &Value, cancel: Option<Abort>) -> Result<McpInventory> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
     let outcomes = visit(&entries, &cancel, |name, cfg, timeout| async move {
-        let (connection, defs) = open(&name, &cfg, Handler { wait_for: None, store: None }, timeout).await?;
+        let (connection, defs) =
+            open(&name, &cfg, Handler { wait_for: None, store: None, modern: false }, timeout).await?;
         connection.close().await;
         Ok(defs)
     })

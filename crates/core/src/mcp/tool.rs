@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, MetaObject, RequestMetaObject};
+use rmcp::model::{CallToolRequestParams, MetaObject, RequestMetaObject};
 use serde_json::{Map, Value};
 
 use super::config::{def_name, timer_delay_ms};
-use super::conn::Connection;
+use super::conn::{CallOutcome, Connection};
 use crate::error::Result;
 use crate::json::{js_stringify, truthy};
 use crate::tool::{Tool, ToolContext, ToolDecl};
@@ -172,22 +172,30 @@ impl Tool for McpTool {
         let mut params = CallToolRequestParams::new(self.tool.clone()).with_arguments(arguments);
         crate::trace::ready().await;
         params.meta = trace_meta();
-        let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let timeout = ctx.timeout.map_or(self.timeout, timer_delay_ms);
-        // A call resumed with the answer to a login this server handed out finishes it first.
-        if let (Some(answer), Some(auth)) = (&ctx.answer, self.conn.auth()) {
-            if let Some(Err(e)) = auth.resume(answer).await {
-                let output = format!("authorization failed: {e}");
-                return Ok(ToolResult { output, is_error: true, metadata: Some(server_meta(&self.server)) });
+        let failed = |output: String| ToolResult { output, is_error: true, metadata: Some(server_meta(&self.server)) };
+        if let Some(answer) = &ctx.answer {
+            // A call resumed with the answer to a login this server handed out finishes it first.
+            if let Some(auth) = self.conn.auth() {
+                if let Some(Err(e)) = auth.resume(answer).await {
+                    return Ok(failed(format!("authorization failed: {e}")));
+                }
+            }
+            // One resumed with the answer to a question the server asked goes again with it.
+            match self.conn.resume_input(&self.server, answer).await {
+                Ok(Some((responses, state))) => {
+                    params.input_responses = Some(responses);
+                    params.request_state = state;
+                }
+                Ok(None) => {}
+                Err(e) => return Ok(failed(e)),
             }
         }
-        Ok(match self.conn.call(req, timeout, ctx.cancel.as_ref()).await {
-            Ok(result) => map_call_result(&self.server, &result),
-            // The server wants a person to sign in: the call parks on the login.
-            Err((_, Some(login))) => crate::types::pending_value(login)?,
-            Err((message, None)) => {
-                ToolResult { output: message, is_error: true, metadata: Some(server_meta(&self.server)) }
-            }
+        Ok(match self.conn.call_tool(&self.server, params, timeout, ctx.cancel.as_ref()).await {
+            CallOutcome::Done(result) => map_call_result(&self.server, &result),
+            // A person must sign in, or answer the server: the call parks on it.
+            CallOutcome::Park(request) => crate::types::pending_value(request)?,
+            CallOutcome::Failed(message) => failed(message),
         })
     }
 

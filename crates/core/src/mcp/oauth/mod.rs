@@ -17,8 +17,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-mod keep;
-
 use base64::Engine;
 use futures::StreamExt;
 use oauth2::TokenResponse;
@@ -30,9 +28,9 @@ use rmcp::transport::auth::{
 use serde_json::{json, Map, Value};
 
 use super::config::expand_env;
+use super::keep::{Keep, KeptCredentials, KeptStates, LOGIN_TTL_MS};
 use crate::callback::SharedCallback;
 use crate::json::js_string;
-use keep::{Keep, KeptCredentials, KeptStates, LOGIN_TTL_MS};
 
 /// The largest OAuth response body read (metadata, registration, token).
 const MAX_BODY_BYTES: usize = 1024 * 1024;

@@ -1,12 +1,15 @@
-//! Where a server's sign-in is kept: records of kind `credential` on a durable store (SQLite,
-//! PostgreSQL, Redis: every process and replica on that store shares them), or this process's
-//! memory when none is given. Three things are kept, each under the server's URL:
+//! What a remote server's calls keep between processes: records of kind `credential` on a durable
+//! store (SQLite, PostgreSQL, Redis: every process and replica on that store shares them), or this
+//! process's memory when none is given. A sign-in keeps, each under the server's URL:
 //!
 //! - `client <url>`: the client identity the authorization server knows (its id, its secret when
 //!   it has one, the redirect URI, the scopes) and the server's authorization metadata;
 //! - `token <url>`: the tokens (rmcp's stored credentials: access, refresh, expiry, scopes);
 //! - `login <url> <request id>` and `state <csrf>`: a login handed to a person and not finished
 //!   yet (what it needs to finish anywhere: the client and the PKCE verifier), for one hour.
+//!
+//! A tool call a server answered "input required" (protocol 2026-07-28) that parked keeps
+//! `input <server> <request id>`: the server's `requestState` and the answers given so far.
 //!
 //! rmcp's manager reads and writes the last two through [`KeptCredentials`] and [`KeptStates`].
 
