@@ -196,10 +196,12 @@ export interface RemoteServer {
   /** `${NAME}` in a value is replaced from the environment. */
   headers?: Record<string, string>
   /**
-   * Signing in when the server asks for OAuth (401/403 with a `Bearer` challenge). By default a
-   * person signs in through `waitFor` (a Request of kind `"authorization"` whose `url` is to be
-   * opened; answer `{ ok: true, data: { url } }` with the URL the browser was sent back to), when
-   * a `waitFor` is given and no `Authorization` header is configured. `false` turns it off.
+   * Signing in when the server asks for OAuth (401/403 with a `Bearer` challenge), unless an
+   * `Authorization` header is configured. By default a person signs in: through `waitFor` (a
+   * Request of kind `"authorization"` whose `url` is to be opened; answer
+   * `{ ok: true, data: { url } }` with the URL the browser was sent back to), or, with no
+   * `waitFor`, by the tool call parking on that Request. `false` turns it off (`mcpToken`
+   * included).
    */
   oauth?: boolean | McpOAuth
   enabled?: boolean
@@ -207,6 +209,9 @@ export interface RemoteServer {
   timeout?: number
   tools?: Record<string, boolean>
 }
+
+/** `mcpToken`: a remote MCP server's token, from you. */
+export type McpTokenHook = (server: { server: string; url: string; challenge?: string }) => string | undefined | null | Promise<string | undefined | null>
 
 /** How toolnexus signs in to a remote MCP server. `${NAME}` in a value is replaced from the environment. */
 export interface McpOAuth {
@@ -293,6 +298,8 @@ export declare function loadMcp(
     signal?: AbortSignal
     /** Where remote servers' sign-ins are kept (see {@link ToolkitOptions.store}). */
     store?: "memory" | StoreUrl | SqliteStore | PostgresStore | RedisStore
+    /** Your own tokens for remote servers (see {@link ToolkitOptions.mcpToken}). */
+    mcpToken?: McpTokenHook
   },
 ): Promise<McpSource>
 
@@ -824,6 +831,13 @@ export interface ToolkitOptions {
    * shares them with every process on it, so a login handed out in one finishes in another.
    */
   store?: "memory" | StoreUrl | SqliteStore | PostgresStore | RedisStore
+  /**
+   * Your own tokens for remote MCP servers (toolnexus-native): asked before a server's first
+   * request, and again when it answers 401/403 (with its `WWW-Authenticate` challenge). A
+   * string is sent as the bearer token; anything else lets the sign-in (or the failure) take its
+   * course. A hook that throws is warned about and counts as no token.
+   */
+  mcpToken?: McpTokenHook
   /** Told this toolkit's `[toolnexus] …` warnings (its assembly, its tools' calls, its MCP
    * servers, its serving) instead of `console.warn` (toolnexus-native). A `warn` that throws
    * or rejects is ignored and the text goes to `console.warn`. */

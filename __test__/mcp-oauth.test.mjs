@@ -7,6 +7,7 @@ import test from "node:test"
 import assert from "node:assert/strict"
 import path from "node:path"
 import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
 import { createToolkit, loadMcp } from "../index.js"
 import fs from "node:fs"
 import os from "node:os"
@@ -293,4 +294,68 @@ test("a parked login answered with a refusal, or a code that is not valid, fails
   assert.equal(forged.isError, true)
   assert.match(forged.output, /^authorization failed: /)
   assert.equal((await stats()).grants.authorization_code, 0)
+})
+
+/** A token for the peer got the way an app's own login would: register, authorize, exchange. */
+async function appToken(url) {
+  const redirect = "http://127.0.0.1/app"
+  const reg = await fetch(new URL("/register", url), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ client_name: "app", redirect_uris: [redirect], token_endpoint_auth_method: "none" }),
+  }).then((r) => r.json())
+  const verifier = "v".repeat(64)
+  const challenge = createHash("sha256").update(verifier).digest("base64url")
+  const auth = new URL("/authorize", url)
+  const query = { response_type: "code", client_id: reg.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: "S256", state: "s" }
+  for (const [k, v] of Object.entries(query)) auth.searchParams.set(k, v)
+  const back = new URL((await fetch(auth, { redirect: "manual" })).headers.get("location"))
+  const body = new URLSearchParams({ grant_type: "authorization_code", code: back.searchParams.get("code"), code_verifier: verifier, redirect_uri: redirect, client_id: reg.client_id })
+  return (await fetch(new URL("/token", url), { method: "POST", body }).then((r) => r.json())).access_token
+}
+
+test("mcpToken: its token is sent as the bearer, and a server that takes it needs no sign-in", { timeout: 60_000 }, async (t) => {
+  const { url, stats } = await startServer(t)
+  const token = await appToken(url)
+  const asks = []
+  const mcp = await loadMcp({ own: { url, timeout: 20_000 } }, { mcpToken: async (ask) => (asks.push(ask), token) })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, { own: "connected" })
+  const r = await mcp.tools[0].execute({})
+  assert.equal(r.isError, false, r.output)
+  assert.deepEqual(asks, [{ server: "own", url }])
+  const s = await stats()
+  assert.equal(s.refused, 0)
+  assert.equal(s.grants.authorization_code, 1, "the app's own login only")
+})
+
+test("mcpToken: asked again with the challenge when the server refuses; no token, or a hook that throws (warned), lets the sign-in take its course", { timeout: 60_000 }, async (t) => {
+  const { url } = await startServer(t)
+  const warnings = captureWarnings(t)
+  const asks = []
+  const seen = []
+  const none = await loadMcp({ a: { url, timeout: 20_000 } }, { waitFor: signer(seen), mcpToken: async (ask) => (asks.push(ask), undefined) })
+  t.after(() => none.close())
+  assert.deepEqual(none.status, { a: "connected" })
+  assert.deepEqual(asks[0], { server: "a", url })
+  assert.equal(asks[1].server, "a")
+  assert.match(asks[1].challenge, /^Bearer /)
+  assert.equal(seen.length, 1)
+
+  const other = await startServer(t)
+  const throwing = await loadMcp(
+    { b: { url: other.url, timeout: 20_000 } },
+    {
+      waitFor: signer(seen),
+      mcpToken: async (ask) => {
+        if (ask.challenge) throw new Error("token cache down")
+        return "not-a-real-token"
+      },
+    },
+  )
+  t.after(() => throwing.close())
+  assert.deepEqual(throwing.status, { b: "connected" })
+  assert.equal(seen.length, 2)
+  assert.ok(warnings.some((w) => w.includes('mcpToken failed for MCP server "b": token cache down')), JSON.stringify(warnings))
+  assert.ok(!warnings.join("\n").includes("not-a-real-token"))
 })

@@ -51,6 +51,8 @@ pub struct ToolkitOptions {
     pub cancel: Option<Abort>,
     /// Where remote MCP servers' sign-ins are kept (a store URL; memory when none).
     pub store: Option<String>,
+    /// The host's own tokens for remote MCP servers (`mcpToken`).
+    pub mcp_token: Option<SharedCallback>,
     /// Remote A2A agents; a parsed `mcpConfig` object's `agents` block adds its own after them.
     pub agents: Vec<Agent>,
     /// Where the toolkit's warnings go (its assembly, its tools, its MCP servers, its
@@ -121,6 +123,9 @@ struct ToolkitJson {
     /// Where MCP sign-ins are kept: "memory" or a store URL (a store object crosses as its URL).
     #[serde(default)]
     store: Option<Value>,
+    /// The host's own tokens for remote MCP servers.
+    #[serde(default)]
+    mcp_token: HostFn,
 }
 
 impl ToolkitOptions {
@@ -162,6 +167,7 @@ impl ToolkitOptions {
             wait_for: o.wait_for.named(OWNER, "waitFor"),
             cancel: None,
             store: mcp::store_option(o.store, OWNER)?,
+            mcp_token: o.mcp_token.named(OWNER, "mcpToken"),
             agents: Agent::list_from_value(o.agents.as_ref()),
             logger: o.logger.named(OWNER, "logger").map(crate::warn::callback_sink),
         })
@@ -262,6 +268,7 @@ impl Toolkit {
                     wait_for: opts.wait_for.clone(),
                     cancel: opts.cancel.clone(),
                     store: opts.store.clone(),
+                    token: opts.mcp_token.clone(),
                 };
                 Some(mcp::load_mcp(config, load).await?)
             }

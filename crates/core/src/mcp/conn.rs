@@ -245,6 +245,7 @@ async fn connect_remote(name: &str, cfg: &Value, handler: Handler) -> Result<Rem
         cfg,
         headers.contains_key(reqwest::header::AUTHORIZATION),
         handler.wait_for.clone(),
+        handler.token.clone(),
         handler.store.as_deref(),
     )?;
     // The transport sets these itself.

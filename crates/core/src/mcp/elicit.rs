@@ -80,6 +80,8 @@ pub(crate) struct Handler {
     pub wait_for: Option<SharedCallback>,
     /// Where remote servers' sign-ins are kept (a store URL; memory when none).
     pub store: Option<String>,
+    /// The host's own tokens for remote servers (`mcpToken`).
+    pub token: Option<SharedCallback>,
     /// A session of protocol 2026-07-28, where a server asks for input only in a tool call's
     /// result (multi round-trip): what the host cannot answer at once parks the call, so the
     /// elicitation capability is advertised even without `waitFor`.

@@ -66,6 +66,9 @@ pub struct LoadOptions {
     /// Where remote servers' sign-ins (client registrations, tokens, logins waiting for a
     /// person) are kept: a store URL (`sqlite:`, `postgres://`, `redis://`), or memory.
     pub store: Option<String>,
+    /// The host's own tokens (`mcpToken`): asked for a server's token before its first request
+    /// and again when it answers with a challenge, before any OAuth.
+    pub token: Option<SharedCallback>,
 }
 
 /// The host-borne part of `loadMcp`'s options, as one document (`hostfn` markers).
@@ -76,6 +79,8 @@ struct LoadJson {
     wait_for: crate::hostfn::HostFn,
     #[serde(default)]
     store: Option<Value>,
+    #[serde(default)]
+    mcp_token: crate::hostfn::HostFn,
 }
 
 impl LoadOptions {
@@ -88,6 +93,7 @@ impl LoadOptions {
             wait_for: o.wait_for.named("loadMcp", "waitFor"),
             cancel: None,
             store: store_option(o.store, "loadMcp")?,
+            token: o.mcp_token.named("loadMcp", "mcpToken"),
         })
     }
 }
@@ -299,7 +305,12 @@ pub async fn load_mcp(input: &Value, opts: LoadOptions) -> Result<McpSource> {
 async fn load(input: &Value, opts: LoadOptions) -> Result<McpSource> {
     let config = parse_mcp_config(input)?;
     let entries = server_entries(&config)?;
-    let handler = Handler { wait_for: opts.wait_for.clone(), store: opts.store.clone(), modern: false };
+    let handler = Handler {
+        wait_for: opts.wait_for.clone(),
+        store: opts.store.clone(),
+        token: opts.token.clone(),
+        modern: false,
+    };
     let outcomes = visit(&entries, &opts.cancel, |name, cfg, timeout| {
         let handler = handler.clone();
         async move { open(&name, &cfg, handler, timeout).await.map(|(c, defs)| (c, defs, cfg, timeout)) }
@@ -334,7 +345,7 @@ async fn list(input: &Value, cancel: Option<Abort>) -> Result<McpInventory> {
     let entries = server_entries(&config)?;
     let outcomes = visit(&entries, &cancel, |name, cfg, timeout| async move {
         let (connection, defs) =
-            open(&name, &cfg, Handler { wait_for: None, store: None, modern: false }, timeout).await?;
+            open(&name, &cfg, Handler { wait_for: None, store: None, token: None, modern: false }, timeout).await?;
         connection.close().await;
         Ok(defs)
     })

@@ -453,7 +453,7 @@ async fn elicitation_round_trips_through_wait_for() {
             })
         }
     });
-    let opts = LoadOptions { wait_for: Some(wait_for), cancel: None, store: None };
+    let opts = LoadOptions { wait_for: Some(wait_for), cancel: None, store: None, token: None };
     let src = mcp::load_mcp(&json!({"fx": local(&[])}), opts).await.unwrap();
     assert_eq!(whoami(&src, "fx").await["capabilities"]["elicitation"], json!({}));
     let r = call(&src, "fx_ask", json!({})).await;
@@ -566,7 +566,7 @@ async fn an_abort_fails_the_whole_load_promptly_and_leaves_nothing_running() {
         "h": with(local(&["--hang-list", "--grandchild", "--tag", &tag]), json!({"timeout": 60000})),
         "ok": local(&["--grandchild", "--tag", &tag]),
     });
-    let err = mcp::load_mcp(&cfg, LoadOptions { wait_for: None, cancel: Some(abort), store: None })
+    let err = mcp::load_mcp(&cfg, LoadOptions { wait_for: None, cancel: Some(abort), store: None, token: None })
         .await
         .err()
         .expect("aborted");
@@ -582,7 +582,7 @@ async fn an_abort_fails_the_whole_load_promptly_and_leaves_nothing_running() {
     done.abort(None);
     let src = mcp::load_mcp(
         &json!({"off": {"url": "http://x", "enabled": false}}),
-        LoadOptions { wait_for: None, cancel: Some(done), store: None },
+        LoadOptions { wait_for: None, cancel: Some(done), store: None, token: None },
     )
     .await
     .unwrap();
@@ -971,4 +971,90 @@ async fn a_failed_start_names_its_cause_and_only_an_old_servers_answer_tries_sse
     assert!(line.contains("the server answered HTTP 405 Method Not Allowed"), "{line}");
     assert!(line.contains("then the legacy SSE transport: "), "{line}");
     assert_eq!(*seen.lock().unwrap(), ["POST", "GET"], "an old server's answer: SSE tried");
+}
+
+/// The OAuth peer (the official TypeScript SDK's authorization server and bearer middleware in
+/// front of an MCP tool, `__test__/peers/mcp/oauth-server.mjs`), its MCP URL; killed on drop.
+async fn oauth_server(args: &[&str]) -> (tokio::process::Child, String) {
+    let peer = concat!(env!("CARGO_MANIFEST_DIR"), "/../../__test__/peers/mcp/oauth-server.mjs");
+    let mut child = tokio::process::Command::new("node")
+        .arg(peer)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("its URL in time")
+        .expect("read")
+        .expect("a line");
+    (child, line.trim().to_string())
+}
+
+/// What a person's browser does at a sign-in URL the peer approves at once: where it is sent back.
+async fn landed_on(url: &str) -> String {
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let res = client.get(url).send().await.expect("the sign-in page");
+    res.headers().get("location").expect("a redirect").to_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oauth_sign_in_through_wait_for_and_a_login_parked_on_a_store_finished_elsewhere() {
+    let (_peer, url) = oauth_server(&["--protect", "calls"]).await;
+    let stats = || async {
+        let text = reqwest::get(url.replace("/mcp", "/stats")).await.unwrap().text().await.unwrap();
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+
+    // A person signs in through waitFor when the call meets the challenge.
+    let asked = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let log = asked.clone();
+    let wait_for = callback(move |req: Value| {
+        let log = log.clone();
+        async move {
+            log.lock().unwrap().push(req.clone());
+            let back = landed_on(req["url"].as_str().unwrap_or_default()).await;
+            Ok(json!({"id": req["id"], "ok": true, "data": {"url": back}}))
+        }
+    });
+    let cfg = json!({"hosted": {"url": url, "timeout": 20000}});
+    let opts = LoadOptions { wait_for: Some(wait_for), cancel: None, store: None, token: None };
+    let src = mcp::load_mcp(&cfg, opts).await.unwrap();
+    let r = call(&src, "hosted_whoami", json!({})).await;
+    assert!(!r.is_error && r.output.starts_with("client "), "{}", r.output);
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["kind"], "authorization");
+    assert_eq!(asked[0]["data"], json!({"server": "hosted", "redirectUri": "http://127.0.0.1/callback"}));
+    src.close().await;
+
+    // Without waitFor the call parks on the login; a second source on the same store finishes it.
+    let dir = std::env::temp_dir().join(format!("tn-oauth-it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = format!("sqlite:{}", dir.join("state.db").display());
+    let on_store = || LoadOptions { wait_for: None, cancel: None, store: Some(store.clone()), token: None };
+    let first = mcp::load_mcp(&cfg, on_store()).await.unwrap();
+    let parked = call(&first, "hosted_whoami", json!({})).await;
+    let request = parked.metadata.as_ref().and_then(|m| m.get("pending")).cloned().expect("a pending login");
+    assert_eq!(request["kind"], "authorization");
+    first.close().await;
+    let back = landed_on(request["url"].as_str().unwrap()).await;
+    let second = mcp::load_mcp(&cfg, on_store()).await.unwrap();
+    let answer = json!({"id": request["id"], "ok": true, "data": {"url": back}});
+    let ctx = ToolContext { answer: Some(answer), ..ToolContext::default() };
+    let r = tool(&second, "hosted_whoami").execute(json!({}), ctx).await.unwrap();
+    assert!(!r.is_error && r.output.starts_with("client "), "{}", r.output);
+    second.close().await;
+    // A third source on the store is signed in already.
+    let third = mcp::load_mcp(&cfg, on_store()).await.unwrap();
+    let r = call(&third, "hosted_whoami", json!({})).await;
+    assert!(!r.is_error, "{}", r.output);
+    third.close().await;
+    let s = stats().await;
+    assert_eq!(s["grants"]["authorization_code"], 2);
+    assert_eq!(s["authorized"], 2);
+    let _ = std::fs::remove_dir_all(dir);
 }

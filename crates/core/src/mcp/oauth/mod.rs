@@ -273,6 +273,10 @@ pub(crate) struct ServerAuth {
     server: String,
     config: OAuthConfig,
     wait_for: Option<SharedCallback>,
+    /// The host's own tokens (`mcpToken`), asked first.
+    token_hook: Option<SharedCallback>,
+    /// Where the warnings of the load that made this go (the transport's tasks have none).
+    warnings: Option<crate::warn::Sink>,
     http: Arc<Http>,
     keep: Keep,
     state: tokio::sync::Mutex<State>,
@@ -298,6 +302,7 @@ impl ServerAuth {
         cfg: &Value,
         has_authorization_header: bool,
         wait_for: Option<SharedCallback>,
+        token_hook: Option<SharedCallback>,
         store: Option<&str>,
     ) -> Result<Option<Arc<ServerAuth>>, String> {
         let Some(config) = OAuthConfig::from_server(cfg)? else { return Ok(None) };
@@ -310,6 +315,8 @@ impl ServerAuth {
             server: name.to_string(),
             config,
             wait_for,
+            token_hook,
+            warnings: crate::warn::current(),
             http: Arc::new(Http::new()?),
             keep: Keep::new(store),
             state: tokio::sync::Mutex::new(State::default()),
@@ -334,6 +341,10 @@ impl ServerAuth {
         let mut state = self.state.lock().await;
         if held.is_none() && !state.restored {
             state.restored = true;
+            if let Some(token) = self.hook_token(None).await {
+                self.set_current(Some(token.clone()));
+                return Some(token);
+            }
             if let Some((m, client)) = self.restore().await {
                 state.manager = Some(m);
                 state.client = Some(client);
@@ -347,6 +358,31 @@ impl ServerAuth {
         }
         drop(state);
         self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// The host's token for this server (`mcpToken`), asked with the server's `challenge` when
+    /// it answered with one; `None` when there is no hook or it gives no token. A hook that
+    /// fails is warned about and counts as no token.
+    async fn hook_token(&self, challenge: Option<&str>) -> Option<String> {
+        let hook = self.token_hook.as_ref()?;
+        let mut ask = Map::new();
+        ask.insert("server".into(), Value::String(self.server.clone()));
+        ask.insert("url".into(), Value::String(self.url.to_string()));
+        if let Some(c) = challenge {
+            ask.insert("challenge".into(), Value::String(c.to_string()));
+        }
+        match hook.call(Value::Object(ask)).await {
+            Ok(Value::String(token)) if !token.is_empty() => Some(token),
+            Ok(_) => None,
+            Err(e) => {
+                let text = format!("[toolnexus] mcpToken failed for MCP server \"{}\": {e}", self.server);
+                match &self.warnings {
+                    Some(sink) => sink(&text),
+                    None => crate::warn::warn(&text),
+                }
+                None
+            }
+        }
     }
 
     /// A manager for the client kept as `client <url>`, when there is one.
@@ -403,6 +439,11 @@ impl ServerAuth {
         let mut state = self.state.lock().await;
         let current = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         if current.is_some() && current.as_deref() != sent {
+            return Ok(());
+        }
+        // The host's own token first: a new one is taken as it is.
+        if let Some(token) = self.hook_token(Some(challenge)).await.filter(|t| Some(t.as_str()) != sent) {
+            self.set_current(Some(token));
             return Ok(());
         }
         let got = match self.config.grant() {
