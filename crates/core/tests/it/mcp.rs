@@ -133,10 +133,11 @@ struct HttpServer {
     port: u16,
 }
 
-async fn http_server() -> HttpServer {
+/// Start `node <script> <args>` (killed on drop) and read the first line it prints.
+async fn node_printing(script: &str, args: &[&str]) -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new("node")
-        .arg(SERVER)
-        .arg("--http")
+        .arg(script)
+        .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -144,11 +145,16 @@ async fn http_server() -> HttpServer {
         .expect("node");
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
         .await
-        .expect("port in time")
+        .expect("its first line in time")
         .expect("read")
         .expect("a line");
+    (child, line)
+}
+
+async fn http_server() -> HttpServer {
+    let (child, line) = node_printing(SERVER, &["--http"]).await;
     let port = line.trim_start_matches("PORT ").trim().parse().expect("port");
     HttpServer { _child: child, port }
 }
@@ -977,20 +983,7 @@ async fn a_failed_start_names_its_cause_and_only_an_old_servers_answer_tries_sse
 /// front of an MCP tool, `__test__/peers/mcp/oauth-server.mjs`), its MCP URL; killed on drop.
 async fn oauth_server(args: &[&str]) -> (tokio::process::Child, String) {
     let peer = concat!(env!("CARGO_MANIFEST_DIR"), "/../../__test__/peers/mcp/oauth-server.mjs");
-    let mut child = tokio::process::Command::new("node")
-        .arg(peer)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-        .await
-        .expect("its URL in time")
-        .expect("read")
-        .expect("a line");
+    let (child, line) = node_printing(peer, args).await;
     (child, line.trim().to_string())
 }
 
