@@ -359,3 +359,27 @@ test("mcpToken: asked again with the challenge when the server refuses; no token
   assert.ok(warnings.some((w) => w.includes('mcpToken failed for MCP server "b": token cache down')), JSON.stringify(warnings))
   assert.ok(!warnings.join("\n").includes("not-a-real-token"))
 })
+
+test("an agent runtime parked on a login resumes with the answer: the login is finished and the call goes through", { timeout: 120_000 }, async (t) => {
+  const { url, stats } = await startServer(t, ["--protect", "calls"])
+  const llmServer = await whoamiModel(t)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tn-oauth-runtime-"))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const store = `sqlite:${path.join(dir, "state.db")}`
+  const { agents } = await import("../index.js")
+  const mcp = await loadMcp({ hosted: { url, timeout: 20_000 } }, { store })
+  t.after(() => mcp.close())
+  const who = agents.agent("who", { does: "Says who it is on the hosted server", uses: { tools: mcp.tools } })
+  const llm = { baseUrl: llmServer.url, style: "openai", model: "m", apiKey: "k" }
+  const first = await who.run("Who am I?", { llm, store })
+  assert.equal(first.status, "pending")
+  assert.equal(first.pending.kind, "authorization")
+  const res = await fetch(first.pending.url, { redirect: "manual" })
+  const runtime = who.createRuntime({ llm, store })
+  t.after(() => runtime.close(runtime.root))
+  await runtime.resume({ id: first.pending.id, ok: true, data: { url: res.headers.get("location") } })
+  const done = await runtime.wait(runtime.root.children[0])
+  assert.equal(done.status, "done", JSON.stringify(done))
+  assert.match(done.text, /^Done: client [0-9a-f-]{36}$/)
+  assert.equal((await stats()).grants.authorization_code, 1)
+})
