@@ -13,6 +13,7 @@ const { engineUrl } = require("./stores.js")
  * @property {unknown} [waitFor] resolves input an MCP server asks for during a call
  * @property {AbortSignal | null} [signal] aborts the load
  * @property {unknown} [store] where remote servers' sign-ins are kept: "memory", a store URL or a store object
+ * @property {unknown} [mcpToken] the caller's own tokens for remote servers (read by the core)
  */
 
 /**

@@ -34,6 +34,8 @@ const { schemaRefusal } = require("./schema.js")
  * @property {unknown} [waitFor] resolves input an MCP server asks for (read by the core: unset when falsy, a TypeError when called if not a function)
  * @property {AbortSignal | null} [signal] aborts the MCP load
  * @property {{ warn(message: string): unknown } | null} [logger] told the toolkit's warnings (its assembly, tools, MCP servers, serving) instead of `console.warn`
+ * @property {unknown} [store] where remote MCP servers' sign-ins are kept: "memory", a store URL or a store object (crosses as its URL)
+ * @property {unknown} [mcpToken] the caller's own tokens for remote MCP servers (read by the core)
  */
 
 /**
