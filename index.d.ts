@@ -297,7 +297,7 @@ export declare function loadMcp(
     waitFor?: (request: Request) => Promise<Answer>
     signal?: AbortSignal
     /** Where remote servers' sign-ins are kept (see {@link ToolkitOptions.store}). */
-    store?: "memory" | StoreUrl | SqliteStore | PostgresStore | RedisStore
+    store?: "memory" | StoreUrl | SqliteStore | PostgresStore | RedisStore | ConversationStore | TaskStore | string
     /** Your own tokens for remote servers (see {@link ToolkitOptions.mcpToken}). */
     mcpToken?: McpTokenHook
   },
@@ -829,8 +829,10 @@ export interface ToolkitOptions {
    * Where remote MCP servers' sign-ins are kept (toolnexus-native): client registrations,
    * tokens, and logins a call parked on. Memory by default; a {@link StoreUrl} or a durable store
    * shares them with every process on it, so a login handed out in one finishes in another.
+   * Anything else (a store of your own, shared with a client's options) is warned about and
+   * ignored, as the reference ignored the option.
    */
-  store?: "memory" | StoreUrl | SqliteStore | PostgresStore | RedisStore
+  store?: "memory" | StoreUrl | SqliteStore | PostgresStore | RedisStore | ConversationStore | TaskStore | string
   /**
    * Your own tokens for remote MCP servers (toolnexus-native): asked before a server's first
    * request, and again when it answers 401/403 (with its `WWW-Authenticate` challenge). A

@@ -383,3 +383,16 @@ test("an agent runtime parked on a login resumes with the answer: the login is f
   assert.match(done.text, /^Done: client [0-9a-f-]{36}$/)
   assert.equal((await stats()).grants.authorization_code, 1)
 })
+
+test("a store option that names no store of ours is what the reference did with it, ignored: warned, sign-ins kept in memory", async (t) => {
+  const warnings = captureWarnings(t)
+  const custom = { async get() {}, async save() {}, async delete() { return false } }
+  const kit = await createToolkit({ builtins: false, store: custom })
+  t.after(() => kit.close())
+  assert.deepEqual(kit.tools(), [])
+  const mcp = await loadMcp({}, { store: "file:./tasks" })
+  t.after(() => mcp.close())
+  assert.deepEqual(mcp.status, {})
+  assert.ok(warnings.some((w) => w.includes('createToolkit: `store` is a value of type object, not "memory"')), JSON.stringify(warnings))
+  assert.ok(warnings.some((w) => w.includes('loadMcp: `store` is "file:./tasks"') && w.endsWith("MCP sign-ins are kept in memory")), JSON.stringify(warnings))
+})

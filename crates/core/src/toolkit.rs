@@ -166,7 +166,7 @@ impl ToolkitOptions {
             mcp_config: o.mcp_config,
             wait_for: o.wait_for.named(OWNER, "waitFor"),
             cancel: None,
-            store: mcp::store_option(o.store, OWNER)?,
+            store: mcp::store_option(o.store, OWNER),
             mcp_token: o.mcp_token.named(OWNER, "mcpToken"),
             agents: Agent::list_from_value(o.agents.as_ref()),
             logger: o.logger.named(OWNER, "logger").map(crate::warn::callback_sink),

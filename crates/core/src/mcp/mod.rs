@@ -92,28 +92,27 @@ impl LoadOptions {
         Ok(LoadOptions {
             wait_for: o.wait_for.named("loadMcp", "waitFor"),
             cancel: None,
-            store: store_option(o.store, "loadMcp")?,
+            store: store_option(o.store, "loadMcp"),
             token: o.mcp_token.named("loadMcp", "mcpToken"),
         })
     }
 }
 
 /// A `store` option for sign-ins: absent, `null` or `"memory"` is memory; a store URL names a
-/// durable engine; anything else is named as wrong.
-pub fn store_option(v: Option<Value>, owner: &str) -> Result<Option<String>> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s == "memory" => Ok(None),
-        Some(Value::String(s)) if crate::store::StoreUrl::is_store_url(&s) => Ok(Some(s)),
-        Some(Value::String(s)) => Err(Error::Type(format!(
-            "{owner}: `store` must be \"memory\" or a store URL (sqlite:, postgres://, redis://), got {}",
-            crate::json::js_stringify(&Value::String(crate::store::redacted(&s)))
-        ))),
-        Some(other) => Err(Error::Type(format!(
-            "{owner}: `store` must be \"memory\", a store URL or a SqliteStore, PostgresStore or RedisStore (got {})",
-            crate::hostfn::js_typeof(&other)
-        ))),
-    }
+/// durable engine. Anything else (the reference ignored the option: a custom conversation store
+/// shared with a client's options, a `file:` task store) is warned about and kept in memory.
+pub fn store_option(v: Option<Value>, owner: &str) -> Option<String> {
+    let given = match v {
+        None | Some(Value::Null) => return None,
+        Some(Value::String(s)) if s == "memory" => return None,
+        Some(Value::String(s)) if crate::store::StoreUrl::is_store_url(&s) => return Some(s),
+        Some(Value::String(s)) => crate::json::js_stringify(&Value::String(crate::store::redacted(&s))),
+        Some(other) => format!("a value of type {}", crate::hostfn::js_typeof(&other)),
+    };
+    crate::warn::warn(&format!(
+        "[toolnexus] {owner}: `store` is {given}, not \"memory\", a store URL (sqlite:, postgres://, redis://) or a SqliteStore, PostgresStore or RedisStore: MCP sign-ins are kept in memory"
+    ));
+    None
 }
 
 /// The loaded source: the tools of every connected server, each server's status, and the
