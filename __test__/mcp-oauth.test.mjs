@@ -240,6 +240,19 @@ for (const [engine, storeOf] of engines) test(`a login a tool call needs parks t
   const second = await runChild(
     agentProgram(`
       const { pending, messages } = JSON.parse(process.env.PARKED)
+      const answerFor = (id) => ({ id, ok: true, data: { url: process.env.LANDED } })
+      // Only the Request the library parked: an invented id, a pending with a field removed and an
+      // edited history are refused, and use nothing up.
+      const invented = { ...pending, id: "pnd-invented" }
+      const { data, ...withoutData } = pending
+      const edited = structuredClone(messages)
+      edited.filter((m) => m.tool_calls).pop().tool_calls[0].function.arguments = JSON.stringify({ note: "x" })
+      const refused = await Promise.all([
+        client.runWithAnswer(toolkit, messages, invented, answerFor(invented.id)).catch((e) => e.code),
+        client.runWithAnswer(toolkit, messages, withoutData, answerFor(pending.id)).catch((e) => e.code),
+        client.runWithAnswer(toolkit, edited, pending, answerFor(pending.id)).catch((e) => e.code),
+      ])
+      console.log(JSON.stringify({ refused }))
       const done = await client.runWithAnswer(toolkit, messages, pending, { id: pending.id, ok: true, data: { url: process.env.LANDED } })
       console.log(JSON.stringify({ status: done.status, text: done.text }))
       // Once: the same answer again is refused, and no second token is got.
@@ -250,9 +263,10 @@ for (const [engine, storeOf] of engines) test(`a login a tool call needs parks t
   )
   assert.equal(second.code, 0, second.stderr)
   const lines = second.stdout.trim().split("\n").map((l) => JSON.parse(l))
-  assert.equal(lines[0].status, "done")
-  assert.match(lines[0].text, /^Done: client [0-9a-f-]{36}$/)
-  assert.equal(lines[1].again, "ESTORECONFLICT")
+  assert.deepEqual(lines[0].refused, ["EUNKNOWNREQUEST", "EREQUESTMISMATCH", "EREQUESTMISMATCH"])
+  assert.equal(lines[1].status, "done")
+  assert.match(lines[1].text, /^Done: client [0-9a-f-]{36}$/)
+  assert.equal(lines[2].again, "ESTORECONFLICT")
   let s = await stats()
   assert.equal(s.registered, 1)
   assert.equal(s.authorized, 1)

@@ -577,16 +577,14 @@ impl Connection {
     }
 
     fn failure_text(&self, m: String) -> String {
-        {
-            // A request the server refused for want of a sign-in that could not be had says so.
-            let m = match self.auth.as_ref().and_then(|a| a.failure()) {
-                Some(failure) if m == "MCP error -32000: Connection closed" => {
-                    format!("authorization required: signing in to the server failed: {failure}")
-                }
-                _ => m,
-            };
-            redact_urls(&m).into_owned()
-        }
+        // A request the server refused for want of a sign-in that could not be had says so.
+        let m = match self.auth.as_ref().and_then(|a| a.failure()) {
+            Some(failure) if m == "MCP error -32000: Connection closed" => {
+                format!("authorization required: signing in to the server failed: {failure}")
+            }
+            _ => m,
+        };
+        redact_urls(&m).into_owned()
     }
 
     /// Send and wait; a failure names the request's JSON-RPC id once it had one.

@@ -459,7 +459,7 @@ async fn elicitation_round_trips_through_wait_for() {
             })
         }
     });
-    let opts = LoadOptions { wait_for: Some(wait_for), cancel: None, store: None, token: None };
+    let opts = LoadOptions { wait_for: Some(wait_for), ..LoadOptions::default() };
     let src = mcp::load_mcp(&json!({"fx": local(&[])}), opts).await.unwrap();
     assert_eq!(whoami(&src, "fx").await["capabilities"]["elicitation"], json!({}));
     let r = call(&src, "fx_ask", json!({})).await;
@@ -572,7 +572,7 @@ async fn an_abort_fails_the_whole_load_promptly_and_leaves_nothing_running() {
         "h": with(local(&["--hang-list", "--grandchild", "--tag", &tag]), json!({"timeout": 60000})),
         "ok": local(&["--grandchild", "--tag", &tag]),
     });
-    let err = mcp::load_mcp(&cfg, LoadOptions { wait_for: None, cancel: Some(abort), store: None, token: None })
+    let err = mcp::load_mcp(&cfg, LoadOptions { cancel: Some(abort), ..LoadOptions::default() })
         .await
         .err()
         .expect("aborted");
@@ -588,7 +588,7 @@ async fn an_abort_fails_the_whole_load_promptly_and_leaves_nothing_running() {
     done.abort(None);
     let src = mcp::load_mcp(
         &json!({"off": {"url": "http://x", "enabled": false}}),
-        LoadOptions { wait_for: None, cancel: Some(done), store: None, token: None },
+        LoadOptions { cancel: Some(done), ..LoadOptions::default() },
     )
     .await
     .unwrap();
@@ -1014,7 +1014,7 @@ async fn oauth_sign_in_through_wait_for_and_a_login_parked_on_a_store_finished_e
         }
     });
     let cfg = json!({"hosted": {"url": url, "timeout": 20000}});
-    let opts = LoadOptions { wait_for: Some(wait_for), cancel: None, store: None, token: None };
+    let opts = LoadOptions { wait_for: Some(wait_for), ..LoadOptions::default() };
     let src = mcp::load_mcp(&cfg, opts).await.unwrap();
     let r = call(&src, "hosted_whoami", json!({})).await;
     assert!(!r.is_error && r.output.starts_with("client "), "{}", r.output);
@@ -1028,7 +1028,7 @@ async fn oauth_sign_in_through_wait_for_and_a_login_parked_on_a_store_finished_e
     let dir = std::env::temp_dir().join(format!("tn-oauth-it-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let store = format!("sqlite:{}", dir.join("state.db").display());
-    let on_store = || LoadOptions { wait_for: None, cancel: None, store: Some(store.clone()), token: None };
+    let on_store = || LoadOptions { store: Some(store.clone()), ..LoadOptions::default() };
     let first = mcp::load_mcp(&cfg, on_store()).await.unwrap();
     let parked = call(&first, "hosted_whoami", json!({})).await;
     let request = parked.metadata.as_ref().and_then(|m| m.get("pending")).cloned().expect("a pending login");

@@ -221,15 +221,7 @@ impl OAuthHttpClient for Http {
             for (name, value) in response.headers() {
                 out = out.header(name, value);
             }
-            let mut body = Vec::new();
-            let mut chunks = response.bytes_stream();
-            while let Some(chunk) = chunks.next().await {
-                let chunk = chunk.map_err(|e| Box::new(e) as OAuthHttpClientError)?;
-                if chunk.len() > MAX_BODY_BYTES - body.len() {
-                    return Err(Box::new(TooLarge) as OAuthHttpClientError);
-                }
-                body.extend_from_slice(&chunk);
-            }
+            let body = read_capped(response).await.map_err(|e| e.to_string())?;
             out.body(body).map_err(|e| Box::new(e) as OAuthHttpClientError)
         })
     }
@@ -756,7 +748,7 @@ impl ServerAuth {
         let response =
             req.send().await.map_err(|e| format!("token request failed: {}", crate::error::with_causes(&e)))?;
         let status = response.status();
-        let body = read_capped(response).await?;
+        let body = read_capped(response).await.map_err(|e| e.to_string())?;
         let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if !status.is_success() {
             let error = answer.get("error").and_then(Value::as_str).unwrap_or("no error code");
@@ -770,13 +762,13 @@ impl ServerAuth {
 }
 
 /// A response's body, up to [`MAX_BODY_BYTES`].
-async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, String> {
+async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, OAuthHttpClientError> {
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|e| e.to_string())?;
+        let chunk = chunk.map_err(|e| Box::new(e) as OAuthHttpClientError)?;
         if chunk.len() > MAX_BODY_BYTES - body.len() {
-            return Err(TooLarge.to_string());
+            return Err(Box::new(TooLarge));
         }
         body.extend_from_slice(&chunk);
     }
