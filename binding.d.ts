@@ -435,6 +435,12 @@ export interface StoreSelector {
   url?: string
 }
 
+/**
+ * A request a JavaScript tool makes of its MCP caller during call `call` (`ctx.sample`):
+ * `method` and its params as JSON; the caller's answer as JSON.
+ */
+export declare function toolAsk(call: number, method: string, params: string): Promise<string>
+
 /** `Client.toolCallsJSON(result)`: a translate result's calls as an OpenAI `tool_calls` array. */
 export declare function toolCallsJson(result: string): string
 
@@ -443,6 +449,12 @@ export interface ToolEntry {
   name: string
   slot: number
 }
+
+/**
+ * A progress or log event a JavaScript tool reports during call `call` (`ctx.progress`,
+ * `ctx.log`), as JSON; a malformed one is a `TypeError` for the tool.
+ */
+export declare function toolEvent(call: number, event: string): void
 
 export declare function translateArgsObject(args: string): string
 

@@ -22,7 +22,29 @@ export interface ToolResult {
   output: string
   isError: boolean
   metadata?: Record<string, unknown>
+  /**
+   * MCP content blocks an MCP caller gets in place of `output` as one text block (toolnexus
+   * addition; the model of this library's own loop still sees `output`).
+   */
+  content?: McpContentBlock[]
+  /** The structured result an MCP caller gets, matching the tool's `outputSchema` (toolnexus addition). */
+  structuredContent?: Record<string, unknown>
 }
+
+/** An MCP content block (text, image, audio, resource link, embedded resource). */
+export type McpContentBlock =
+  | { type: "text"; text: string; annotations?: Record<string, unknown>; _meta?: Record<string, unknown> }
+  | { type: "image" | "audio"; data: string; mimeType: string; annotations?: Record<string, unknown>; _meta?: Record<string, unknown> }
+  | { type: "resource_link"; uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number; annotations?: Record<string, unknown>; _meta?: Record<string, unknown> }
+  | { type: "resource"; resource: McpResourceContents; annotations?: Record<string, unknown>; _meta?: Record<string, unknown> }
+
+/** What a resource holds: text, or binary data in base64. */
+export type McpResourceContents =
+  | { uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
+  | { uri: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> }
+
+/** An MCP log level, least severe first. */
+export type McpLogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency"
 
 /** Per-call execution context handed to a tool. */
 export interface ToolContext {
@@ -30,6 +52,42 @@ export interface ToolContext {
   timeout?: number
   /** Set only when the call is being retried after a suspension was resolved. */
   answer?: Answer
+  /**
+   * Report how far along the call is: an MCP caller that asked for progress gets a
+   * `notifications/progress` (toolnexus addition; set when the tool is served over MCP).
+   */
+  progress?: (progress: number, total?: number, message?: string) => void
+  /**
+   * Send a log entry to an MCP caller at or above the level it set with `logging/setLevel`
+   * (toolnexus addition; set when the tool is served over MCP).
+   */
+  log?: (level: McpLogLevel, data: unknown, logger?: string) => void
+  /**
+   * Ask the MCP caller's model (`sampling/createMessage`; a message may be a plain text, the
+   * user's; `maxTokens` defaults to 1000). Rejects when the caller does not offer sampling
+   * (toolnexus addition; set when the tool is served over MCP).
+   */
+  sample?: (request: McpSamplingRequest) => Promise<McpSamplingResult>
+}
+
+/** What `ctx.sample` asks an MCP caller's model. */
+export interface McpSamplingRequest {
+  messages: Array<string | { role?: "user" | "assistant"; content: string | McpContentBlock | McpContentBlock[] }>
+  maxTokens?: number
+  systemPrompt?: string
+  temperature?: number
+  stopSequences?: string[]
+  modelPreferences?: Record<string, unknown>
+  includeContext?: "none" | "thisServer" | "allServers"
+  metadata?: Record<string, unknown>
+}
+
+/** The caller's model's answer to `ctx.sample`. */
+export interface McpSamplingResult {
+  role: "assistant" | "user"
+  content: McpContentBlock | McpContentBlock[]
+  model: string
+  stopReason?: string
 }
 
 /** A suspension: something outside the call must happen before it can finish. */
@@ -74,6 +132,8 @@ export interface Tool {
   inputSchema: JSONSchema
   source: ToolSource
   execute(args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
+  /** The JSON Schema of the tool's structured result, declared to MCP callers (toolnexus addition). */
+  outputSchema?: JSONSchema
 }
 
 /** Connection state of one configured MCP server. */
@@ -152,6 +212,12 @@ export interface DefineToolOptions<S extends ToolInputSchema = JSONSchema> {
    */
   inputSchema?: S
   source?: Tool["source"]
+  /**
+   * The schema (JSON Schema or Standard Schema) of the tool's structured result: an object `run`
+   * returns is also the result's `structuredContent`, and MCP callers see it as the tool's
+   * `outputSchema` (toolnexus addition).
+   */
+  outputSchema?: ToolInputSchema
   /** A string result becomes the output; a full ToolResult is passed through. */
   run: (args: ToolArgs<S>, ctx?: ToolContext) => unknown | Promise<unknown>
 }
@@ -530,6 +596,80 @@ export interface MCPServeConfig {
   version?: string
   /** Only expose these tool names. */
   tools?: string[]
+  /** Prompts the server offers (`prompts/list`, `prompts/get`; toolnexus addition). */
+  prompts?: McpPromptDef[]
+  /** Resources at fixed URIs (`resources/list`, `resources/read`, subscriptions; toolnexus addition). */
+  resources?: McpResourceDef[]
+  /** Resources whose URIs follow a template such as `notes://{id}` (toolnexus addition). */
+  resourceTemplates?: McpResourceTemplateDef[]
+}
+
+/** A served prompt's argument. */
+export interface McpPromptArgument {
+  name: string
+  title?: string
+  description?: string
+  required?: boolean
+}
+
+/** A message of a prompt: its text (a user message), or a role and a text or content block. */
+export type McpPromptMessage = string | { role?: "user" | "assistant"; content: string | McpContentBlock }
+
+/** Candidate values for an argument being typed (at most 100 are sent), or the MCP completion itself. */
+export type McpCompleter = (
+  value: string,
+) => string[] | { values: string[]; total?: number; hasMore?: boolean } | Promise<string[] | { values: string[]; total?: number; hasMore?: boolean }>
+
+/** A prompt served over MCP. */
+export interface McpPromptDef {
+  name: string
+  title?: string
+  description?: string
+  arguments?: McpPromptArgument[]
+  /** The prompt's messages for these arguments. */
+  get: (
+    args: Record<string, string>,
+  ) =>
+    | string
+    | McpPromptMessage[]
+    | { description?: string; messages: McpPromptMessage[] }
+    | Promise<string | McpPromptMessage[] | { description?: string; messages: McpPromptMessage[] }>
+  /** Completers by argument name (`completion/complete`). */
+  complete?: Record<string, McpCompleter>
+}
+
+/** What reading a resource answers: a text, a Buffer (binary), `{ text }` / `{ blob }` (base64), a list of them, or `{ contents }`. */
+export type McpReadResult =
+  | string
+  | Uint8Array
+  | { text: string; mimeType?: string; uri?: string }
+  | { blob: string; mimeType?: string; uri?: string }
+  | Array<string | Uint8Array | { text: string; mimeType?: string; uri?: string } | { blob: string; mimeType?: string; uri?: string }>
+  | { contents: McpResourceContents[] }
+
+/** A resource served at a fixed URI. */
+export interface McpResourceDef {
+  uri: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+  size?: number
+  /** Its contents (`params` is empty for a fixed URI). */
+  read: (req: { uri: string; params: Record<string, string> }) => McpReadResult | Promise<McpReadResult>
+}
+
+/** Resources served through a URI template (RFC 6570 `{name}` and `{+name}` expressions). */
+export interface McpResourceTemplateDef {
+  uriTemplate: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+  /** The contents at `uri`; `params` holds what the template's expressions matched. */
+  read: (req: { uri: string; params: Record<string, string> }) => McpReadResult | Promise<McpReadResult>
+  /** Completers by variable name (`completion/complete` with a `ref/resource`). */
+  complete?: Record<string, McpCompleter>
 }
 
 /** Reported for each inbound MCP `tools/call`. */

@@ -15,14 +15,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { EmptyResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { createToolkit, defineTool, loadMcp } from "../index.js"
 import { REPO, cleanEnv, deferred, within } from "./support/llm.mjs"
+import { pySkip, python } from "./support/pypeer.mjs"
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 const PEERS = process.env.TOOLNEXUS_PEERS_DIR ?? path.join(REPO, ".peers")
-const PY_MCP = path.join(PEERS, "py-mcp")
 const PROGRAMS = path.join(REPO, "__test__", "peers", "mcp")
-const pySkip =
-  !fs.existsSync(path.join(PY_MCP, ".installed")) &&
-  `the Python MCP SDK peer (py-mcp) is not installed in ${PEERS} (eval "$(scripts/peers.sh)" installs it and sets TOOLNEXUS_PEERS_DIR)`
 const JS_MCP2 = path.join(PEERS, "js-mcp2")
 const v2Skip =
   !fs.existsSync(path.join(JS_MCP2, ".installed")) &&
@@ -49,30 +46,6 @@ async function serving(tools, t) {
     await tk.close()
   })
   return srv
-}
-
-/**
- * Run one of the Python SDK programs in __test__/peers/mcp: the JSON lines it printed, and what
- * to say when it printed none (its exit code and the end of its stderr).
- */
-function python(program, args, timeoutMs) {
-  return new Promise((resolve) => {
-    const child = spawn("python3", [path.join(PROGRAMS, program), ...args], {
-      cwd: REPO,
-      env: { ...cleanEnv(), PYTHONPATH: PY_MCP },
-      stdio: ["ignore", "pipe", "pipe"],
-    })
-    let out = ""
-    let err = ""
-    child.stdout.on("data", (d) => (out += d))
-    child.stderr.on("data", (d) => (err += d))
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      const lines = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
-      resolve({ lines, failure: `no answer (exit ${code}): ${err.slice(-1500)}` })
-    })
-  })
 }
 
 const rpc = (id, method, params) => ({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) })

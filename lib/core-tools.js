@@ -3,8 +3,9 @@
 // caller's own Tool as the core calls it (`toolSpec`, `toolOption`: its declaration, and
 // `execute` with a signal of its own when the caller can give up).
 
+const { native } = require("./native.js")
 const { encode, encodeLenient, fromCore, answer, raw, abortWiring } = require("./crossing.js")
-const { declaredSchema, warnUnsendable } = require("./schema.js")
+const { declaredSchema, outputSchemaOf, warnUnsendable } = require("./schema.js")
 
 /** @typedef {import("../index").ToolResult} ToolResult */
 
@@ -23,6 +24,7 @@ const { declaredSchema, warnUnsendable } = require("./schema.js")
  * @property {Record<string, unknown>} inputSchema a JSON Schema object
  * @property {string} source
  * @property {ToolExecute} execute
+ * @property {Record<string, unknown>} [outputSchema] the JSON Schema of its structured result
  */
 
 /**
@@ -34,6 +36,7 @@ const { declaredSchema, warnUnsendable } = require("./schema.js")
  * @property {unknown} [inputSchema]
  * @property {unknown} [source]
  * @property {unknown} [execute]
+ * @property {unknown} [outputSchema]
  */
 
 /**
@@ -130,8 +133,17 @@ function signalled(execute) {
     signals.set(msg.call, controller)
     /** @type {Promise<unknown>} */
     let out
+    const call = msg.call
+    // What the tool tells its caller while it runs: how far along it is, and log entries.
+    const progress = (/** @type {unknown} */ progress, /** @type {unknown} */ total, /** @type {unknown} */ message) =>
+      native.toolEvent(call, JSON.stringify({ progress, total, message }))
+    const log = (/** @type {unknown} */ level, /** @type {unknown} */ data, /** @type {unknown} */ logger) =>
+      native.toolEvent(call, JSON.stringify({ level, data, logger }))
+    // Ask the caller's model (MCP sampling): its answer, `{ role, content, model, stopReason }`.
+    const sample = async (/** @type {unknown} */ params) =>
+      JSON.parse(await native.toolAsk(call, "sampling/createMessage", JSON.stringify(params ?? null)))
     try {
-      out = Promise.resolve(execute(msg.args, { ...msg.ctx, signal: controller.signal }))
+      out = Promise.resolve(execute(msg.args, { ...msg.ctx, signal: controller.signal, progress, log, sample }))
     } catch (e) {
       out = Promise.reject(e)
     }
@@ -155,7 +167,7 @@ function toolSpec(t, i) {
   const call = signalled((args, ctx) => /** @type {Tool} */ (t).execute(args, ctx))
   // A Standard Schema crosses as its JSON Schema (or, when it has none, as no schema: the
   // toolkit refuses it where the list is sent).
-  return { decl: encode({ name: t.name, description: t.description, inputSchema: declaredSchema(t.inputSchema), source: t.source }), call }
+  return { decl: encode({ name: t.name, description: t.description, inputSchema: declaredSchema(t.inputSchema), source: t.source, outputSchema: outputSchemaOf(t) }), call }
 }
 
 /**

@@ -17,6 +17,9 @@ const { isStandardSchema, shownSchema, validateArgs } = require("./schema.js")
  *   valibot, arktype...): then the tool's `inputSchema` is its JSON Schema, and each call's
  *   arguments are validated by it before `run` gets its output
  * @property {string} [source]
+ * @property {Record<string, unknown>} [outputSchema] the JSON Schema (or a Standard Schema) of
+ *   the tool's structured result: an object `run` returns is then also the result's
+ *   `structuredContent`, and an MCP server of the tool declares it as the tool's `outputSchema`
  * @property {(this: DefineToolOptions, args: any, ctx?: ToolContext) => unknown} run
  *   a string result is the output, a ToolResult-shaped one passes through, anything else is JSON-encoded
  */
@@ -47,11 +50,14 @@ function defineTool(opts) {
   const given = opts.inputSchema
   // A Standard Schema validates every call; a JSON Schema is only declared, as before.
   const standard = isStandardSchema(given) ? given : undefined
+  const outputSchema =
+    opts.outputSchema === undefined ? undefined : /** @type {Record<string, unknown>} */ (shownSchema(opts.outputSchema))
   return {
     name: opts.name,
     description: opts.description,
     inputSchema: /** @type {Record<string, unknown>} */ (shownSchema(given) ?? EMPTY_SCHEMA),
     source: opts.source ?? "native",
+    ...(outputSchema === undefined ? {} : { outputSchema }),
     async execute(args, ctx) {
       try {
         // Read at each call, as the reference does; a missing `run` fails here, not above.
@@ -69,7 +75,12 @@ function defineTool(opts) {
         const out = await run.call(opts, input, ctx)
         // A ToolResult-shaped value passes through untouched, as the reference passes it.
         if (out !== null && typeof out === "object" && "output" in out && "isError" in out) return /** @type {import("./core-tools.js").ToolResult} */ (out)
-        return { output: typeof out === "string" ? out : (JSON.stringify(out) ?? ""), isError: false }
+        const output = typeof out === "string" ? out : (JSON.stringify(out) ?? "")
+        // A tool that declares its result's schema hands an object back as structured content too.
+        if (outputSchema !== undefined && out !== null && typeof out === "object" && !Array.isArray(out)) {
+          return { output, isError: false, structuredContent: /** @type {Record<string, unknown>} */ (out) }
+        }
+        return { output, isError: false }
       } catch (e) {
         return { output: e instanceof Error ? e.message : String(e), isError: true }
       }

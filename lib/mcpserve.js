@@ -4,7 +4,7 @@
 const { native } = require("./native.js")
 const { encode, bridge, plainFn, crossing } = require("./crossing.js")
 const { nativeHandle, signalled } = require("./core-tools.js")
-const { declaredSchema, schemaRefusal, warnUnsendable } = require("./schema.js")
+const { declaredSchema, outputSchemaOf, schemaRefusal, warnUnsendable } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */
 
@@ -206,7 +206,7 @@ function buildMcpServer(tools, cfg, onCall) {
       server.addNative(handle)
       continue
     }
-    const decl = { name: textOf(t.name), description: t.description, inputSchema: declaredSchema(t.inputSchema), source: t.source }
+    const decl = { name: textOf(t.name), description: t.description, inputSchema: declaredSchema(t.inputSchema), source: t.source, outputSchema: outputSchemaOf(t) }
     server.addJs(encode(decl), servedCall(t))
   }
   return new McpServer(server)

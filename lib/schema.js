@@ -321,4 +321,12 @@ function outputOption(owner, ctx) {
   return { doc: { ...doc, schema: c.json, validate: check }, box }
 }
 
-module.exports = { outputOption, isStandardSchema, shownSchema, declaredSchema, schemaRefusal, warnUnsendable, emptySchema, validateArgs, issuesText }
+/**
+ * The schema of a tool's structured result as its declaration carries it (`declaredSchema` of
+ * its `outputSchema`; nothing when it declares none).
+ * @param {{ outputSchema?: unknown }} t
+ * @returns {unknown}
+ */
+const outputSchemaOf = (t) => declaredSchema(t.outputSchema)
+
+module.exports = { outputOption, outputSchemaOf, isStandardSchema, shownSchema, declaredSchema, schemaRefusal, warnUnsendable, emptySchema, validateArgs, issuesText }

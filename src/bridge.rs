@@ -77,11 +77,12 @@ impl Callback for JsCallback {
 /// A JS tool as `index.js` hands it over outside an options document: its declaration (JSON)
 /// and its bridged `execute`, at place `slot` of the list it came in.
 pub fn js_tool(decl: &str, call: JsonFn, slot: u32) -> Result<toolnexus_core::tool::SharedTool, Error> {
-    let toolnexus_core::toolkit::ToolDecl { name, description, input_schema, source } =
+    let toolnexus_core::toolkit::ToolDecl { name, description, input_schema, source, output_schema } =
         toolnexus_core::toolkit::ToolDecl::from_json(decl, slot)?;
     let call = std::sync::Arc::new(JsCallback(call));
     Ok(std::sync::Arc::new(toolnexus_core::host_tool::HostTool {
-        decl: toolnexus_core::tool::ToolDecl::new(name, description, input_schema, source),
+        decl: toolnexus_core::tool::ToolDecl::new(name, description, input_schema, source)
+            .with_output_schema(output_schema),
         slot,
         call,
     }))

@@ -80,8 +80,8 @@ pub(crate) fn crossing(name: &str, r: ToolResult) -> Crossing {
         let whole = r.to_value().to_string();
         return Either::A(if whole.len() <= jsstr::MAX_LENGTH { whole } else { too_long().to_value().to_string() });
     }
-    let ToolResult { output, is_error, metadata } = r;
-    let rest = ToolResult { output: String::new(), is_error, metadata }.to_value().to_string();
+    let ToolResult { output, is_error, metadata, rich } = r;
+    let rest = ToolResult { output: String::new(), is_error, metadata, rich }.to_value().to_string();
     if rest.len() > jsstr::MAX_LENGTH {
         return Either::A(too_long().to_value().to_string());
     }
@@ -155,4 +155,22 @@ pub fn select_builtins(cfg_json: Option<String>) -> Result<Vec<NativeTool>> {
 #[napi(js_name = "builtinsEnabled")]
 pub fn builtins_enabled(cfg_json: Option<String>) -> Result<bool> {
     Ok(builtins::builtins_enabled(&config(cfg_json)?))
+}
+
+/// A progress or log event a JavaScript tool reports during call `call` (`ctx.progress`,
+/// `ctx.log`), as JSON; a malformed one is a `TypeError` for the tool.
+#[napi(js_name = "toolEvent")]
+pub fn tool_event(call: f64, event: String) -> Result<()> {
+    toolnexus_core::host_tool::report(call as u64, &event).map_err(core_err)
+}
+
+/// A request a JavaScript tool makes of its MCP caller during call `call` (`ctx.sample`):
+/// `method` and its params as JSON; the caller's answer as JSON.
+#[napi(js_name = "toolAsk", ts_return_type = "Promise<string>")]
+pub fn tool_ask(env: &Env, call: f64, method: String, params: String) -> Result<crate::dispatch::JsPromise> {
+    let params = parse_json(&params, "ctx.sample")?;
+    crate::dispatch::promise(env, async move {
+        let answer = toolnexus_core::host_tool::ask(call as u64, &method, params).await.map_err(core_err)?;
+        Ok(answer.to_string())
+    })
 }

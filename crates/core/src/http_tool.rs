@@ -329,7 +329,7 @@ impl HttpTool {
         if !jsstr::fits(&output) {
             return ToolResult::error(jsstr::INVALID_LENGTH);
         }
-        ToolResult { output, is_error, metadata: meta }
+        ToolResult { output, is_error, metadata: meta, rich: None }
     }
 }
 

@@ -12,8 +12,83 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Result;
 use crate::types::ToolResult;
 
+/// What a running tool tells its caller before its result (`ctx.progress`, `ctx.log`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolEvent {
+    /// How far along the call is: `progress` of `total` (when known), with a message.
+    Progress { progress: f64, total: Option<f64>, message: Option<String> },
+    /// A log entry: its level (an MCP/syslog level name), its data and the logger's name.
+    Log { level: String, data: Value, logger: Option<String> },
+}
+
+/// The JSON a host sends for an event: `{ progress, total?, message? }` or
+/// `{ level, data, logger? }`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ToolEventJson {
+    Progress {
+        progress: f64,
+        #[serde(default)]
+        total: Option<f64>,
+        #[serde(default)]
+        message: Option<String>,
+    },
+    Log {
+        level: String,
+        #[serde(default)]
+        data: Value,
+        #[serde(default)]
+        logger: Option<String>,
+    },
+}
+
+/// The MCP log levels, least severe first (RFC 5424's, as MCP names them).
+pub const LOG_LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+impl ToolEvent {
+    /// An event from its JSON. A progress needs a finite number; a log a known level.
+    pub fn from_json(text: &str) -> Result<ToolEvent> {
+        let bad = |why: &str| crate::error::Error::Type(why.to_string());
+        let e: ToolEventJson = serde_json::from_str(text).map_err(|_| {
+            bad("ctx.progress takes (progress: number, total?: number, message?: string); ctx.log takes (level, data, logger?)")
+        })?;
+        Ok(match e {
+            ToolEventJson::Progress { progress, total, message } => {
+                if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
+                    return Err(bad("ctx.progress: progress and total must be finite numbers"));
+                }
+                ToolEvent::Progress { progress, total, message }
+            }
+            ToolEventJson::Log { level, data, logger } => {
+                if !LOG_LEVELS.contains(&level.as_str()) {
+                    return Err(bad(&format!("ctx.log: unknown level {level:?} (one of {})", LOG_LEVELS.join(", "))));
+                }
+                ToolEvent::Log { level, data, logger }
+            }
+        })
+    }
+}
+
+/// Who called a tool, as far as the tool can reach back: an MCP client that takes its events
+/// (`ctx.progress`, `ctx.log`) and answers its requests (`ctx.sample`; a `pending` it returns
+/// becomes an elicitation).
+#[async_trait]
+pub trait Caller: Send + Sync {
+    /// Send an event; one the caller does not take goes nowhere.
+    fn event(&self, event: ToolEvent);
+    /// Whether the caller takes requests of a kind: `"elicitation"`, `"elicitation.url"`
+    /// (URL-mode elicitation), `"sampling"`.
+    fn offers(&self, what: &str) -> bool;
+    /// Ask the caller: an MCP request (`method`, `params`) whose result is the answer. `Err`
+    /// when the caller cannot answer (it does not offer the method, it refused, it left).
+    async fn request(&self, method: &str, params: Value) -> Result<Value>;
+}
+
+/// Where a call's events and requests go.
+pub type EventSink = Arc<dyn Caller>;
+
 /// Optional context a caller hands to `execute`.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ToolContext {
     /// Fires when the caller gives up.
     pub cancel: Option<CancellationToken>,
@@ -21,6 +96,19 @@ pub struct ToolContext {
     pub timeout: Option<f64>,
     /// The resolution of a prior suspension; present only on the post-`waitFor` retry (§10).
     pub answer: Option<Value>,
+    /// Where the call's progress and log events go; without one they go nowhere.
+    pub events: Option<EventSink>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("cancel", &self.cancel)
+            .field("timeout", &self.timeout)
+            .field("answer", &self.answer)
+            .field("events", &self.events.is_some())
+            .finish()
+    }
 }
 
 /// The JSON of a call's context: `{ answer?, timeout? }`.
@@ -38,7 +126,7 @@ impl ToolContext {
     /// none); the cancel token, if any, is the host's to attach.
     pub fn from_json(text: &str) -> Result<ToolContext> {
         let c: ContextJson = crate::options::parse_object(text, "ctx")?.unwrap_or_default();
-        Ok(ToolContext { cancel: None, timeout: c.timeout, answer: c.answer })
+        Ok(ToolContext { cancel: None, timeout: c.timeout, answer: c.answer, events: None })
     }
 }
 
@@ -51,6 +139,9 @@ pub struct ToolDecl {
     pub input_schema: Value,
     /// "mcp" | "skill" | "builtin" | "native" | "http" | "a2a" | "custom" | ...
     pub source: Cow<'static, str>,
+    /// The JSON Schema of the tool's structured result, when it declares one (served over MCP
+    /// as `outputSchema`).
+    pub output_schema: Option<Value>,
 }
 
 impl ToolDecl {
@@ -60,7 +151,19 @@ impl ToolDecl {
         input_schema: Value,
         source: impl Into<Cow<'static, str>>,
     ) -> ToolDecl {
-        ToolDecl { name: name.into(), description: description.into(), input_schema, source: source.into() }
+        ToolDecl {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            source: source.into(),
+            output_schema: None,
+        }
+    }
+
+    /// The same declaration with the output schema `schema`.
+    pub fn with_output_schema(mut self, schema: Option<Value>) -> ToolDecl {
+        self.output_schema = schema;
+        self
     }
 }
 
@@ -83,6 +186,10 @@ pub trait Tool: Send + Sync {
     /// "mcp" | "skill" | "builtin" | "native" | "http" | "a2a" | "custom" | ...
     fn source(&self) -> &str {
         &self.decl().source
+    }
+    /// The JSON Schema of the structured result, when the tool declares one.
+    fn output_schema(&self) -> Option<&Value> {
+        self.decl().output_schema.as_ref()
     }
     /// Run the tool. `Err` means the tool itself broke in a way that is not a result
     /// (a host callback that threw outside any wrapper); ordinary failures are

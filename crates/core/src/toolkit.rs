@@ -185,6 +185,8 @@ pub struct ToolDecl {
     pub input_schema: Value,
     /// "custom" when not a string.
     pub source: String,
+    /// `outputSchema` when it is an object.
+    pub output_schema: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -198,6 +200,8 @@ struct ToolDeclJson {
     input_schema: Option<Value>,
     #[serde(default, deserialize_with = "options::string")]
     source: Option<String>,
+    #[serde(default, deserialize_with = "options::object_value")]
+    output_schema: Option<Value>,
 }
 
 impl ToolDecl {
@@ -210,6 +214,7 @@ impl ToolDecl {
             description: d.description.unwrap_or_default(),
             input_schema: d.input_schema.unwrap_or_else(crate::fn_tool::empty_schema),
             source: d.source.unwrap_or_else(|| "custom".into()),
+            output_schema: d.output_schema,
         })
     }
 }

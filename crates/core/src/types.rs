@@ -8,21 +8,34 @@ use serde_json::{Map, Value};
 use crate::error::Result;
 use crate::json::{js_string, truthy};
 
-/// What a tool hands back: text for the model, an error flag, free-form metadata.
+/// What a tool hands back: text for the model, an error flag, free-form metadata, and what an
+/// MCP caller gets besides the text ([`Rich`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     pub output: String,
     pub is_error: bool,
     pub metadata: Option<Value>,
+    /// Content blocks and structured content, when the tool gave them.
+    pub rich: Option<Box<Rich>>,
+}
+
+/// What a result carries for an MCP caller besides its text: `content`, the MCP content blocks
+/// (text, image, audio, resource links, embedded resources) sent in place of the one text
+/// block, and `structuredContent`, the value a tool with an output schema returns. The model of
+/// this library's own loop still sees `output`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rich {
+    pub content: Option<Vec<Value>>,
+    pub structured: Option<Value>,
 }
 
 impl ToolResult {
     pub fn ok(output: impl Into<String>) -> Self {
-        ToolResult { output: output.into(), is_error: false, metadata: None }
+        ToolResult { output: output.into(), is_error: false, metadata: None, rich: None }
     }
 
     pub fn error(output: impl Into<String>) -> Self {
-        ToolResult { output: output.into(), is_error: true, metadata: None }
+        ToolResult { output: output.into(), is_error: true, metadata: None, rich: None }
     }
 
     /// Read a ToolResult-shaped JSON value as leniently as JavaScript would: a missing or
@@ -37,20 +50,37 @@ impl ToolResult {
                 };
                 let is_error = m.get("isError").is_some_and(truthy);
                 let metadata = m.remove("metadata").filter(|x| !x.is_null());
-                ToolResult { output, is_error, metadata }
+                // `content` is read when it is an array, `structuredContent` when it is an object
+                // (what MCP allows); anything else stays the tool's own business.
+                let content = match m.remove("content") {
+                    Some(Value::Array(items)) => Some(items),
+                    _ => None,
+                };
+                let structured = m.remove("structuredContent").filter(Value::is_object);
+                let rich = (content.is_some() || structured.is_some()).then(|| Box::new(Rich { content, structured }));
+                ToolResult { output, is_error, metadata, rich }
             }
             Value::Null => ToolResult::ok(""),
             other => ToolResult::ok(js_string(&other)),
         }
     }
 
-    /// The wire shape: `{ output, isError, metadata? }`, keys in that order.
+    /// The wire shape: `{ output, isError, metadata?, content?, structuredContent? }`, keys in
+    /// that order.
     pub fn to_value(&self) -> Value {
         let mut m = Map::with_capacity(3);
         m.insert("output".into(), Value::String(self.output.clone()));
         m.insert("isError".into(), Value::Bool(self.is_error));
         if let Some(meta) = &self.metadata {
             m.insert("metadata".into(), meta.clone());
+        }
+        if let Some(rich) = &self.rich {
+            if let Some(content) = &rich.content {
+                m.insert("content".into(), Value::Array(content.clone()));
+            }
+            if let Some(s) = &rich.structured {
+                m.insert("structuredContent".into(), s.clone());
+            }
         }
         Value::Object(m)
     }
@@ -109,7 +139,7 @@ pub fn pending(mut request: Map<String, Value>) -> Result<ToolResult> {
     };
     let mut meta = Map::with_capacity(1);
     meta.insert("pending".into(), Value::Object(request));
-    Ok(ToolResult { output, is_error: true, metadata: Some(Value::Object(meta)) })
+    Ok(ToolResult { output, is_error: true, metadata: Some(Value::Object(meta)), rich: None })
 }
 
 /// The default prompt of [`auth_required`].
@@ -228,7 +258,7 @@ mod tests {
     #[test]
     fn pending_of_ignores_ordinary_results() {
         assert!(pending_of(&ToolResult::ok("done")).is_none());
-        let odd = ToolResult { output: String::new(), is_error: true, metadata: Some(json!({"pending": true})) };
+        let odd = ToolResult { metadata: Some(json!({"pending": true})), ..ToolResult::error("") };
         assert!(pending_of(&odd).is_none());
     }
 
@@ -243,7 +273,18 @@ mod tests {
     #[test]
     fn tool_results_read_leniently() {
         let r = ToolResult::from_value(json!({"output": 42, "isError": 1, "metadata": {"a": 1}}));
-        assert_eq!(r, ToolResult { output: "42".into(), is_error: true, metadata: Some(json!({"a": 1})) });
+        assert_eq!(r, ToolResult { metadata: Some(json!({"a": 1})), ..ToolResult::error("42") });
+        let r = ToolResult::from_value(json!({"output": "", "isError": false,
+            "content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}], "structuredContent": {"n": 1}}));
+        let rich = r.rich.as_deref().unwrap();
+        assert_eq!(rich.content.as_ref().unwrap()[0]["type"], "image");
+        assert_eq!(rich.structured, Some(json!({"n": 1})));
+        assert_eq!(r.to_value()["structuredContent"], json!({"n": 1}));
+        // What MCP would not take is left out: content that is no array, structure that is no object.
+        assert_eq!(
+            ToolResult::from_value(json!({"output": "x", "content": "no", "structuredContent": [1]})).rich,
+            None
+        );
         assert_eq!(ToolResult::from_value(json!("plain")), ToolResult::ok("plain"));
         assert_eq!(ToolResult::from_value(Value::Null), ToolResult::ok(""));
     }

@@ -273,7 +273,7 @@ impl Progress {
         m.insert("state".into(), self.state.clone());
         m.insert("polls".into(), self.polls.into());
         m.insert("ms".into(), (self.start.elapsed().as_millis() as u64).into());
-        ToolResult { output, is_error, metadata: Some(Value::Object(m)) }
+        ToolResult { output, is_error, metadata: Some(Value::Object(m)), rich: None }
     }
 
     fn error(&self, output: String) -> ToolResult {

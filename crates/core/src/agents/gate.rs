@@ -349,7 +349,12 @@ mod tests {
         ToolCallRecord {
             name: "todowrite".into(),
             args: json!({ "todos": items }),
-            result: ToolResult { output: String::new(), is_error: false, metadata: Some(json!({ "todos": items })) },
+            result: ToolResult {
+                output: String::new(),
+                is_error: false,
+                metadata: Some(json!({ "todos": items })),
+                rich: None,
+            },
         }
     }
 

@@ -150,12 +150,12 @@ impl Tool for Builtin {
 
 /// A successful result with metadata.
 fn ok_with(output: impl Into<String>, metadata: Value) -> ToolResult {
-    ToolResult { output: output.into(), is_error: false, metadata: Some(metadata) }
+    ToolResult { output: output.into(), is_error: false, metadata: Some(metadata), rich: None }
 }
 
 /// An error result with metadata.
 fn err_with(output: impl Into<String>, metadata: Value) -> ToolResult {
-    ToolResult { output: output.into(), is_error: true, metadata: Some(metadata) }
+    ToolResult { output: output.into(), is_error: true, metadata: Some(metadata), rich: None }
 }
 
 /// `args[key]`, when the arguments are an object holding it.

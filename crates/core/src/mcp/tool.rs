@@ -91,7 +91,7 @@ pub(crate) fn map_call_result(server: &str, result: &Value) -> ToolResult {
             None => (text_items(content).map(|t| t.join("\n")).unwrap_or_default(), false),
         }
     };
-    ToolResult { output, is_error, metadata: Some(server_meta(server)) }
+    ToolResult { output, is_error, metadata: Some(server_meta(server)), rich: None }
 }
 
 /// Inside a traced tool call, the W3C trace context in the request's `_meta` (as MCP's SEP-414
@@ -173,7 +173,12 @@ impl Tool for McpTool {
         crate::trace::ready().await;
         params.meta = trace_meta();
         let timeout = ctx.timeout.map_or(self.timeout, timer_delay_ms);
-        let failed = |output: String| ToolResult { output, is_error: true, metadata: Some(server_meta(&self.server)) };
+        let failed = |output: String| ToolResult {
+            output,
+            is_error: true,
+            metadata: Some(server_meta(&self.server)),
+            rich: None,
+        };
         if let Some(answer) = &ctx.answer {
             // A call resumed with the answer to a login this server handed out finishes it first.
             if let Some(auth) = self.conn.auth() {
@@ -237,7 +242,10 @@ mod tests {
             "s",
             &json!({"content": [{"type": "text", "text": "a"}, {"type": "image", "data": "x"}, {"type": "text", "text": ""}, {"type": "text", "text": "b"}]}),
         );
-        assert_eq!(r, ToolResult { output: "a\n\nb".into(), is_error: false, metadata: Some(json!({"server": "s"})) });
+        assert_eq!(
+            r,
+            ToolResult { output: "a\n\nb".into(), is_error: false, metadata: Some(json!({"server": "s"})), rich: None }
+        );
         let r = map_call_result(
             "s",
             &json!({"content": [{"type": "text", "text": "x"}], "structuredContent": {"b": 1, "2": [1.5, 2.0]}}),

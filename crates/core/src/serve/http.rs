@@ -39,7 +39,7 @@ use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
 use crate::host::Hold;
 use crate::serve::a2a::A2AService;
-use crate::serve::mcp::McpProfile;
+use crate::serve::mcp_http::McpProfile;
 use crate::serve::mcp_wire::PeerAddr;
 use crate::serve::options::ServeSecurity;
 use crate::serve::Body;

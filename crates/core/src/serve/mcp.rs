@@ -1,24 +1,26 @@
 //! The MCP profile (SPEC §7C): a toolkit's tools served as an MCP server.
 //!
-//! `tools/list` advertises each exposed tool (its name as it is, its description and its
-//! schema); `tools/call` runs `Tool::execute` and hands the result back as one text part, a
-//! failed execution included; nothing else of MCP is offered. The protocol itself is rmcp's:
-//! [`Served`] is its server handler, [`McpProfile::handle`] its streamable-HTTP server side
-//! run statelessly (each request is answered by a server of its own, no session) behind
-//! `mcp_wire` (what the transport asks that rmcp's stateless side leaves out: parse errors,
-//! batches, cancellation), and `mcp_session` runs the same handler over a host's message
-//! transport. A request's answer is a plain JSON body, never an event stream: nothing is sent
-//! before it, and a client that caps one event (the Python SDK, at 1 MiB) reads a result of
-//! any size. A method the server does not offer is `-32601 Method not found`.
+//! `tools/list` advertises each exposed tool (its name as it is, its description, its schema and
+//! its output schema); `tools/call` runs `Tool::execute` and hands the result back as its content
+//! blocks (its text as one block when it has none), its structured content and its metadata, a
+//! failed execution included. While a tool runs, its progress and log events reach the client as
+//! notifications, and a `pending` it returns is put to the client as an elicitation whose answer
+//! runs it again. `logging/setLevel` sets what a client gets; the profile's prompts, resources
+//! and templates (`mcp_catalog`) are listed, read, subscribed to and completed. The protocol
+//! itself is rmcp's: [`Served`] is its server handler (`mcp_http` serves it over HTTP,
+//! `mcp_session` over a host's message transport). A request's answer is a plain JSON body
+//! unless something is sent before it, so a client that caps one event (the Python SDK, at
+//! 1 MiB) reads a result of any size. A method the server does not offer is `-32601 Method not
+//! found`.
+
+// MCP's logging (`logging/setLevel`, log notifications) is deprecated from 2026-07-28 on and
+// still part of every earlier version this server speaks.
+#![allow(deprecated)]
 
 use std::collections::HashMap;
-use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use bytes::Bytes;
-use futures::StreamExt;
-use http_body_util::{BodyExt, StreamBody};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
     CustomRequest, CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
@@ -27,8 +29,6 @@ use rmcp::model::{
     Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler};
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Map, Value};
@@ -37,21 +37,20 @@ use tokio_util::sync::CancellationToken;
 use crate::callback::SharedCallback;
 use crate::error::Result;
 use crate::json::truthy;
-use crate::serve::mcp_wire::{plain, rpc_error, CallKey, InFlight};
-use crate::tool::{SharedTool, ToolContext};
+use crate::lru::Lru;
+use crate::serve::mcp_catalog::{Catalog, PromptDef, ResourceDef, TemplateDef};
+use crate::serve::mcp_wire::{CallKey, InFlight};
+pub(crate) use crate::tool::EventSink;
+use crate::tool::{SharedTool, ToolContext, ToolEvent, LOG_LEVELS};
 use crate::types::ToolResult;
-
-/// A response body (the same type as `serve::Body`, spelled out: `serve/mod.rs` imports this
-/// file, so this file does not import it back).
-type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
 /// The advertised name when the profile gives none.
 pub const DEFAULT_NAME: &str = "toolnexus";
 /// The advertised version when the profile gives none.
 pub const DEFAULT_VERSION: &str = "0.1.0";
 
-/// The `mcp` serve profile: `{ name?, version?, tools? }`.
-#[derive(Deserialize, Default, Clone, Debug, PartialEq)]
+/// The `mcp` serve profile: `{ name?, version?, tools?, prompts?, resources?, resourceTemplates? }`.
+#[derive(Deserialize, Default, Clone, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServeConfig {
     /// `serverInfo.name`; any value but `null` is its text.
@@ -63,6 +62,15 @@ pub struct McpServeConfig {
     /// The names to expose; `None` exposes every tool.
     #[serde(default, deserialize_with = "name_filter")]
     pub tools: Option<Vec<String>>,
+    /// The prompts served (toolnexus addition).
+    #[serde(default)]
+    pub prompts: Vec<PromptDef>,
+    /// The resources served at fixed URIs (toolnexus addition).
+    #[serde(default)]
+    pub resources: Vec<ResourceDef>,
+    /// The resources served through URI templates (toolnexus addition).
+    #[serde(default)]
+    pub resource_templates: Vec<TemplateDef>,
 }
 
 /// The `tools` filter as the reference reads it: a falsy value is no filter; an array keeps
@@ -157,6 +165,13 @@ struct ServedInner {
     on_call: Option<SharedCallback>,
     /// The calls in flight over stateless HTTP, for `notifications/cancelled`.
     in_flight: InFlight,
+    /// The prompts, resources and templates served.
+    catalog: Catalog,
+    /// The resources each client subscribed to (the most recent clients' only).
+    subscriptions: Mutex<Lru<std::collections::HashSet<String>>>,
+    /// The logging level each client asked for, as a rank in `LOG_LEVELS` (the most recent
+    /// clients' only).
+    levels: Mutex<Lru<usize>>,
 }
 
 impl Served {
@@ -176,27 +191,64 @@ impl Served {
                 version: cfg.server_version().to_string(),
                 on_call,
                 in_flight: InFlight::default(),
+                levels: Mutex::new(Lru::new(4096)),
+                catalog: Catalog {
+                    prompts: cfg.prompts.clone(),
+                    resources: cfg.resources.clone(),
+                    templates: cfg.resource_templates.clone(),
+                },
+                subscriptions: Mutex::new(Lru::new(4096)),
             }),
         }
     }
 
     /// Run one `tools/call`: `Ok` with the result (a failed execution is an error result),
-    /// `Err` with the JSON-RPC error for a tool that is not served.
+    /// `Err` with the JSON-RPC error for a tool that is not served. The tool's progress and log
+    /// events go to `caller`; a `pending` it returns is put to the caller as an elicitation when
+    /// the caller takes them, and its answer runs the tool again (`ctx.answer`), once per answer,
+    /// up to [`MAX_ROUNDS`] times. A caller that cannot answer gets the pending result as it is.
     pub async fn call(
         &self,
         name: &str,
         args: Option<Map<String, Value>>,
         cancel: CancellationToken,
+        caller: Option<EventSink>,
     ) -> std::result::Result<ToolResult, ErrorData> {
         let Some(tool) = self.inner.index.get(name).and_then(|&i| self.inner.tools.get(i)) else {
             return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
         };
         let started = Instant::now();
         let args = Value::Object(args.unwrap_or_default());
-        let ctx = ToolContext { cancel: Some(cancel), ..ToolContext::default() };
-        let result = match tool.execute(args, ctx).await {
-            Ok(r) => r,
-            Err(e) => ToolResult::error(e.to_string()),
+        let mut answer = None;
+        let mut round = 0;
+        let result = loop {
+            let ctx = ToolContext {
+                cancel: Some(cancel.clone()),
+                events: caller.clone(),
+                answer: answer.take(),
+                ..ToolContext::default()
+            };
+            let r = match tool.execute(args.clone(), ctx).await {
+                Ok(r) => r,
+                Err(e) => ToolResult::error(e.to_string()),
+            };
+            round += 1;
+            let (Some(request), Some(caller)) = (crate::types::pending_of(&r), caller.as_ref()) else { break r };
+            if round > MAX_ROUNDS || cancel.is_cancelled() {
+                break r;
+            }
+            let Some(params) = elicitation(request, &r.output, caller.as_ref()) else { break r };
+            let id = request.get("id").cloned().unwrap_or(Value::Null);
+            let schema = params.get("requestedSchema").cloned();
+            let asked = tokio::select! {
+                asked = caller.request("elicitation/create", params) => asked,
+                _ = cancel.cancelled() => break r,
+            };
+            match asked {
+                Ok(reply) => answer = Some(answer_of(id, &reply, schema.as_ref())),
+                // A caller that cannot answer gets the pending result, as without elicitation.
+                Err(_) => break r,
+            }
         };
         if let Some(on_call) = &self.inner.on_call {
             let ms = started.elapsed().as_millis() as u64;
@@ -206,6 +258,256 @@ impl Served {
         }
         Ok(result)
     }
+
+    /// The least severe level the client `who` asked to be sent (`logging/setLevel`); all of
+    /// them until it asks.
+    fn log_floor(&self, who: &str) -> usize {
+        let mut levels = self.inner.levels.lock().unwrap_or_else(PoisonError::into_inner);
+        levels.get(who).copied().unwrap_or(0)
+    }
+
+    /// What a call's events become for client `who`: progress when it sent `token`, logs at or
+    /// above its level.
+    pub(crate) fn filter(&self, who: &str, token: Option<Value>) -> Filter {
+        Filter { token, floor: self.log_floor(who) }
+    }
+
+    /// The calls in flight over stateless HTTP.
+    pub(crate) fn in_flight(&self) -> &InFlight {
+        &self.inner.in_flight
+    }
+
+    /// Whether resources (fixed or templated) are served.
+    fn offers_resources(&self) -> bool {
+        !self.inner.catalog.resources.is_empty() || !self.inner.catalog.templates.is_empty()
+    }
+}
+
+/// Who a request came from, as far as a stateless server can tell: its peer's address, its
+/// credentials and its session, if any (the key of its logging level).
+fn client_of(context: &RequestContext<RoleServer>) -> String {
+    client_key(context.extensions.get::<http::request::Parts>())
+}
+
+/// [`client_of`] for the parts of an HTTP request (`None`: a connection of its own).
+pub(crate) fn client_key(parts: Option<&http::request::Parts>) -> String {
+    let Some(parts) = parts else {
+        return String::new();
+    };
+    let header = |name: &str| parts.headers.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let peer = parts.extensions.get::<crate::serve::mcp_wire::PeerAddr>().map(|p| p.0.ip().to_string());
+    json!([peer, header("authorization"), header("mcp-session-id")]).to_string()
+}
+
+/// How many times one `tools/call` may run its tool, each run after the first answering the
+/// elicitation the one before asked.
+pub const MAX_ROUNDS: usize = 10;
+
+/// The `elicitation/create` params that put `request` (a `pending` Request, whose result's text
+/// is `text`) to `caller`, or `None` when the caller takes no elicitation. A Request with a
+/// `url` is a URL-mode elicitation where the caller offers that mode; otherwise a form with the
+/// schema in `data.schema` (an object schema), or none (accept or decline).
+fn elicitation(request: &Map<String, Value>, text: &str, caller: &dyn crate::tool::Caller) -> Option<Value> {
+    if !caller.offers("elicitation") {
+        return None;
+    }
+    let prompt = crate::types::request_prompt(request);
+    let url = request.get("url").and_then(Value::as_str).filter(|u| !u.is_empty());
+    if let (Some(url), true) = (url, caller.offers("elicitation.url")) {
+        let id = request.get("id").map(crate::json::js_string).unwrap_or_default();
+        return Some(json!({ "mode": "url", "message": prompt, "url": url, "elicitationId": id }));
+    }
+    let schema = match request.get("data").and_then(|d| d.get("schema")) {
+        Some(s @ Value::Object(m)) if m.get("type").and_then(Value::as_str) == Some("object") => s.clone(),
+        _ => json!({ "type": "object", "properties": {} }),
+    };
+    // Without URL mode the URL is in the message, as the text result carries it.
+    let message = if url.is_some() { text.to_string() } else { prompt };
+    Some(json!({ "message": message, "requestedSchema": schema }))
+}
+
+/// The Answer an elicitation's result makes for Request `id`: accepted is `ok` with the
+/// content as `data` (a field the form's `schema` gives a default and the content leaves out
+/// takes that default); declined and cancelled are not `ok`, with that reason.
+fn answer_of(id: Value, reply: &Value, schema: Option<&Value>) -> Value {
+    match reply.get("action").and_then(Value::as_str) {
+        Some("accept") => {
+            let mut data = match reply.get("content") {
+                Some(Value::Object(m)) => m.clone(),
+                _ => Map::new(),
+            };
+            if let Some(Value::Object(props)) = schema.and_then(|s| s.get("properties")) {
+                for (name, prop) in props {
+                    if let (false, Some(default)) = (data.contains_key(name), prop.get("default")) {
+                        data.insert(name.clone(), default.clone());
+                    }
+                }
+            }
+            json!({ "id": id, "ok": true, "data": data })
+        }
+        Some("decline") => json!({ "id": id, "ok": false, "reason": "declined" }),
+        _ => json!({ "id": id, "ok": false, "reason": "cancelled" }),
+    }
+}
+
+/// Which of a call's events a client gets, as MCP notifications.
+pub(crate) struct Filter {
+    token: Option<Value>,
+    floor: usize,
+}
+
+impl Filter {
+    /// The notification (`{ method, params }`) an event makes, if the client gets it.
+    pub(crate) fn notification(&self, event: ToolEvent) -> Option<Value> {
+        match event {
+            ToolEvent::Progress { progress, total, message } => {
+                let token = self.token.clone()?;
+                let mut p = Map::new();
+                p.insert("progressToken".into(), token);
+                p.insert("progress".into(), json!(progress));
+                if let Some(t) = total {
+                    p.insert("total".into(), json!(t));
+                }
+                if let Some(m) = message {
+                    p.insert("message".into(), Value::String(m));
+                }
+                Some(json!({ "method": "notifications/progress", "params": p }))
+            }
+            ToolEvent::Log { level, data, logger } => {
+                let rank = LOG_LEVELS.iter().position(|l| *l == level).unwrap_or(0);
+                if rank < self.floor {
+                    return None;
+                }
+                let mut p = Map::new();
+                p.insert("level".into(), Value::String(level));
+                if let Some(l) = logger {
+                    p.insert("logger".into(), Value::String(l));
+                }
+                p.insert("data".into(), data);
+                Some(json!({ "method": "notifications/message", "params": p }))
+            }
+        }
+    }
+}
+
+/// A served tool's result as MCP's: its content blocks when it gave them (else its text as one
+/// block), its structured content, its error flag and its metadata (`_meta`, under
+/// `toolnexus/metadata`). Blocks MCP cannot read make an error result naming the tool.
+pub(crate) fn call_result(name: &str, r: ToolResult) -> CallToolResult {
+    let (content, structured) = match r.rich {
+        Some(rich) => (rich.content, rich.structured),
+        None => (None, None),
+    };
+    let content = match content {
+        None => vec![ContentBlock::text(r.output)],
+        Some(items) => match serde_json::from_value::<Vec<ContentBlock>>(Value::Array(items)) {
+            Ok(blocks) => blocks,
+            Err(e) => {
+                return CallToolResult::error(vec![ContentBlock::text(format!(
+                    "tool {name} returned content that is not MCP content blocks: {e}"
+                ))])
+            }
+        },
+    };
+    let mut out = if r.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    out.structured_content = structured;
+    if let Some(meta) = r.metadata {
+        let mut m = Map::with_capacity(1);
+        m.insert("toolnexus/metadata".into(), meta);
+        out.meta = Some(rmcp::model::MetaObject(m));
+    }
+    out
+}
+
+/// The client of an rmcp connection (a session over a host's transport, or a request rmcp
+/// answers): events go out as notifications in order, requests through the connection's peer.
+struct PeerCaller {
+    tx: tokio::sync::mpsc::UnboundedSender<Out>,
+    /// What the client said it offers in `initialize` (elicitation, its URL mode, sampling).
+    offers: [bool; 3],
+}
+
+/// What a call sends its client, in order.
+pub(crate) enum Out {
+    Event(ToolEvent),
+    Ask(String, Value, tokio::sync::oneshot::Sender<Result<Value>>),
+}
+
+/// The index in a caller's `offers` of what [`Caller::offers`] names.
+pub(crate) fn offer_index(what: &str) -> Option<usize> {
+    ["elicitation", "elicitation.url", "sampling"].iter().position(|w| *w == what)
+}
+
+/// What an MCP client declared it offers: elicitation, its URL mode, sampling.
+pub(crate) fn offers_of(capabilities: &Value) -> [bool; 3] {
+    let elicitation = capabilities.get("elicitation").filter(|e| e.is_object());
+    [
+        elicitation.is_some(),
+        elicitation.and_then(|e| e.get("url")).is_some_and(Value::is_object),
+        capabilities.get("sampling").is_some_and(Value::is_object),
+    ]
+}
+
+#[async_trait::async_trait]
+impl crate::tool::Caller for PeerCaller {
+    fn event(&self, event: ToolEvent) {
+        let _ = self.tx.send(Out::Event(event));
+    }
+    fn offers(&self, what: &str) -> bool {
+        offer_index(what).is_some_and(|i| self.offers[i])
+    }
+    async fn request(&self, method: &str, params: Value) -> Result<Value> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.tx
+            .send(Out::Ask(method.to_string(), params, reply))
+            .map_err(|_| crate::error::Error::Invalid(format!("{method}: the call has ended")))?;
+        answer.await.map_err(|_| crate::error::Error::Invalid(format!("{method}: the call has ended")))?
+    }
+}
+
+impl PeerCaller {
+    /// A caller for the request `context` answers, and the task that sends what it is told
+    /// (ended by [`PeerCaller::finish`]).
+    fn start(served: &Served, context: &RequestContext<RoleServer>) -> (Arc<PeerCaller>, tokio::task::JoinHandle<()>) {
+        let token = context.meta.get_progress_token().and_then(|t| serde_json::to_value(t).ok());
+        let filter = served.filter(&client_of(context), token);
+        let peer = context.peer.clone();
+        let offers = peer
+            .peer_info()
+            .and_then(|info| serde_json::to_value(&info.capabilities).ok())
+            .map(|c| offers_of(&c))
+            .unwrap_or_default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Out>();
+        let task = tokio::spawn(async move {
+            while let Some(out) = rx.recv().await {
+                match out {
+                    Out::Event(event) => {
+                        let Some(n) = filter.notification(event) else { continue };
+                        // A client that left misses what follows; the call still ends as it ends.
+                        if let Ok(n) = serde_json::from_value::<rmcp::model::ServerNotification>(n) {
+                            let _ = peer.send_notification(n).await;
+                        }
+                    }
+                    Out::Ask(method, params, reply) => {
+                        let peer = peer.clone();
+                        tokio::spawn(async move {
+                            let _ = reply.send(ask_peer(&peer, &method, params).await);
+                        });
+                    }
+                }
+            }
+        });
+        (Arc::new(PeerCaller { tx, offers }), task)
+    }
+}
+
+/// Put a request to an rmcp connection's client: its result as JSON, or why there is none.
+async fn ask_peer(peer: &rmcp::Peer<RoleServer>, method: &str, params: Value) -> Result<Value> {
+    let failed = |why: String| crate::error::Error::Invalid(format!("{method}: {why}"));
+    let request: rmcp::model::ServerRequest = serde_json::from_value(json!({ "method": method, "params": params }))
+        .map_err(|e| failed(format!("not a request MCP knows ({e})")))?;
+    let result = peer.send_request(request).await.map_err(|e| failed(e.to_string()))?;
+    serde_json::to_value(result).map_err(|e| failed(e.to_string()))
 }
 
 /// A tool's `tools/list` entry: its schema when that is an object, the empty object schema
@@ -218,7 +520,11 @@ fn listing(t: &dyn crate::tool::Tool) -> McpTool {
             _ => Map::new(),
         },
     };
-    McpTool::new(t.name().to_string(), t.description().to_string(), schema)
+    let mut listed = McpTool::new(t.name().to_string(), t.description().to_string(), schema);
+    if let Some(Value::Object(out)) = t.output_schema() {
+        listed.output_schema = Some(Arc::new(out.clone()));
+    }
+    listed
 }
 
 /// The answer to a method the server does not offer, in the words of the reference's SDK
@@ -229,7 +535,20 @@ fn not_found() -> ErrorData {
 
 impl ServerHandler for Served {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let catalog = &self.inner.catalog;
+        let mut caps = ServerCapabilities::builder().enable_tools().enable_logging().build();
+        if !catalog.prompts.is_empty() {
+            caps.prompts = Some(Default::default());
+        }
+        if !catalog.resources.is_empty() || !catalog.templates.is_empty() {
+            let mut resources = rmcp::model::ResourcesCapability::default();
+            resources.subscribe = Some(true);
+            caps.resources = Some(resources);
+        }
+        if catalog.completes() {
+            caps.completions = Some(Default::default());
+        }
+        let mut info = ServerConfig::new(caps);
         info.server_info = Implementation::new(self.inner.name.clone(), self.inner.version.clone());
         info
     }
@@ -253,9 +572,13 @@ impl ServerHandler for Served {
             let id = serde_json::to_value(&context.id).ok()?;
             Some(self.inner.in_flight.register(CallKey::new(parts, &id), context.ct.clone()))
         });
-        let r = self.call(&request.name, request.arguments, context.ct.clone()).await?;
-        let content = vec![ContentBlock::text(r.output)];
-        Ok(if r.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }.into())
+        let (caller, sending) = PeerCaller::start(self, &context);
+        let r =
+            self.call(&request.name, request.arguments, context.ct.clone(), Some(caller.clone() as EventSink)).await;
+        // Everything the call sent goes out before its result.
+        drop(caller);
+        let _ = sending.await;
+        Ok(call_result(&request.name, r?).into())
     }
 
     async fn on_custom_request(
@@ -268,28 +591,38 @@ impl ServerHandler for Served {
 
     async fn complete(
         &self,
-        _request: CompleteRequestParams,
+        request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<CompleteResult, ErrorData> {
-        Err(not_found())
+        if !self.inner.catalog.completes() {
+            return Err(not_found());
+        }
+        self.inner.catalog.complete(&request).await
     }
 
     // Logging is deprecated in rmcp; a client may still ask for it.
     #[allow(deprecated)]
     async fn set_level(
         &self,
-        _request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<(), ErrorData> {
-        Err(not_found())
+        let name = serde_json::to_value(request.level).ok();
+        let rank = LOG_LEVELS.iter().position(|l| name.as_ref().and_then(Value::as_str) == Some(*l)).unwrap_or(0);
+        let mut levels = self.inner.levels.lock().unwrap_or_else(PoisonError::into_inner);
+        levels.insert(client_of(&context), rank, |_| false);
+        Ok(())
     }
 
     async fn get_prompt(
         &self,
-        _request: GetPromptRequestParams,
+        request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<GetPromptResponse, ErrorData> {
-        Err(not_found())
+        if self.inner.catalog.prompts.is_empty() {
+            return Err(not_found());
+        }
+        Ok(self.inner.catalog.get_prompt(&request.name, request.arguments).await?.into())
     }
 
     async fn list_prompts(
@@ -297,7 +630,10 @@ impl ServerHandler for Served {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListPromptsResult, ErrorData> {
-        Err(not_found())
+        if self.inner.catalog.prompts.is_empty() {
+            return Err(not_found());
+        }
+        self.inner.catalog.list_prompts()
     }
 
     async fn list_resources(
@@ -305,7 +641,10 @@ impl ServerHandler for Served {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListResourcesResult, ErrorData> {
-        Err(not_found())
+        if !self.offers_resources() {
+            return Err(not_found());
+        }
+        self.inner.catalog.list_resources()
     }
 
     async fn list_resource_templates(
@@ -313,126 +652,59 @@ impl ServerHandler for Served {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
-        Err(not_found())
+        if !self.offers_resources() {
+            return Err(not_found());
+        }
+        self.inner.catalog.list_templates()
     }
 
     async fn read_resource(
         &self,
-        _request: ReadResourceRequestParams,
+        request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ReadResourceResponse, ErrorData> {
-        Err(not_found())
+        if !self.offers_resources() {
+            return Err(not_found());
+        }
+        Ok(self.inner.catalog.read_resource(&request.uri).await?.into())
     }
 
     async fn subscribe(
         &self,
-        _request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<(), ErrorData> {
-        Err(not_found())
+        if !self.offers_resources() {
+            return Err(not_found());
+        }
+        if !self.inner.catalog.has_resource(&request.uri) {
+            return Err(ErrorData::new(ErrorCode(-32002), "Resource not found", Some(json!({ "uri": request.uri }))));
+        }
+        let who = client_of(&context);
+        let mut subs = self.inner.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut mine = subs.remove(&who).unwrap_or_default();
+        mine.insert(request.uri);
+        subs.insert(who, mine, |_| false);
+        Ok(())
     }
 
     async fn unsubscribe(
         &self,
-        _request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<(), ErrorData> {
-        Err(not_found())
-    }
-}
-
-/// The MCP profile of an HTTP server: answers the requests to `/mcp`.
-#[derive(Clone)]
-pub struct McpProfile {
-    service: StreamableHttpService<Served, NeverSessionManager>,
-    /// The server behind `service` (its calls in flight).
-    served: Served,
-    /// Fired by [`McpProfile::shutdown`]: ends open event streams and requests in flight.
-    stop: CancellationToken,
-    /// Fired by [`McpProfile::end_streams`] (and by `stop`): ends open event streams only.
-    streams: CancellationToken,
-}
-
-impl McpProfile {
-    /// The profile serving `tools` (already filtered with [`exposed_tools`]).
-    pub fn new(tools: Vec<SharedTool>, cfg: McpServeConfig, on_call: Option<SharedCallback>) -> McpProfile {
-        let served = Served::new(tools, &cfg, on_call);
-        let stop = CancellationToken::new();
-        // Any Host is answered (a server bound to every interface is reached by its LAN
-        // address) and Origin is the HTTP server's to check; the caller caps the body.
-        let config = StreamableHttpServerConfig::default()
-            .disable_allowed_hosts()
-            .disable_allowed_origins()
-            .with_legacy_session_mode(false)
-            .with_json_response(true)
-            .with_max_request_body_bytes(usize::MAX)
-            .with_cancellation_token(stop.clone());
-        let factory = served.clone();
-        let service =
-            StreamableHttpService::new(move || Ok(factory.clone()), Arc::new(NeverSessionManager::default()), config);
-        let streams = stop.child_token();
-        McpProfile { service, served, stop, streams }
-    }
-
-    /// End the event streams still open (they carry nothing; the server is stopping), and let
-    /// requests in flight finish.
-    pub fn end_streams(&self) {
-        self.streams.cancel();
-    }
-
-    /// End the event streams still open and the requests still running (the server stops).
-    pub fn shutdown(&self) {
-        self.stop.cancel();
-    }
-
-    /// One HTTP request to `/mcp` (its body already read and capped by the caller).
-    ///
-    /// POST is MCP's, checked by `mcp_wire` and answered by rmcp's stateless server side
-    /// (a batch one message at a time). The rest is what the
-    /// reference's stateless transport answers: GET opens an event stream (nothing is ever
-    /// sent on it; it ends when the client leaves or the server stops), or is refused with
-    /// 406 without `text/event-stream` in `Accept`; DELETE is 200 (there is no session to
-    /// end); any other method is 405.
-    pub async fn handle(&self, req: http::Request<Bytes>) -> http::Response<Body> {
-        match *req.method() {
-            http::Method::POST => {
-                crate::serve::mcp_wire::post(req, &self.served.inner.in_flight, |r| self.service.handle(r)).await
-            }
-            http::Method::GET => {
-                let accepts_stream = req
-                    .headers()
-                    .get_all(http::header::ACCEPT)
-                    .iter()
-                    .any(|v| v.to_str().is_ok_and(|v| v.contains("text/event-stream")));
-                if !accepts_stream {
-                    return rpc_error(
-                        406,
-                        ErrorCode(-32000),
-                        "Not Acceptable: Client must accept text/event-stream",
-                        None,
-                    );
-                }
-                self.idle_stream()
-            }
-            http::Method::DELETE => plain(200),
-            _ => rpc_error(405, ErrorCode(-32000), "Method not allowed.", Some("GET, POST, DELETE")),
+        if !self.offers_resources() {
+            return Err(not_found());
         }
-    }
-
-    /// An event stream that carries nothing and ends when the server stops.
-    fn idle_stream(&self) -> http::Response<Body> {
-        let stop = self.streams.clone();
-        let never = futures::stream::once(async move {
-            stop.cancelled_owned().await;
-        })
-        .filter_map(|()| async { None::<std::result::Result<hyper::body::Frame<Bytes>, Infallible>> });
-        http::Response::builder()
-            .status(200)
-            .header(http::header::CONTENT_TYPE, "text/event-stream")
-            .header(http::header::CACHE_CONTROL, "no-cache, no-transform")
-            .header("x-accel-buffering", "no")
-            .body(BodyExt::boxed(StreamBody::new(never)))
-            .unwrap_or_else(|_| plain(500))
+        let who = client_of(&context);
+        let mut subs = self.inner.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(mut mine) = subs.remove(&who) {
+            mine.remove(&request.uri);
+            if !mine.is_empty() {
+                subs.insert(who, mine, |_| false);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -456,6 +728,56 @@ mod tests {
         assert_eq!(McpServeConfig::from_json(r#"{"tools":{"a":true}}"#).unwrap().tools, Some(vec![]));
         assert_eq!(McpServeConfig::from_json(r#"{"name":""}"#).unwrap().server_name(), "");
         assert!(McpServeConfig::from_json("{").unwrap_err().to_string().starts_with("mcp: invalid JSON ("));
+    }
+
+    #[test]
+    fn results_become_content_blocks() {
+        let plain = serde_json::to_value(call_result("t", ToolResult::ok("hi"))).unwrap();
+        assert_eq!(plain["content"], json!([{"type": "text", "text": "hi"}]));
+        assert!(plain.get("_meta").is_none() && plain.get("structuredContent").is_none());
+        let rich = ToolResult::from_value(json!({"output": "o", "isError": false, "metadata": {"m": 1},
+            "content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}], "structuredContent": {"a": 1}}));
+        let v = serde_json::to_value(call_result("t", rich)).unwrap();
+        assert_eq!(v["content"][0]["type"], "image");
+        assert_eq!(v["structuredContent"], json!({"a": 1}));
+        assert_eq!(v["_meta"], json!({"toolnexus/metadata": {"m": 1}}));
+        let bad = ToolResult::from_value(json!({"output": "o", "isError": false, "content": [{"type": "x"}]}));
+        let v = serde_json::to_value(call_result("t", bad)).unwrap();
+        assert_eq!(v["isError"], true);
+        assert!(v["content"][0]["text"].as_str().unwrap().starts_with("tool t returned content that is not MCP"));
+    }
+
+    #[test]
+    fn elicitation_answers() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string", "default": "x"}, "b": {"type": "integer"}}});
+        let a = answer_of(json!("p1"), &json!({"action": "accept", "content": {"b": 2}}), Some(&schema));
+        assert_eq!(a, json!({"id": "p1", "ok": true, "data": {"b": 2, "a": "x"}}));
+        let a = answer_of(json!("p1"), &json!({"action": "accept", "content": {"a": "given"}}), Some(&schema));
+        assert_eq!(a["data"], json!({"a": "given"}));
+        assert_eq!(
+            answer_of(json!("p"), &json!({"action": "decline"}), None),
+            json!({"id": "p", "ok": false, "reason": "declined"})
+        );
+        assert_eq!(
+            answer_of(json!("p"), &json!({"action": "cancel"}), None),
+            json!({"id": "p", "ok": false, "reason": "cancelled"})
+        );
+    }
+
+    #[test]
+    fn tool_events_from_json() {
+        assert_eq!(
+            ToolEvent::from_json(r#"{"progress":1,"total":2,"message":"m"}"#).unwrap(),
+            ToolEvent::Progress { progress: 1.0, total: Some(2.0), message: Some("m".into()) }
+        );
+        assert_eq!(
+            ToolEvent::from_json(r#"{"level":"info","data":{"x":1}}"#).unwrap(),
+            ToolEvent::Log { level: "info".into(), data: json!({"x": 1}), logger: None }
+        );
+        for bad in [r#"{"level":"loud","data":1}"#, r#"{"progress":"x"}"#, r#"{}"#, "[]"] {
+            let e = ToolEvent::from_json(bad).unwrap_err();
+            assert!(matches!(e, crate::error::Error::Type(_)), "{bad}: {e}");
+        }
     }
 
     #[test]

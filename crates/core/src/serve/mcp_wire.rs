@@ -37,6 +37,10 @@ pub const MAX_BATCH: usize = 100;
 /// clients that predate the header).
 pub const DEFAULT_WIRE_VERSION: &str = "2025-03-26";
 
+/// The message a forwarded request carries, as parsed here (an extension of the request).
+#[derive(Clone, Debug)]
+pub struct Parsed(pub Value);
+
 /// The address of the peer an HTTP request came from (an extension the HTTP server sets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PeerAddr(pub SocketAddr);
@@ -278,7 +282,7 @@ where
 }
 
 /// A 200 reply whose body is `value`'s JSON.
-fn json_reply(value: &Value) -> http::Response<Body> {
+pub fn json_reply(value: &Value) -> http::Response<Body> {
     http::Response::builder()
         .status(200)
         .header(http::header::CONTENT_TYPE, "application/json")
@@ -303,7 +307,9 @@ where
         return json_reply(&answer);
     }
     let cancels = cancelled_id(msg).map(|id| CallKey::new(&parts, id));
-    let res = forward(http::Request::from_parts(parts, Full::new(body))).await;
+    let mut req = http::Request::from_parts(parts, Full::new(body));
+    req.extensions_mut().insert(Parsed(msg.clone()));
+    let res = forward(req).await;
     if let Some(key) = cancels {
         if res.status() == http::StatusCode::ACCEPTED {
             in_flight.cancel(&key);

@@ -6,8 +6,11 @@
 //! - `options`: the option types (`A2AConfig`, the server's guards).
 //! - `store`: where served Tasks live (`TaskStore`, in memory, on disk, the selector).
 //! - `a2a`: the Agent Card and the A2A JSON-RPC methods, with the fulfilment of a Task.
+//! - `mcp_catalog`: the prompts, resources and templates an MCP profile serves besides tools.
 //! - `mcp_wire`: a POST on `/mcp` before rmcp sees it (parse errors, batches, cancellation).
 //! - `mcp`: the MCP profile: the tools as an MCP server, over one HTTP request to `/mcp`.
+//! - `mcp_call`: a `tools/call` over stateless HTTP answered with its requests to the client.
+//! - `mcp_http`: the MCP profile of an HTTP server (POST, GET and DELETE on `/mcp`).
 //! - `mcp_session`: that MCP server over a host's message transport (an SDK transport).
 //! - `http`: the HTTP server: binding, routing, the guards, stopping.
 //! - `start`: a server from a host's options (`startA2AServer`, `toolkit.serve`).
@@ -17,6 +20,9 @@ pub mod dialect;
 pub mod http;
 pub mod lease;
 pub mod mcp;
+pub mod mcp_call;
+pub mod mcp_catalog;
+pub mod mcp_http;
 pub mod mcp_session;
 pub mod mcp_wire;
 pub mod options;
@@ -24,7 +30,8 @@ pub mod start;
 pub mod store;
 pub mod task;
 
-pub use mcp::{exposed_tools, McpProfile, McpServeConfig};
+pub use mcp::{exposed_tools, McpServeConfig};
+pub use mcp_http::McpProfile;
 pub use mcp_session::McpSession;
 
 /// A response body of the server: bytes that arrive whole or as a stream, never failing.

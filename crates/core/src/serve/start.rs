@@ -14,7 +14,8 @@ use crate::hostfn::HostFn;
 use crate::json::truthy;
 use crate::serve::a2a::{A2AService, CardSkill};
 use crate::serve::http::{OwnerGone, ServeConfig, Server};
-use crate::serve::mcp::{exposed_tools, McpProfile, McpServeConfig};
+use crate::serve::mcp::{exposed_tools, McpServeConfig};
+use crate::serve::mcp_http::McpProfile;
 use crate::serve::options::{A2AConfig, ServeSecurity};
 use crate::serve::store::{resolve_store, CallbackTaskStore, SharedTaskStore};
 use crate::tool::SharedTool;
@@ -37,6 +38,9 @@ pub struct StartOptions {
     pub resume_task: Option<SharedCallback>,
     /// The MCP profile's value (`mcp`): on when truthy.
     pub mcp: Option<Value>,
+    /// That profile as read from an options document, its functions included; `None`: read
+    /// from `mcp` when the server starts.
+    pub mcp_profile: Option<McpServeConfig>,
     /// The tools the MCP profile may expose.
     pub mcp_tools: Vec<SharedTool>,
     pub on_call: Option<SharedCallback>,
@@ -82,6 +86,7 @@ impl StartOptions {
             on_task: None,
             resume_task: None,
             mcp: field("mcp"),
+            mcp_profile: None,
             mcp_tools: Vec::new(),
             on_call: None,
             security,
@@ -123,6 +128,12 @@ impl StartOptions {
             }
             _ => None,
         };
+        // The MCP profile's functions (its prompts' and resources') are read now, while the
+        // markers stand for them.
+        let mcp_profile = match opts.get("mcp") {
+            Some(v) if truthy(v) => mcp_config(Some(v))?,
+            _ => None,
+        };
         // What is left is data: a function inside it is left out, as JSON.stringify leaves it.
         crate::hostfn::strip(&mut opts);
         let mut o = StartOptions::from_json(&opts.to_string(), run_task)?;
@@ -132,6 +143,7 @@ impl StartOptions {
         o.logger = logger;
         o.telemetry = telemetry;
         o.store = store;
+        o.mcp_profile = mcp_profile;
         Ok(o)
     }
 
@@ -199,7 +211,11 @@ async fn start(o: StartOptions) -> Result<Server> {
         None => None,
     };
     let mut reachable = if a2a.is_some() { o.reachable_tools } else { Vec::new() };
-    let mcp = match mcp_config(o.mcp.as_ref())? {
+    let profile = match o.mcp_profile {
+        Some(p) => Some(p),
+        None => mcp_config(o.mcp.as_ref())?,
+    };
+    let mcp = match profile {
         Some(cfg) => {
             let tools = exposed_tools(&o.mcp_tools, &cfg);
             reachable.extend(tools.iter().map(|t| t.name().to_string()));

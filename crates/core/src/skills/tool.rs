@@ -87,7 +87,7 @@ fn load(catalog: &Catalog, name: &str) -> ToolResult {
     let mut meta = Map::with_capacity(2);
     meta.insert("name".into(), Value::String(info.name.clone()));
     meta.insert("dir".into(), Value::String(dir));
-    ToolResult { output: lines.join("\n"), is_error: false, metadata: Some(Value::Object(meta)) }
+    ToolResult { output: lines.join("\n"), is_error: false, metadata: Some(Value::Object(meta)), rich: None }
 }
 
 #[async_trait]

@@ -205,7 +205,12 @@ async fn grep_skips_what_node_could_not_read_and_never_reads_without_bound() {
     let a = root.join("a.txt").to_string_lossy().into_owned();
     assert_eq!(
         r,
-        ToolResult { output: format!("{a}:1:needle one"), is_error: false, metadata: Some(json!({"count": 1})) }
+        ToolResult {
+            output: format!("{a}:1:needle one"),
+            is_error: false,
+            metadata: Some(json!({"count": 1})),
+            rich: None
+        }
     );
     assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 }

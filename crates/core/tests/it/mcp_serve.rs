@@ -141,7 +141,12 @@ fn invalid_params(e: ServiceError) -> String {
 async fn http_lists_calls_and_reports() {
     let (tx, _rx) = mpsc::unbounded_channel();
     let (calls, on_call) = recorder();
-    let cfg = McpServeConfig { name: Some("gateway".into()), version: Some("2.0.0".into()), tools: None };
+    let cfg = McpServeConfig {
+        name: Some("gateway".into()),
+        version: Some("2.0.0".into()),
+        tools: None,
+        ..Default::default()
+    };
     let url = http_server(McpProfile::new(tools(tx), cfg, Some(on_call))).await;
     let client = http_client(&url).await;
 

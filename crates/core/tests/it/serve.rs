@@ -71,6 +71,7 @@ fn options(a2a: Option<Value>, run_task: SharedCallback) -> StartOptions {
         on_task: None,
         resume_task: None,
         mcp: None,
+        mcp_profile: None,
         mcp_tools: Vec::new(),
         on_call: None,
         security: ServeSecurity::default(),

@@ -165,7 +165,12 @@ impl Tool for TaskTool {
                 let prompt = p.get("prompt").map(js_string).unwrap_or_else(|| "undefined".into());
                 let mut meta = Map::new();
                 meta.insert("pending".into(), p);
-                return Ok(ToolResult { output: prompt, is_error: true, metadata: Some(Value::Object(meta)) });
+                return Ok(ToolResult {
+                    output: prompt,
+                    is_error: true,
+                    metadata: Some(Value::Object(meta)),
+                    rich: None,
+                });
             }
         }
         if inner.tree().nodes[child].state != HandleState::Closed {
@@ -176,6 +181,6 @@ impl Tool for TaskTool {
         meta.insert("agent".into(), name.into());
         meta.insert("turns".into(), num(r.turns));
         meta.insert("totalTokens".into(), num(r.total_tokens));
-        Ok(ToolResult { output, is_error: r.is_error, metadata: Some(Value::Object(meta)) })
+        Ok(ToolResult { output, is_error: r.is_error, metadata: Some(Value::Object(meta)), rich: None })
     }
 }

@@ -54,9 +54,9 @@ fn text(path: impl AsRef<Path>) -> String {
 }
 
 fn ok(output: &str, metadata: Value) -> ToolResult {
-    ToolResult { output: output.into(), is_error: false, metadata: Some(metadata) }
+    ToolResult { output: output.into(), is_error: false, metadata: Some(metadata), rich: None }
 }
 
 fn err_meta(output: &str, metadata: Value) -> ToolResult {
-    ToolResult { output: output.into(), is_error: true, metadata: Some(metadata) }
+    ToolResult { output: output.into(), is_error: true, metadata: Some(metadata), rich: None }
 }

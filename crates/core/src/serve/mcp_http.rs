@@ -1,0 +1,140 @@
+//! The MCP profile of an HTTP server: the requests to `/mcp`. POST is MCP's, checked by
+//! `mcp_wire`; a `tools/call` of the revisions before 2026-07-28 is answered by `mcp_call` (so
+//! it can ask its client), anything else by rmcp's streamable-HTTP server side run statelessly
+//! (each request answered by a server of its own, no session).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{BodyExt, StreamBody};
+use rmcp::model::ErrorCode;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::callback::SharedCallback;
+use crate::serve::mcp::{McpServeConfig, Served};
+use crate::serve::mcp_wire::{plain, rpc_error};
+use crate::tool::SharedTool;
+
+/// A response body (the same type as `serve::Body`).
+type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+/// The MCP profile of an HTTP server: answers the requests to `/mcp`.
+#[derive(Clone)]
+pub struct McpProfile {
+    service: StreamableHttpService<Served, NeverSessionManager>,
+    /// The server behind `service` (its calls in flight).
+    served: Served,
+    /// Fired by [`McpProfile::shutdown`]: ends open event streams and requests in flight.
+    stop: CancellationToken,
+    /// Fired by [`McpProfile::end_streams`] (and by `stop`): ends open event streams only.
+    streams: CancellationToken,
+    /// The requests the calls answered here put to their clients, awaiting answers.
+    replies: Arc<crate::serve::mcp_call::Replies>,
+}
+
+impl McpProfile {
+    /// The profile serving `tools` (already filtered with [`exposed_tools`]).
+    pub fn new(tools: Vec<SharedTool>, cfg: McpServeConfig, on_call: Option<SharedCallback>) -> McpProfile {
+        let served = Served::new(tools, &cfg, on_call);
+        let stop = CancellationToken::new();
+        // Any Host is answered (a server bound to every interface is reached by its LAN
+        // address) and Origin is the HTTP server's to check; the caller caps the body.
+        let config = StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_max_request_body_bytes(usize::MAX)
+            .with_cancellation_token(stop.clone());
+        let factory = served.clone();
+        let service =
+            StreamableHttpService::new(move || Ok(factory.clone()), Arc::new(NeverSessionManager::default()), config);
+        let streams = stop.child_token();
+        McpProfile { service, served, stop, streams, replies: Arc::default() }
+    }
+
+    /// End the event streams still open (they carry nothing; the server is stopping), and let
+    /// requests in flight finish.
+    pub fn end_streams(&self) {
+        self.streams.cancel();
+    }
+
+    /// End the event streams still open and the requests still running (the server stops).
+    pub fn shutdown(&self) {
+        self.stop.cancel();
+    }
+
+    /// One HTTP request to `/mcp` (its body already read and capped by the caller).
+    ///
+    /// POST is MCP's, checked by `mcp_wire` and answered by rmcp's stateless server side
+    /// (a batch one message at a time). The rest is what the
+    /// reference's stateless transport answers: GET opens an event stream (nothing is ever
+    /// sent on it; it ends when the client leaves or the server stops), or is refused with
+    /// 406 without `text/event-stream` in `Accept`; DELETE is 200 (there is no session to
+    /// end); any other method is 405.
+    pub async fn handle(&self, req: http::Request<Bytes>) -> http::Response<Body> {
+        match *req.method() {
+            http::Method::POST => crate::serve::mcp_wire::post(req, self.served.in_flight(), |r| self.route(r)).await,
+            http::Method::GET => {
+                let accepts_stream = req
+                    .headers()
+                    .get_all(http::header::ACCEPT)
+                    .iter()
+                    .any(|v| v.to_str().is_ok_and(|v| v.contains("text/event-stream")));
+                if !accepts_stream {
+                    return rpc_error(
+                        406,
+                        ErrorCode(-32000),
+                        "Not Acceptable: Client must accept text/event-stream",
+                        None,
+                    );
+                }
+                self.idle_stream()
+            }
+            http::Method::DELETE => plain(200),
+            _ => rpc_error(405, ErrorCode(-32000), "Method not allowed.", Some("GET, POST, DELETE")),
+        }
+    }
+
+    /// Where one message POSTed to `/mcp` is answered: a `tools/call` of the revisions before
+    /// 2026-07-28 here (`mcp_call`), a client's answer to a request of ours by the call that
+    /// asked, anything else by rmcp's stateless server.
+    async fn route(&self, r: http::Request<http_body_util::Full<Bytes>>) -> http::Response<Body> {
+        if let Some(crate::serve::mcp_wire::Parsed(msg)) = r.extensions().get::<crate::serve::mcp_wire::Parsed>() {
+            if crate::serve::mcp_call::answers_here(r.headers(), msg) {
+                let msg = msg.clone();
+                let (parts, _) = r.into_parts();
+                return crate::serve::mcp_call::call(&self.served, &self.replies, parts, &msg, &self.stop).await;
+            }
+            let (parts, body) = r.into_parts();
+            if let Some(crate::serve::mcp_wire::Parsed(msg)) = parts.extensions.get::<crate::serve::mcp_wire::Parsed>()
+            {
+                if self.replies.deliver(&parts, msg) {
+                    return plain(202);
+                }
+            }
+            return self.service.handle(http::Request::from_parts(parts, body)).await;
+        }
+        self.service.handle(r).await
+    }
+
+    /// An event stream that carries nothing and ends when the server stops.
+    fn idle_stream(&self) -> http::Response<Body> {
+        let stop = self.streams.clone();
+        let never = futures::stream::once(async move {
+            stop.cancelled_owned().await;
+        })
+        .filter_map(|()| async { None::<std::result::Result<hyper::body::Frame<Bytes>, Infallible>> });
+        http::Response::builder()
+            .status(200)
+            .header(http::header::CONTENT_TYPE, "text/event-stream")
+            .header(http::header::CACHE_CONTROL, "no-cache, no-transform")
+            .header("x-accel-buffering", "no")
+            .body(BodyExt::boxed(StreamBody::new(never)))
+            .unwrap_or_else(|_| plain(500))
+    }
+}
