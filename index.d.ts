@@ -68,6 +68,12 @@ export interface ToolContext {
    * (toolnexus addition; set when the tool is served over MCP).
    */
   sample?: (request: McpSamplingRequest) => Promise<McpSamplingResult>
+  /**
+   * End the event stream this call answers an MCP caller on; the caller reconnects
+   * (`Last-Event-ID`) and gets the rest, the result included: MCP's SSE polling, for calls that
+   * outlast a proxy's patience (toolnexus addition; set when the tool is served over MCP).
+   */
+  closeStream?: () => void
 }
 
 /** What `ctx.sample` asks an MCP caller's model. */

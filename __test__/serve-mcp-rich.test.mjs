@@ -190,9 +190,9 @@ test("a call that reports nothing is answered with plain JSON; one that reports 
     assert.equal((await q.json()).result.content[0].text, "hush")
     const l = await post("loud")
     assert.equal(l.headers.get("content-type"), "text/event-stream")
-    const events = (await l.text()).split("\n").filter((x) => x.startsWith("data:")).map((x) => JSON.parse(x.slice(5)))
-    assert.deepEqual(events.map((e) => e.method ?? "result"), ["notifications/progress", "result"])
-    assert.deepEqual(events[0].params, { progressToken: 9, progress: 1, total: 1 })
+    const sent = (await l.text()).split("\n").filter((x) => x.startsWith("data:") && x.length > 6).map((x) => JSON.parse(x.slice(5)))
+    assert.deepEqual(sent.map((e) => e.method ?? "result"), ["notifications/progress", "result"])
+    assert.deepEqual(sent[0].params, { progressToken: 9, progress: 1, total: 1 })
   } finally {
     await s.close()
   }
@@ -293,8 +293,8 @@ test("an answer POSTed by another client, or for a request nobody made, is not t
     assert.equal(call.headers.get("content-type"), "text/event-stream")
     const reader = call.body.pipeThrough(new TextDecoderStream()).getReader()
     let text = ""
-    while (!text.includes("\n\n")) text += (await reader.read()).value
-    const request = JSON.parse(text.split("\n").find((l) => l.startsWith("data:")).slice(5))
+    while (!text.includes("elicitation/create")) text += (await reader.read()).value
+    const request = JSON.parse(text.split("\n").find((l) => l.startsWith("data:") && l.length > 6).slice(5))
     assert.equal(request.method, "elicitation/create")
     const answer = (auth, id) =>
       fetch(srv.url + "/mcp", {
@@ -349,7 +349,8 @@ test("ctx.sample asks the caller's model; a caller without sampling makes it rej
   try {
     const r = await plain.client.callTool({ name: "think", arguments: {} })
     assert.equal(r.isError, true)
-    assert.match(r.content[0].text, /^no sampling: sampling\/createMessage: the client answered with an error/)
+    // The session says the client offers no sampling: it is not even asked.
+    assert.equal(r.content[0].text, "no sampling: sampling/createMessage: the caller does not offer sampling")
   } finally {
     await plain.close()
   }
@@ -480,5 +481,144 @@ test("the official Python client answers a served pending and a sampling request
   } finally {
     await srv.stop()
     await tk.close()
+  }
+})
+
+/** The SSE events of a response body, read until `done(events)` says enough (or the body ends). */
+async function events(res, done = () => false) {
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
+  const got = []
+  let text = ""
+  for (;;) {
+    const { value, done: end } = await reader.read()
+    if (end) break
+    text += value
+    let cut
+    while ((cut = text.indexOf("\n\n")) >= 0) {
+      const block = text.slice(0, cut)
+      text = text.slice(cut + 2)
+      const ev = {}
+      for (const line of block.split("\n")) {
+        const i = line.indexOf(":")
+        const [k, v] = [line.slice(0, i), line.slice(i + 1).trimStart()]
+        ev[k] = ev[k] === undefined ? v : ev[k] + "\n" + v
+      }
+      got.push(ev)
+    }
+    if (done(got)) {
+      await reader.cancel()
+      break
+    }
+  }
+  return got
+}
+
+test("initialize hands out a session; a stream the tool closes is resumed with Last-Event-ID, by its client only", async () => {
+  let release
+  const gate = new Promise((r) => (release = r))
+  const slow = defineTool({
+    name: "slow",
+    description: "closes its stream, then finishes",
+    run: async (_a, ctx) => {
+      ctx.progress(1, 2)
+      ctx.closeStream()
+      await gate
+      ctx.progress(2, 2)
+      return "finished"
+    },
+  })
+  const tk = await createToolkit({ builtins: false, extraTools: [slow] })
+  const srv = await tk.serve("127.0.0.1:0", { mcp: {} })
+  try {
+    const url = srv.url + "/mcp"
+    const init = await fetch(url, {
+      method: "POST",
+      headers: MCP_HEADERS,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }),
+    })
+    const session = init.headers.get("mcp-session-id")
+    assert.match(session, /^[0-9a-f]{32}$/)
+    await init.text()
+    const headers = { ...MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }
+    const call = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "slow", arguments: {}, _meta: { progressToken: "p" } } }),
+    })
+    assert.equal(call.headers.get("content-type"), "text/event-stream")
+    // The stream ends where the tool closed it: a priming event, then the first progress.
+    const first = await events(call)
+    assert.equal(first.length, 2)
+    assert.equal(first[0].data, "")
+    assert.equal(first[0].retry, "1000")
+    const stream = first[0].id.split("-")[0]
+    assert.equal(first[1].id, `${stream}-1`)
+    assert.equal(JSON.parse(first[1].data).params.progress, 1)
+
+    // Another session cannot read it: it gets the stream that carries nothing.
+    const other = await fetch(url, {
+      headers: { accept: "text/event-stream", "mcp-session-id": "f".repeat(32), "last-event-id": first[1].id },
+    })
+    const nothing = await Promise.race([events(other, (e) => e.length > 0), new Promise((r) => setTimeout(() => r("quiet"), 300))])
+    assert.equal(nothing, "quiet")
+
+    release()
+    const resumed = await fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session, "last-event-id": first[1].id } })
+    const rest = await events(resumed)
+    assert.deepEqual(rest.map((e) => e.id), [`${stream}-2`, `${stream}-3`])
+    assert.equal(JSON.parse(rest[0].data).params.progress, 2)
+    assert.deepEqual(JSON.parse(rest[1].data), { jsonrpc: "2.0", id: 5, result: { content: [{ type: "text", text: "finished" }], isError: false } })
+    // From the priming event on, everything again.
+    const again = await events(await fetch(url, { headers: { accept: "text/event-stream", "mcp-session-id": session, "last-event-id": `${stream}-0` } }))
+    assert.equal(again.length, 3)
+
+    assert.equal((await fetch(url, { method: "DELETE", headers: { "mcp-session-id": session } })).status, 200)
+  } finally {
+    await srv.stop()
+    await tk.close()
+  }
+})
+
+test("buildMcpServer over an SDK transport: elicitation, sampling, progress and prompts through the session", async () => {
+  const { buildMcpServer } = await import("../index.js")
+  const { InMemoryTransport } = await import("@modelcontextprotocol/sdk/inMemory.js")
+  const runs = []
+  const think = defineTool({
+    name: "think",
+    description: "",
+    run: async (_a, ctx) => {
+      ctx.progress(1, 1)
+      return (await ctx.sample({ messages: ["hi"] })).content.text
+    },
+  })
+  const server = buildMcpServer([greeter(runs), think], { prompts: catalog.prompts })
+  const [clientT, serverT] = InMemoryTransport.createLinkedPair()
+  await server.connect(serverT)
+  const client = new McpClient({ name: "mem", version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {} } })
+  client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { name: "Mem", loud: true } }))
+  client.setRequestHandler(CreateMessageRequestSchema, (req) => ({
+    role: "assistant",
+    content: { type: "text", text: `echo ${req.params.messages[0].content.text}` },
+    model: "m",
+  }))
+  await client.connect(clientT)
+  try {
+    const g = await client.callTool({ name: "greet", arguments: {} })
+    assert.deepEqual(g.content, [{ type: "text", text: "hello Mem!" }])
+    assert.equal(runs.length, 2)
+    const progress = []
+    const t = await client.callTool({ name: "think", arguments: {} }, undefined, { onprogress: (p) => progress.push(p.progress) })
+    assert.deepEqual(t.content, [{ type: "text", text: "echo hi" }])
+    assert.deepEqual(progress, [1])
+    const p = await client.getPrompt({ name: "review", arguments: { topic: "go" } })
+    assert.equal(p.messages[0].content.text, "Please review go.")
+  } finally {
+    await client.close()
+    await server.close()
   }
 })

@@ -142,8 +142,10 @@ function signalled(execute) {
     // Ask the caller's model (MCP sampling): its answer, `{ role, content, model, stopReason }`.
     const sample = async (/** @type {unknown} */ params) =>
       JSON.parse(await native.toolAsk(call, "sampling/createMessage", JSON.stringify(params ?? null)))
+    // End the event stream the answer goes out on, for the client to come back for the rest.
+    const closeStream = () => native.toolEvent(call, '{"closeStream":true}')
     try {
-      out = Promise.resolve(execute(msg.args, { ...msg.ctx, signal: controller.signal, progress, log, sample }))
+      out = Promise.resolve(execute(msg.args, { ...msg.ctx, signal: controller.signal, progress, log, sample, closeStream }))
     } catch (e) {
       out = Promise.reject(e)
     }

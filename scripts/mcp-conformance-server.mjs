@@ -88,6 +88,15 @@ const tools = [
     },
   }),
   defineTool({
+    name: "test_reconnection",
+    description: "Closes its event stream mid-call; the client resumes it for the result",
+    run: async (_args, ctx) => {
+      ctx?.closeStream?.()
+      await sleep(200)
+      return "Reconnection test completed"
+    },
+  }),
+  defineTool({
     name: "test_sampling",
     description: "Asks the caller's model",
     inputSchema: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] },

@@ -19,6 +19,9 @@ pub enum ToolEvent {
     Progress { progress: f64, total: Option<f64>, message: Option<String> },
     /// A log entry: its level (an MCP/syslog level name), its data and the logger's name.
     Log { level: String, data: Value, logger: Option<String> },
+    /// Close the event stream the call answers on, for the client to come back for the rest
+    /// (`ctx.closeStream()`; MCP's SSE polling).
+    CloseStream,
 }
 
 /// The JSON a host sends for an event: `{ progress, total?, message? }` or
@@ -26,6 +29,10 @@ pub enum ToolEvent {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum ToolEventJson {
+    Close {
+        #[serde(rename = "closeStream")]
+        close_stream: bool,
+    },
     Progress {
         progress: f64,
         #[serde(default)]
@@ -53,6 +60,8 @@ impl ToolEvent {
             bad("ctx.progress takes (progress: number, total?: number, message?: string); ctx.log takes (level, data, logger?)")
         })?;
         Ok(match e {
+            ToolEventJson::Close { close_stream: true } => ToolEvent::CloseStream,
+            ToolEventJson::Close { .. } => return Err(bad("closeStream must be true")),
             ToolEventJson::Progress { progress, total, message } => {
                 if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
                     return Err(bad("ctx.progress: progress and total must be finite numbers"));

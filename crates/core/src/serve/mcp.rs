@@ -386,6 +386,7 @@ impl Filter {
                 p.insert("data".into(), data);
                 Some(json!({ "method": "notifications/message", "params": p }))
             }
+            ToolEvent::CloseStream => None,
         }
     }
 }

@@ -6,7 +6,7 @@
 //! ([`Replies`]) to the call that asked, from the same client only.
 //!
 //! The reply is plain JSON when the call sends nothing before its result, and an event stream
-//! (`data:` events) when it does: progress, logs, requests, then the result.
+//! when it does (progress, logs, requests, then the result), resumable (`mcp_stream`).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, StreamBody};
 use rmcp::model::{CallToolRequestParams, ErrorData};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -23,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
 use crate::serve::mcp::{call_result, client_key, offer_index, EventSink, Served};
+use crate::serve::mcp_stream::{reader, Streams};
 use crate::serve::mcp_wire::{json_reply, plain, CallKey};
 use crate::tool::{Caller, ToolEvent};
 
@@ -95,9 +95,15 @@ pub fn answers_here(headers: &http::HeaderMap, message: &Value) -> bool {
         )
 }
 
+/// What a call sends on its reply: a message, or the stream's end for now.
+enum Out {
+    Message(Value),
+    Close,
+}
+
 /// The client of one `tools/call` POST: what the call sends goes to the reply, in order.
 struct HttpCaller {
-    out: mpsc::UnboundedSender<Value>,
+    out: mpsc::UnboundedSender<Out>,
     filter: crate::serve::mcp::Filter,
     offers: [bool; 3],
     who: String,
@@ -107,9 +113,11 @@ struct HttpCaller {
 #[async_trait::async_trait]
 impl Caller for HttpCaller {
     fn event(&self, event: ToolEvent) {
-        if let Some(mut n) = self.filter.notification(event) {
+        if let ToolEvent::CloseStream = event {
+            let _ = self.out.send(Out::Close);
+        } else if let Some(mut n) = self.filter.notification(event) {
             n["jsonrpc"] = json!("2.0");
-            let _ = self.out.send(n);
+            let _ = self.out.send(Out::Message(n));
         }
     }
     fn offers(&self, what: &str) -> bool {
@@ -118,7 +126,8 @@ impl Caller for HttpCaller {
     async fn request(&self, method: &str, params: Value) -> Result<Value> {
         let (id, answer, _awaited) = self.replies.expect(&self.who);
         let gone = || Error::Invalid(format!("{method}: the client left before it answered"));
-        self.out.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).map_err(|_| gone())?;
+        let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.out.send(Out::Message(request)).map_err(|_| gone())?;
         let reply = answer.await.map_err(|_| gone())?;
         match reply.get("error") {
             Some(e) => Err(Error::Invalid(format!(
@@ -130,10 +139,11 @@ impl Caller for HttpCaller {
     }
 }
 
-/// What the client of a request speaking `version` can be asked: elicitation from 2025-06-18
-/// on (its URL mode from 2025-11-25), sampling at every version. A client that does not offer
-/// one answers with an error, and the call goes on as without it.
-fn offers_at(version: Option<&str>) -> [bool; 3] {
+/// What the client of a request speaking `version` can be asked, when its session does not
+/// say: elicitation from 2025-06-18 on (its URL mode from 2025-11-25), sampling at every
+/// version. A client that does not offer one answers with an error, and the call goes on as
+/// without it.
+pub fn offers_at(version: Option<&str>) -> [bool; 3] {
     match version {
         Some("2025-11-25") => [true, true, true],
         Some("2025-06-18") => [true, false, true],
@@ -141,15 +151,24 @@ fn offers_at(version: Option<&str>) -> [bool; 3] {
     }
 }
 
-/// One `tools/call` (`message`, sent with `parts`), answered: see the module's text. `stop`
-/// ends it with the server.
+/// Where a `tools/call` answered here is served: the server, the requests awaiting answers, the
+/// streams kept for resuming, and the token that stops it all with the server.
+pub struct Place<'a> {
+    pub served: &'a Served,
+    pub replies: &'a Arc<Replies>,
+    pub streams: &'a Arc<Streams>,
+    pub stop: &'a CancellationToken,
+}
+
+/// One `tools/call` (`message`, sent with `parts`, from a client that offers `offers`, when its
+/// session says), answered: see the module's text.
 pub async fn call(
-    served: &Served,
-    replies: &Arc<Replies>,
+    at: Place<'_>,
     parts: http::request::Parts,
     message: &Value,
-    stop: &CancellationToken,
+    offers: Option<[bool; 3]>,
 ) -> http::Response<Body> {
+    let Place { served, replies, streams, stop } = at;
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let params = match message.get("params").map(CallToolRequestParams::deserialize) {
         Some(Ok(p)) => p,
@@ -159,12 +178,12 @@ pub async fn call(
     let who = client_key(Some(&parts));
     let token = params.meta.as_ref().and_then(|m| m.get_progress_token()).and_then(|t| serde_json::to_value(t).ok());
     let version = parts.headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
-    let (out, mut rx) = mpsc::unbounded_channel::<Value>();
+    let (out, mut rx) = mpsc::unbounded_channel::<Out>();
     let caller = Arc::new(HttpCaller {
         out: out.clone(),
         filter: served.filter(&who, token),
-        offers: offers_at(version),
-        who,
+        offers: offers.unwrap_or_else(|| offers_at(version)),
+        who: who.clone(),
         replies: replies.clone(),
     });
     let cancel = stop.child_token();
@@ -185,52 +204,52 @@ pub async fn call(
             }
             Err(e) => error_message(&answer_id, e),
         };
-        let _ = out.send(message);
+        let _ = out.send(Out::Message(message));
     });
     // The client hanging up before anything is sent cancels the call.
     let guard = cancel.clone().drop_guard();
     let Some(first) = rx.recv().await else {
         return plain(500);
     };
-    if is_final(&first) {
-        guard.disarm();
-        return json_reply(&first);
+    if let Out::Message(m) = &first {
+        if is_final(m) {
+            guard.disarm();
+            return json_reply(m);
+        }
     }
-    // From here on the stream owns the call: the client leaving (the body dropped) cancels it.
-    let (frames, mut body) = mpsc::channel::<std::result::Result<hyper::body::Frame<Bytes>, Infallible>>(16);
+    // From here on the answer is a stream, kept for the client to resume; the client leaving
+    // before the call ends (unless the server closed the stream for it) cancels the call.
+    guard.disarm();
+    let log = streams.open(&who);
+    let pump = log.clone();
+    let keep = streams.clone();
     tokio::spawn(async move {
         let mut next = Some(first);
         loop {
-            let message = match next.take() {
-                Some(m) => m,
-                None => tokio::select! {
-                    m = rx.recv() => match m {
-                        Some(m) => m,
-                        None => break,
-                    },
-                    _ = frames.closed() => break,
+            let out = match next.take() {
+                Some(o) => o,
+                None => match rx.recv().await {
+                    Some(o) => o,
+                    None => break,
                 },
             };
-            let last = is_final(&message);
-            let frame = hyper::body::Frame::data(Bytes::from(format!("data: {message}\n\n")));
-            if frames.send(Ok(frame)).await.is_err() {
-                break;
-            }
-            if last {
-                guard.disarm();
-                return;
+            match out {
+                Out::Close => pump.close(),
+                Out::Message(m) => {
+                    let last = is_final(&m);
+                    pump.push(&m, last);
+                    if last {
+                        break;
+                    }
+                }
             }
         }
-        drop(guard);
+        if !pump.is_done() {
+            pump.abandon();
+        }
+        keep.retire(&pump);
     });
-    let events = futures::stream::poll_fn(move |cx| body.poll_recv(cx));
-    http::Response::builder()
-        .status(200)
-        .header(http::header::CONTENT_TYPE, "text/event-stream")
-        .header(http::header::CACHE_CONTROL, "no-cache")
-        .header("x-accel-buffering", "no")
-        .body(BodyExt::boxed(StreamBody::new(events)))
-        .unwrap_or_else(|_| plain(500))
+    reader(log, 0, true, stop.clone(), Some(cancel))
 }
 
 /// Whether `message` answers the call (a result or an error with the call's id).

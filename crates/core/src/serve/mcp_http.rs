@@ -4,23 +4,38 @@
 //! (each request answered by a server of its own, no session).
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use futures::StreamExt;
-use http_body_util::{BodyExt, StreamBody};
 use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use serde_json::Value;
+
 use crate::callback::SharedCallback;
+use crate::lru::Lru;
+use crate::serve::mcp::{client_key, offers_of};
 use crate::serve::mcp::{McpServeConfig, Served};
+use crate::serve::mcp_stream::Streams;
 use crate::serve::mcp_wire::{plain, rpc_error};
 use crate::tool::SharedTool;
 
 /// A response body (the same type as `serve::Body`).
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+/// The most sessions remembered; beyond it the least recently used are forgotten (their
+/// clients are still answered, as any client without a session is).
+pub const MAX_SESSIONS: usize = 10_000;
+
+/// A fresh session id: 128 random bits in hex.
+fn session_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::Rng::fill(&mut rand::rng(), &mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// The MCP profile of an HTTP server: answers the requests to `/mcp`.
 #[derive(Clone)]
@@ -34,6 +49,11 @@ pub struct McpProfile {
     streams: CancellationToken,
     /// The requests the calls answered here put to their clients, awaiting answers.
     replies: Arc<crate::serve::mcp_call::Replies>,
+    /// The event streams of those calls, kept for their clients to resume.
+    kept: Arc<Streams>,
+    /// The sessions handed out at `initialize`, with what each client offers (the most recent
+    /// ones only). A request is answered with or without one, as statelessly.
+    sessions: Arc<Mutex<Lru<[bool; 3]>>>,
 }
 
 impl McpProfile {
@@ -54,7 +74,15 @@ impl McpProfile {
         let service =
             StreamableHttpService::new(move || Ok(factory.clone()), Arc::new(NeverSessionManager::default()), config);
         let streams = stop.child_token();
-        McpProfile { service, served, stop, streams, replies: Arc::default() }
+        McpProfile {
+            service,
+            served,
+            stop,
+            streams,
+            replies: Arc::default(),
+            kept: Arc::default(),
+            sessions: Arc::new(Mutex::new(Lru::new(MAX_SESSIONS))),
+        }
     }
 
     /// End the event streams still open (they carry nothing; the server is stopping), and let
@@ -70,12 +98,12 @@ impl McpProfile {
 
     /// One HTTP request to `/mcp` (its body already read and capped by the caller).
     ///
-    /// POST is MCP's, checked by `mcp_wire` and answered by rmcp's stateless server side
-    /// (a batch one message at a time). The rest is what the
-    /// reference's stateless transport answers: GET opens an event stream (nothing is ever
-    /// sent on it; it ends when the client leaves or the server stops), or is refused with
-    /// 406 without `text/event-stream` in `Accept`; DELETE is 200 (there is no session to
-    /// end); any other method is 405.
+    /// POST is MCP's, checked by `mcp_wire` and answered as [`McpProfile::route`] says (a batch
+    /// one message at a time). GET with `Last-Event-ID` resumes a call's event stream
+    /// (`mcp_stream`); GET without one opens an event stream that carries nothing (it ends when
+    /// the client leaves or the server stops), as the reference's stateless transport does;
+    /// either is refused with 406 without `text/event-stream` in `Accept`. DELETE ends the
+    /// session it names, if any, and is 200; any other method is 405.
     pub async fn handle(&self, req: http::Request<Bytes>) -> http::Response<Body> {
         match *req.method() {
             http::Method::POST => crate::serve::mcp_wire::post(req, self.served.in_flight(), |r| self.route(r)).await,
@@ -93,9 +121,19 @@ impl McpProfile {
                         None,
                     );
                 }
+                let (parts, _) = req.into_parts();
+                let last = parts.headers.get("last-event-id").and_then(|v| v.to_str().ok());
+                if let Some((log, from)) = last.and_then(|id| self.kept.resume(id, &client_key(Some(&parts)))) {
+                    return crate::serve::mcp_stream::reader(log, from, false, self.stop.clone(), None);
+                }
                 self.idle_stream()
             }
-            http::Method::DELETE => plain(200),
+            http::Method::DELETE => {
+                if let Some(id) = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+                    self.lock_sessions().remove(id);
+                }
+                plain(200)
+            }
             _ => rpc_error(405, ErrorCode(-32000), "Method not allowed.", Some("GET, POST, DELETE")),
         }
     }
@@ -107,8 +145,31 @@ impl McpProfile {
         if let Some(crate::serve::mcp_wire::Parsed(msg)) = r.extensions().get::<crate::serve::mcp_wire::Parsed>() {
             if crate::serve::mcp_call::answers_here(r.headers(), msg) {
                 let msg = msg.clone();
+                let offers = r
+                    .headers()
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|id| self.lock_sessions().get(id).copied());
                 let (parts, _) = r.into_parts();
-                return crate::serve::mcp_call::call(&self.served, &self.replies, parts, &msg, &self.stop).await;
+                let at = crate::serve::mcp_call::Place {
+                    served: &self.served,
+                    replies: &self.replies,
+                    streams: &self.kept,
+                    stop: &self.stop,
+                };
+                return crate::serve::mcp_call::call(at, parts, &msg, offers).await;
+            }
+            if msg.get("method").and_then(Value::as_str) == Some("initialize") && msg.get("id").is_some() {
+                let offers = offers_of(msg.pointer("/params/capabilities").unwrap_or(&Value::Null));
+                let mut res = self.service.handle(r).await;
+                if res.status() == http::StatusCode::OK {
+                    let id = session_id();
+                    if let Ok(v) = http::HeaderValue::from_str(&id) {
+                        res.headers_mut().insert("mcp-session-id", v);
+                        self.lock_sessions().insert(id, offers, |_| false);
+                    }
+                }
+                return res;
             }
             let (parts, body) = r.into_parts();
             if let Some(crate::serve::mcp_wire::Parsed(msg)) = parts.extensions.get::<crate::serve::mcp_wire::Parsed>()
@@ -122,6 +183,10 @@ impl McpProfile {
         self.service.handle(r).await
     }
 
+    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, Lru<[bool; 3]>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// An event stream that carries nothing and ends when the server stops.
     fn idle_stream(&self) -> http::Response<Body> {
         let stop = self.streams.clone();
@@ -129,12 +194,6 @@ impl McpProfile {
             stop.cancelled_owned().await;
         })
         .filter_map(|()| async { None::<std::result::Result<hyper::body::Frame<Bytes>, Infallible>> });
-        http::Response::builder()
-            .status(200)
-            .header(http::header::CONTENT_TYPE, "text/event-stream")
-            .header(http::header::CACHE_CONTROL, "no-cache, no-transform")
-            .header("x-accel-buffering", "no")
-            .body(BodyExt::boxed(StreamBody::new(never)))
-            .unwrap_or_else(|_| plain(500))
+        crate::serve::mcp_stream::sse_response(never)
     }
 }

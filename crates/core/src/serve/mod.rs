@@ -9,6 +9,7 @@
 //! - `mcp_catalog`: the prompts, resources and templates an MCP profile serves besides tools.
 //! - `mcp_wire`: a POST on `/mcp` before rmcp sees it (parse errors, batches, cancellation).
 //! - `mcp`: the MCP profile: the tools as an MCP server, over one HTTP request to `/mcp`.
+//! - `mcp_stream`: the resumable event streams of the calls `mcp_call` answers.
 //! - `mcp_call`: a `tools/call` over stateless HTTP answered with its requests to the client.
 //! - `mcp_http`: the MCP profile of an HTTP server (POST, GET and DELETE on `/mcp`).
 //! - `mcp_session`: that MCP server over a host's message transport (an SDK transport).
@@ -24,6 +25,7 @@ pub mod mcp_call;
 pub mod mcp_catalog;
 pub mod mcp_http;
 pub mod mcp_session;
+pub mod mcp_stream;
 pub mod mcp_wire;
 pub mod options;
 pub mod start;
