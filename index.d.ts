@@ -608,6 +608,12 @@ export interface MCPServeConfig {
   resources?: McpResourceDef[]
   /** Resources whose URIs follow a template such as `notes://{id}` (toolnexus addition). */
   resourceTemplates?: McpResourceTemplateDef[]
+  /**
+   * `toolkit.serve`: the toolkit's skills as prompts (arguments from the frontmatter's
+   * comma-separated `arguments`) and their files as `skill://<skill>/<path>` resources; on unless
+   * `false` (toolnexus addition).
+   */
+  skills?: boolean
 }
 
 /** A served prompt's argument. */

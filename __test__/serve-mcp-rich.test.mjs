@@ -622,3 +622,71 @@ test("buildMcpServer over an SDK transport: elicitation, sampling, progress and 
     await server.close()
   }
 })
+
+test("a served toolkit's skills are prompts (arguments from the frontmatter) and their files resources", async (t) => {
+  const os = await import("node:os")
+  const fs = await import("node:fs")
+  const path = await import("node:path")
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "tn-skills-"))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const dir = path.join(root, "release-notes")
+  fs.mkdirSync(path.join(dir, "templates"), { recursive: true })
+  fs.writeFileSync(path.join(dir, "SKILL.md"), "---\nname: release-notes\ndescription: Write release notes\narguments: version, audience\n---\nWrite the notes from the changelog.\n")
+  fs.writeFileSync(path.join(dir, "templates", "notes.md"), "# {{version}}\n")
+  fs.writeFileSync(path.join(dir, "logo.bin"), Buffer.from([0xff, 0x00, 0xfe]))
+  // A file past the cap is listed, and refused when read.
+  const huge = path.join(dir, "huge.txt")
+  fs.writeFileSync(huge, "")
+  fs.truncateSync(huge, 9 * 1024 * 1024)
+
+  const tk = await createToolkit({ builtins: false, skillsDir: root })
+  const srv = await tk.serve("127.0.0.1:0", { mcp: {} })
+  const client = new McpClient({ name: "skills", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url + "/mcp")))
+  try {
+    const { prompts } = await client.listPrompts()
+    assert.deepEqual(prompts, [
+      {
+        name: "release-notes",
+        description: "Write release notes",
+        arguments: [
+          { name: "version", required: false },
+          { name: "audience", required: false },
+        ],
+      },
+    ])
+    const got = await client.getPrompt({ name: "release-notes", arguments: { version: "2.0" } })
+    assert.deepEqual(got.messages, [
+      { role: "user", content: { type: "text", text: "Write the notes from the changelog.\n\nArguments:\n- version: 2.0" } },
+    ])
+    const { resources } = await client.listResources()
+    assert.deepEqual(resources.map((r) => [r.uri, r.mimeType]), [
+      ["skill://release-notes/SKILL.md", "text/markdown"],
+      ["skill://release-notes/huge.txt", "text/plain"],
+      ["skill://release-notes/logo.bin", "application/octet-stream"],
+      ["skill://release-notes/templates/notes.md", "text/markdown"],
+    ])
+    const notes = await client.readResource({ uri: "skill://release-notes/templates/notes.md" })
+    assert.equal(notes.contents[0].text, "# {{version}}\n")
+    const logo = await client.readResource({ uri: "skill://release-notes/logo.bin" })
+    assert.equal(logo.contents[0].blob, Buffer.from([0xff, 0x00, 0xfe]).toString("base64"))
+    const big = await client.readResource({ uri: "skill://release-notes/huge.txt" }).then(() => null, (e) => e)
+    assert.match(big.message, /more than the 8388608 served/)
+    // Only the files listed: no path of the server's own is reachable.
+    const outside = await client.readResource({ uri: "skill://release-notes/../../etc/passwd" }).then(() => null, (e) => e)
+    assert.equal(outside.code, -32002)
+  } finally {
+    await client.close()
+    await srv.stop()
+  }
+  const off = await tk.serve("127.0.0.1:0", { mcp: { skills: false } })
+  const c2 = new McpClient({ name: "skills", version: "1.0.0" })
+  await c2.connect(new StreamableHTTPClientTransport(new URL(off.url + "/mcp")))
+  try {
+    assert.equal(c2.getServerCapabilities().prompts, undefined)
+  } finally {
+    await c2.close()
+    await off.stop()
+    await tk.close()
+  }
+})

@@ -71,6 +71,13 @@ pub struct McpServeConfig {
     /// The resources served through URI templates (toolnexus addition).
     #[serde(default)]
     pub resource_templates: Vec<TemplateDef>,
+    /// Whether a served toolkit's skills are offered as prompts and their files as resources
+    /// (toolnexus addition; on unless `false`).
+    #[serde(default)]
+    pub skills: Option<bool>,
+    /// The skills offered, when the toolkit has them (set by the server, not an option).
+    #[serde(skip)]
+    pub skill_offers: Vec<crate::skills::SkillOffer>,
 }
 
 /// The `tools` filter as the reference reads it: a falsy value is no filter; an array keeps
@@ -196,6 +203,7 @@ impl Served {
                     prompts: cfg.prompts.clone(),
                     resources: cfg.resources.clone(),
                     templates: cfg.resource_templates.clone(),
+                    skills: if cfg.skills == Some(false) { Vec::new() } else { cfg.skill_offers.clone() },
                 },
                 subscriptions: Mutex::new(Lru::new(4096)),
             }),
@@ -279,7 +287,7 @@ impl Served {
 
     /// Whether resources (fixed or templated) are served.
     fn offers_resources(&self) -> bool {
-        !self.inner.catalog.resources.is_empty() || !self.inner.catalog.templates.is_empty()
+        self.inner.catalog.offers_resources()
     }
 }
 
@@ -538,10 +546,10 @@ impl ServerHandler for Served {
     fn get_info(&self) -> ServerConfig {
         let catalog = &self.inner.catalog;
         let mut caps = ServerCapabilities::builder().enable_tools().enable_logging().build();
-        if !catalog.prompts.is_empty() {
+        if catalog.offers_prompts() {
             caps.prompts = Some(Default::default());
         }
-        if !catalog.resources.is_empty() || !catalog.templates.is_empty() {
+        if catalog.offers_resources() {
             let mut resources = rmcp::model::ResourcesCapability::default();
             resources.subscribe = Some(true);
             caps.resources = Some(resources);
@@ -620,7 +628,7 @@ impl ServerHandler for Served {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<GetPromptResponse, ErrorData> {
-        if self.inner.catalog.prompts.is_empty() {
+        if !self.inner.catalog.offers_prompts() {
             return Err(not_found());
         }
         Ok(self.inner.catalog.get_prompt(&request.name, request.arguments).await?.into())
@@ -631,7 +639,7 @@ impl ServerHandler for Served {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListPromptsResult, ErrorData> {
-        if self.inner.catalog.prompts.is_empty() {
+        if !self.inner.catalog.offers_prompts() {
             return Err(not_found());
         }
         self.inner.catalog.list_prompts()

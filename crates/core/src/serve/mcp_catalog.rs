@@ -19,8 +19,11 @@ use rmcp::model::{
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
 use crate::callback::SharedCallback;
 use crate::hostfn::HostFn;
+use crate::skills::SkillOffer;
 
 /// A prompt argument as the host declares it.
 #[derive(Deserialize, Default, Clone, Debug, PartialEq)]
@@ -96,6 +99,46 @@ pub struct Catalog {
     pub prompts: Vec<PromptDef>,
     pub resources: Vec<ResourceDef>,
     pub templates: Vec<TemplateDef>,
+    /// A served toolkit's skills: prompts after the profile's own, their files resources.
+    pub skills: Vec<SkillOffer>,
+}
+
+/// The largest skill file served as a resource; a bigger one is refused when read.
+pub const MAX_SKILL_FILE: u64 = 8 * 1024 * 1024;
+
+/// What is escaped in a skill resource's URI: anything but unreserved characters (and `/`
+/// between the path's segments).
+const URI_PART: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+const URI_PATH: &AsciiSet = &URI_PART.remove(b'/');
+
+/// The URI of a skill's file: `skill://<skill>/<path in its folder>`.
+pub fn skill_uri(skill: &str, rel: &str) -> String {
+    format!("skill://{}/{}", utf8_percent_encode(skill, URI_PART), utf8_percent_encode(rel, URI_PATH))
+}
+
+/// A file's MIME type by its extension (text ones as text; anything unknown is bytes).
+fn mime_of(path: &str) -> &'static str {
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "md" | "markdown" => "text/markdown",
+        "txt" | "text" => "text/plain",
+        "json" => "application/json",
+        "yaml" | "yml" => "application/yaml",
+        "py" => "text/x-python",
+        "js" | "mjs" | "cjs" => "text/javascript",
+        "ts" => "text/x-typescript",
+        "sh" => "text/x-shellscript",
+        "html" | "htm" => "text/html",
+        "css" => "text/css",
+        "csv" => "text/csv",
+        "xml" => "application/xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "svg" => "image/svg+xml",
+        "pdf" => "application/pdf",
+        _ => "application/octet-stream",
+    }
 }
 
 /// The error for an MCP request the catalog cannot answer.
@@ -126,12 +169,32 @@ fn compact(mut v: Value) -> Value {
 impl Catalog {
     /// Whether there is nothing but tools.
     pub fn is_empty(&self) -> bool {
-        self.prompts.is_empty() && self.resources.is_empty() && self.templates.is_empty()
+        !self.offers_prompts() && !self.offers_resources()
+    }
+
+    /// Whether prompts are offered (the profile's or skills').
+    pub fn offers_prompts(&self) -> bool {
+        !self.prompts.is_empty() || !self.skills.is_empty()
+    }
+
+    /// Whether resources are offered (the profile's, its templates, or skills' files).
+    pub fn offers_resources(&self) -> bool {
+        !self.resources.is_empty() || !self.templates.is_empty() || self.skills.iter().any(|s| !s.files.is_empty())
     }
 
     /// Whether anything can be completed.
     pub fn completes(&self) -> bool {
-        !self.prompts.is_empty() || !self.templates.is_empty()
+        self.offers_prompts() || !self.templates.is_empty()
+    }
+
+    /// The skill file at `uri`, if it is one: where it is on disk and its MIME type.
+    fn skill_file(&self, uri: &str) -> Option<(&str, &'static str)> {
+        self.skills.iter().find_map(|s| {
+            s.files
+                .iter()
+                .find(|(rel, _)| skill_uri(&s.name, rel) == uri)
+                .map(|(rel, path)| (path.as_str(), mime_of(rel)))
+        })
     }
 
     pub fn list_prompts(&self) -> Result<ListPromptsResult, ErrorData> {
@@ -151,6 +214,13 @@ impl Catalog {
                     "arguments": if args.is_empty() { Value::Null } else { Value::Array(args) },
                 }))
             })
+            .chain(self.skills.iter().filter(|s| !self.prompts.iter().any(|p| p.name == s.name)).map(|s| {
+                let args: Vec<Value> = s.arguments.iter().map(|a| json!({ "name": a, "required": false })).collect();
+                compact(json!({
+                    "name": s.name, "description": s.description,
+                    "arguments": if args.is_empty() { Value::Null } else { Value::Array(args) },
+                }))
+            }))
             .collect();
         serde_json::from_value(json!({ "prompts": prompts }))
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -158,7 +228,10 @@ impl Catalog {
 
     pub async fn get_prompt(&self, name: &str, args: Option<Map<String, Value>>) -> Result<GetPromptResult, ErrorData> {
         let Some(p) = self.prompts.iter().find(|p| p.name == name) else {
-            return Err(invalid(format!("Prompt {name} not found")));
+            return match self.skills.iter().find(|s| s.name == name) {
+                Some(skill) => skill_prompt(skill, args.unwrap_or_default()),
+                None => Err(invalid(format!("Prompt {name} not found"))),
+            };
         };
         let args = args.unwrap_or_default();
         if let Some(missing) = p.arguments.iter().find(|a| a.required == Some(true) && !args.contains_key(&a.name)) {
@@ -179,6 +252,14 @@ impl Catalog {
                     "mimeType": r.mime_type, "size": r.size,
                 }))
             })
+            .chain(self.skills.iter().flat_map(|s| {
+                s.files.iter().map(|(rel, _)| {
+                    json!({
+                        "uri": skill_uri(&s.name, rel), "name": format!("{}/{rel}", s.name),
+                        "description": format!("A file of the skill {}", s.name), "mimeType": mime_of(rel),
+                    })
+                })
+            }))
             .collect();
         serde_json::from_value(json!({ "resources": resources }))
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -212,6 +293,8 @@ impl Catalog {
             self.templates.iter().find_map(|t| match_template(&t.uri_template, uri).map(|p| (t, p)))
         {
             (&t.read, params, t.mime_type.as_deref(), format!("resource template {}", t.uri_template))
+        } else if let Some((path, mime)) = self.skill_file(uri) {
+            return read_skill_file(uri, path, mime).await;
         } else {
             return Err(ErrorData::new(ErrorCode(-32002), "Resource not found", Some(json!({ "uri": uri }))));
         };
@@ -254,6 +337,41 @@ impl Catalog {
         serde_json::from_value(json!({ "completion": completion }))
             .map_err(|e| ErrorData::internal_error(format!("complete: {e}"), None))
     }
+}
+
+/// A skill as a prompt: its instructions as the user's message, followed by the arguments given.
+fn skill_prompt(skill: &SkillOffer, args: Map<String, Value>) -> Result<GetPromptResult, ErrorData> {
+    let mut text = skill.content.trim().to_string();
+    let given: Vec<String> = skill
+        .arguments
+        .iter()
+        .filter_map(|a| args.get(a).map(|v| format!("- {a}: {}", crate::json::js_string(v))))
+        .collect();
+    if !given.is_empty() {
+        text.push_str("\n\nArguments:\n");
+        text.push_str(&given.join("\n"));
+    }
+    let doc =
+        json!({ "description": skill.description, "messages": [{ "role": "user", "content": text_block(&text) }] });
+    serde_json::from_value(compact(doc)).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+/// A skill's file as a resource's contents: text when it is UTF-8, else base64 bytes; one over
+/// [`MAX_SKILL_FILE`] is refused.
+async fn read_skill_file(uri: &str, path: &str, mime: &str) -> Result<ReadResourceResult, ErrorData> {
+    let failed = |why: String| ErrorData::internal_error(format!("skill file {uri}: {why}"), None);
+    let size = tokio::fs::metadata(path).await.map_err(|e| failed(e.to_string()))?.len();
+    if size > MAX_SKILL_FILE {
+        return Err(failed(format!("{size} bytes is more than the {MAX_SKILL_FILE} served")));
+    }
+    let bytes = tokio::fs::read(path).await.map_err(|e| failed(e.to_string()))?;
+    let contents = match String::from_utf8(bytes) {
+        Ok(text) => json!({ "uri": uri, "mimeType": mime, "text": text }),
+        Err(e) => {
+            json!({ "uri": uri, "mimeType": mime, "blob": base64::engine::general_purpose::STANDARD.encode(e.into_bytes()) })
+        }
+    };
+    serde_json::from_value(json!({ "contents": [contents] })).map_err(|e| failed(e.to_string()))
 }
 
 /// A text as a user message's content block.
@@ -427,6 +545,31 @@ mod tests {
         let m = match_template("u://{a}-{b}", "u://x-y").unwrap();
         assert_eq!((m["a"].as_str(), m["b"].as_str()), (Some("x"), Some("y")));
         assert!(match_template("u://{a}", "v://x").is_none());
+    }
+
+    #[test]
+    fn skill_files_have_uris_and_types() {
+        assert_eq!(skill_uri("notes", "templates/a b.md"), "skill://notes/templates/a%20b.md");
+        assert_eq!(skill_uri("a/b", "x"), "skill://a%2Fb/x");
+        assert_eq!(
+            (mime_of("SKILL.md"), mime_of("x.PNG"), mime_of("noext")),
+            ("text/markdown", "image/png", "application/octet-stream")
+        );
+        let skill = SkillOffer {
+            name: "s".into(),
+            description: None,
+            content: "  Do it.\n".into(),
+            arguments: vec!["who".into(), "when".into()],
+            files: vec![("SKILL.md".into(), "/x/SKILL.md".into())],
+        };
+        let c = Catalog { skills: vec![skill.clone()], ..Catalog::default() };
+        assert!(c.offers_prompts() && c.offers_resources() && c.completes());
+        assert_eq!(c.skill_file("skill://s/SKILL.md"), Some(("/x/SKILL.md", "text/markdown")));
+        assert_eq!(c.skill_file("skill://s/../SKILL.md"), None);
+        let mut args = Map::new();
+        args.insert("when".into(), json!("now"));
+        let p = serde_json::to_value(skill_prompt(&skill, args).unwrap()).unwrap();
+        assert_eq!(p["messages"][0]["content"]["text"], "Do it.\n\nArguments:\n- when: now");
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub struct StartOptions {
     pub mcp_profile: Option<McpServeConfig>,
     /// The tools the MCP profile may expose.
     pub mcp_tools: Vec<SharedTool>,
+    /// A served toolkit's skills, for the MCP profile to offer as prompts and resources.
+    pub mcp_skills: Vec<crate::skills::SkillOffer>,
     pub on_call: Option<SharedCallback>,
     /// `auth`, `allowedOrigins`, `maxBodyBytes`.
     pub security: ServeSecurity,
@@ -88,6 +90,7 @@ impl StartOptions {
             mcp: field("mcp"),
             mcp_profile: None,
             mcp_tools: Vec::new(),
+            mcp_skills: Vec::new(),
             on_call: None,
             security,
             reachable_tools: Vec::new(),
@@ -154,6 +157,12 @@ impl StartOptions {
         self.a2a = or_block(self.a2a.take(), tk.a2a_block());
         self.mcp = or_block(self.mcp.take(), tk.mcp_server_block());
         self.skills = toolkit_skills(tk);
+        self.mcp_skills = match &self.mcp {
+            Some(v) if truthy(v) => {
+                tk.skill_source().map(|s| crate::skills::offers(s.skills(), MCP_SKILL_FILES)).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         self.mcp_tools = tk.tools();
         self.reachable_tools = self.mcp_tools.iter().map(|t| t.name().to_string()).collect();
         if self.logger.is_none() {
@@ -162,6 +171,9 @@ impl StartOptions {
         self
     }
 }
+
+/// The most files of one skill a served toolkit offers as MCP resources.
+pub const MCP_SKILL_FILES: usize = 100;
 
 /// The MCP profile a value turns on: any truthy value (a non-object one with defaults).
 pub fn mcp_config(v: Option<&Value>) -> Result<Option<McpServeConfig>> {
@@ -216,7 +228,8 @@ async fn start(o: StartOptions) -> Result<Server> {
         None => mcp_config(o.mcp.as_ref())?,
     };
     let mcp = match profile {
-        Some(cfg) => {
+        Some(mut cfg) => {
+            cfg.skill_offers = o.mcp_skills;
             let tools = exposed_tools(&o.mcp_tools, &cfg);
             reachable.extend(tools.iter().map(|t| t.name().to_string()));
             Some(McpProfile::new(tools, cfg, o.on_call))

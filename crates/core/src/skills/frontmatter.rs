@@ -12,6 +12,8 @@ use crate::json::js_double_text;
 pub(crate) struct Frontmatter {
     pub name: Option<String>,
     pub description: Option<String>,
+    /// `arguments`: the names of the arguments the skill takes as a prompt, comma-separated.
+    pub arguments: Option<String>,
     pub content: String,
     pub malformed: bool,
 }
@@ -64,6 +66,7 @@ pub(crate) fn parse(text: &str) -> Frontmatter {
                 match key.as_str() {
                     "name" => fm.name = Some(value),
                     "description" => fm.description = Some(value),
+                    "arguments" => fm.arguments = Some(value),
                     _ => {}
                 }
             }

@@ -388,3 +388,54 @@ fn js_key_sort<T>(items: &mut [T], key: impl Fn(&T) -> &str) {
 
 #[cfg(test)]
 mod tests;
+
+/// What an MCP server offers of a skill: it as a prompt (its description, the arguments its
+/// frontmatter's `arguments` names, comma-separated, its instructions) and its files as
+/// resources.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillOffer {
+    pub name: String,
+    pub description: Option<String>,
+    /// The instructions (the body after the frontmatter).
+    pub content: String,
+    pub arguments: Vec<String>,
+    /// Its files: the path relative to the skill's folder, and where it is. A skill given as
+    /// data has none.
+    pub files: Vec<(String, String)>,
+}
+
+/// What an MCP server offers of `skills`, at most `file_limit` files of each (`SKILL.md`
+/// first), read now.
+pub fn offers(skills: &[SkillInfo], file_limit: usize) -> Vec<SkillOffer> {
+    skills
+        .iter()
+        .map(|s| {
+            let (arguments, files) = match s.origin {
+                SkillOrigin::Fs => {
+                    let header =
+                        std::fs::read_to_string(&s.location).map(|t| frontmatter::parse(&t)).unwrap_or_default();
+                    let arguments = header
+                        .arguments
+                        .map(|a| a.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
+                        .unwrap_or_default();
+                    let dir = paths::dirname(&s.location);
+                    let mut files = vec![("SKILL.md".to_string(), s.location.clone())];
+                    let prefix = format!("{}/", dir.trim_end_matches('/'));
+                    for f in discover::sample_siblings(&dir, file_limit.saturating_sub(1) as f64) {
+                        let rel = f.strip_prefix(&prefix).unwrap_or(&f).replace('\\', "/");
+                        files.push((rel, f));
+                    }
+                    (arguments, files)
+                }
+                SkillOrigin::Logical { .. } => (Vec::new(), Vec::new()),
+            };
+            SkillOffer {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                content: s.content.clone(),
+                arguments,
+                files,
+            }
+        })
+        .collect()
+}

@@ -73,6 +73,7 @@ fn options(a2a: Option<Value>, run_task: SharedCallback) -> StartOptions {
         mcp: None,
         mcp_profile: None,
         mcp_tools: Vec::new(),
+        mcp_skills: Vec::new(),
         on_call: None,
         security: ServeSecurity::default(),
         reachable_tools: Vec::new(),
