@@ -690,3 +690,27 @@ test("a served toolkit's skills are prompts (arguments from the frontmatter) and
     await tk.close()
   }
 })
+
+test("protocol 2026-07-28 (the official Python client): a served pending is an input_required result, its sealed state taken once", { skip: pySkip, timeout: 120_000 }, async () => {
+  const runs = []
+  const tk = await createToolkit({ builtins: false, extraTools: [greeter(runs)] })
+  const srv = await tk.serve("127.0.0.1:0", { mcp: {} })
+  try {
+    const { lines, failure } = await python("py-mrtr.py", [srv.url + "/mcp", "greet"], 90_000)
+    const by = Object.fromEntries(lines.map((l) => [l.step, l]))
+    assert.equal(by.failed, undefined, by.failed?.error ?? failure)
+    assert.equal(by.version?.version, "2026-07-28", failure)
+    assert.equal(by.asked.kind, "InputRequiredResult")
+    assert.equal(by.asked.requests.elicitation.method, "elicitation/create")
+    assert.equal(by.asked.requests.elicitation.params.message, "Who should I greet?")
+    assert.deepEqual(by.answered, { step: "answered", text: "hello py", kind: "CallToolResult" })
+    assert.match(by.replayed.error, /requestState: it was answered already; nothing was run/)
+    assert.match(by.edited.error, /requestState: .*changed; nothing was run/)
+    // Parked once, run once with the answer; the replay and the edit ran nothing.
+    assert.equal(runs.length, 2)
+    assert.deepEqual(runs[1].data, { name: "py", loud: false })
+  } finally {
+    await srv.stop()
+    await tk.close()
+  }
+})

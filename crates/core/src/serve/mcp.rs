@@ -13,23 +13,13 @@
 //! 1 MiB) reads a result of any size. A method the server does not offer is `-32601 Method not
 //! found`.
 
-// MCP's logging (`logging/setLevel`, log notifications) is deprecated from 2026-07-28 on and
-// still part of every earlier version this server speaks.
-#![allow(deprecated)]
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
-    CustomRequest, CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    Tool as McpTool, UnsubscribeRequestParams,
-};
+use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData, Tool as McpTool};
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler};
+use rmcp::RoleServer;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -39,7 +29,7 @@ use crate::error::Result;
 use crate::json::truthy;
 use crate::lru::Lru;
 use crate::serve::mcp_catalog::{Catalog, PromptDef, ResourceDef, TemplateDef};
-use crate::serve::mcp_wire::{CallKey, InFlight};
+use crate::serve::mcp_wire::InFlight;
 pub(crate) use crate::tool::EventSink;
 use crate::tool::{SharedTool, ToolContext, ToolEvent, LOG_LEVELS};
 use crate::types::ToolResult;
@@ -157,28 +147,30 @@ pub fn exposed_tools(tools: &[SharedTool], cfg: &McpServeConfig) -> Vec<SharedTo
 /// `onCall` observer. Cheap to clone (one per stateless request).
 #[derive(Clone)]
 pub struct Served {
-    inner: Arc<ServedInner>,
+    pub(crate) inner: Arc<ServedInner>,
 }
 
-struct ServedInner {
-    tools: Vec<SharedTool>,
+pub(crate) struct ServedInner {
+    pub(crate) tools: Vec<SharedTool>,
     /// Name → position in `tools`; a repeated name is called on its last tool (both are
     /// listed), as the reference's name map does.
-    index: HashMap<String, usize>,
+    pub(crate) index: HashMap<String, usize>,
     /// The `tools/list` entries, built once.
-    listed: Vec<McpTool>,
-    name: String,
-    version: String,
-    on_call: Option<SharedCallback>,
+    pub(crate) listed: Vec<McpTool>,
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) on_call: Option<SharedCallback>,
     /// The calls in flight over stateless HTTP, for `notifications/cancelled`.
-    in_flight: InFlight,
+    pub(crate) in_flight: InFlight,
     /// The prompts, resources and templates served.
-    catalog: Catalog,
+    pub(crate) catalog: Catalog,
+    /// The request states of 2026-07-28 elicitations already answered.
+    pub(crate) answered: Mutex<Lru<()>>,
     /// The resources each client subscribed to (the most recent clients' only).
-    subscriptions: Mutex<Lru<std::collections::HashSet<String>>>,
+    pub(crate) subscriptions: Mutex<Lru<std::collections::HashSet<String>>>,
     /// The logging level each client asked for, as a rank in `LOG_LEVELS` (the most recent
     /// clients' only).
-    levels: Mutex<Lru<usize>>,
+    pub(crate) levels: Mutex<Lru<usize>>,
 }
 
 impl Served {
@@ -206,6 +198,7 @@ impl Served {
                     skills: if cfg.skills == Some(false) { Vec::new() } else { cfg.skill_offers.clone() },
                 },
                 subscriptions: Mutex::new(Lru::new(4096)),
+                answered: Mutex::new(Lru::new(65_536)),
             }),
         }
     }
@@ -222,12 +215,24 @@ impl Served {
         cancel: CancellationToken,
         caller: Option<EventSink>,
     ) -> std::result::Result<ToolResult, ErrorData> {
+        self.call_answered(name, args, cancel, caller, None).await
+    }
+
+    /// [`Served::call`], its first run given `answer` (an elicitation answered across requests,
+    /// as protocol 2026-07-28 does it).
+    pub async fn call_answered(
+        &self,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        cancel: CancellationToken,
+        caller: Option<EventSink>,
+        mut answer: Option<Value>,
+    ) -> std::result::Result<ToolResult, ErrorData> {
         let Some(tool) = self.inner.index.get(name).and_then(|&i| self.inner.tools.get(i)) else {
             return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
         };
         let started = Instant::now();
         let args = Value::Object(args.unwrap_or_default());
-        let mut answer = None;
         let mut round = 0;
         let result = loop {
             let ctx = ToolContext {
@@ -280,20 +285,25 @@ impl Served {
         Filter { token, floor: self.log_floor(who) }
     }
 
+    /// The seals of 2026-07-28 elicitations already answered (each is taken once).
+    pub(crate) fn answered(&self) -> &Mutex<Lru<()>> {
+        &self.inner.answered
+    }
+
     /// The calls in flight over stateless HTTP.
     pub(crate) fn in_flight(&self) -> &InFlight {
         &self.inner.in_flight
     }
 
     /// Whether resources (fixed or templated) are served.
-    fn offers_resources(&self) -> bool {
+    pub(crate) fn offers_resources(&self) -> bool {
         self.inner.catalog.offers_resources()
     }
 }
 
 /// Who a request came from, as far as a stateless server can tell: its peer's address, its
 /// credentials and its session, if any (the key of its logging level).
-fn client_of(context: &RequestContext<RoleServer>) -> String {
+pub(crate) fn client_of(context: &RequestContext<RoleServer>) -> String {
     client_key(context.extensions.get::<http::request::Parts>())
 }
 
@@ -315,7 +325,7 @@ pub const MAX_ROUNDS: usize = 10;
 /// is `text`) to `caller`, or `None` when the caller takes no elicitation. A Request with a
 /// `url` is a URL-mode elicitation where the caller offers that mode; otherwise a form with the
 /// schema in `data.schema` (an object schema), or none (accept or decline).
-fn elicitation(request: &Map<String, Value>, text: &str, caller: &dyn crate::tool::Caller) -> Option<Value> {
+pub(crate) fn elicitation(request: &Map<String, Value>, text: &str, caller: &dyn crate::tool::Caller) -> Option<Value> {
     if !caller.offers("elicitation") {
         return None;
     }
@@ -337,7 +347,7 @@ fn elicitation(request: &Map<String, Value>, text: &str, caller: &dyn crate::too
 /// The Answer an elicitation's result makes for Request `id`: accepted is `ok` with the
 /// content as `data` (a field the form's `schema` gives a default and the content leaves out
 /// takes that default); declined and cancelled are not `ok`, with that reason.
-fn answer_of(id: Value, reply: &Value, schema: Option<&Value>) -> Value {
+pub(crate) fn answer_of(id: Value, reply: &Value, schema: Option<&Value>) -> Value {
     match reply.get("action").and_then(Value::as_str) {
         Some("accept") => {
             let mut data = match reply.get("content") {
@@ -430,7 +440,7 @@ pub(crate) fn call_result(name: &str, r: ToolResult) -> CallToolResult {
 
 /// The client of an rmcp connection (a session over a host's transport, or a request rmcp
 /// answers): events go out as notifications in order, requests through the connection's peer.
-struct PeerCaller {
+pub(crate) struct PeerCaller {
     tx: tokio::sync::mpsc::UnboundedSender<Out>,
     /// What the client said it offers in `initialize` (elicitation, its URL mode, sampling).
     offers: [bool; 3],
@@ -477,7 +487,10 @@ impl crate::tool::Caller for PeerCaller {
 impl PeerCaller {
     /// A caller for the request `context` answers, and the task that sends what it is told
     /// (ended by [`PeerCaller::finish`]).
-    fn start(served: &Served, context: &RequestContext<RoleServer>) -> (Arc<PeerCaller>, tokio::task::JoinHandle<()>) {
+    pub(crate) fn start(
+        served: &Served,
+        context: &RequestContext<RoleServer>,
+    ) -> (Arc<PeerCaller>, tokio::task::JoinHandle<()>) {
         let token = context.meta.get_progress_token().and_then(|t| serde_json::to_value(t).ok());
         let filter = served.filter(&client_of(context), token);
         let peer = context.peer.clone();
@@ -538,183 +551,8 @@ fn listing(t: &dyn crate::tool::Tool) -> McpTool {
 
 /// The answer to a method the server does not offer, in the words of the reference's SDK
 /// (rmcp's own names the method instead).
-fn not_found() -> ErrorData {
+pub(crate) fn not_found() -> ErrorData {
     ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "Method not found", None)
-}
-
-impl ServerHandler for Served {
-    fn get_info(&self) -> ServerConfig {
-        let catalog = &self.inner.catalog;
-        let mut caps = ServerCapabilities::builder().enable_tools().enable_logging().build();
-        if catalog.offers_prompts() {
-            caps.prompts = Some(Default::default());
-        }
-        if catalog.offers_resources() {
-            let mut resources = rmcp::model::ResourcesCapability::default();
-            resources.subscribe = Some(true);
-            caps.resources = Some(resources);
-        }
-        if catalog.completes() {
-            caps.completions = Some(Default::default());
-        }
-        let mut info = ServerConfig::new(caps);
-        info.server_info = Implementation::new(self.inner.name.clone(), self.inner.version.clone());
-        info
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.listed.clone()))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> std::result::Result<CallToolResponse, ErrorData> {
-        // Over stateless HTTP, a `notifications/cancelled` arrives on a POST of its own:
-        // the call is findable by who sent it and its id until it ends.
-        let _registered = context.extensions.get::<http::request::Parts>().and_then(|parts| {
-            let id = serde_json::to_value(&context.id).ok()?;
-            Some(self.inner.in_flight.register(CallKey::new(parts, &id), context.ct.clone()))
-        });
-        let (caller, sending) = PeerCaller::start(self, &context);
-        let r =
-            self.call(&request.name, request.arguments, context.ct.clone(), Some(caller.clone() as EventSink)).await;
-        // Everything the call sent goes out before its result.
-        drop(caller);
-        let _ = sending.await;
-        Ok(call_result(&request.name, r?).into())
-    }
-
-    async fn on_custom_request(
-        &self,
-        _request: CustomRequest,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<CustomResult, ErrorData> {
-        Err(not_found())
-    }
-
-    async fn complete(
-        &self,
-        request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<CompleteResult, ErrorData> {
-        if !self.inner.catalog.completes() {
-            return Err(not_found());
-        }
-        self.inner.catalog.complete(&request).await
-    }
-
-    // Logging is deprecated in rmcp; a client may still ask for it.
-    #[allow(deprecated)]
-    async fn set_level(
-        &self,
-        request: rmcp::model::SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> std::result::Result<(), ErrorData> {
-        let name = serde_json::to_value(request.level).ok();
-        let rank = LOG_LEVELS.iter().position(|l| name.as_ref().and_then(Value::as_str) == Some(*l)).unwrap_or(0);
-        let mut levels = self.inner.levels.lock().unwrap_or_else(PoisonError::into_inner);
-        levels.insert(client_of(&context), rank, |_| false);
-        Ok(())
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<GetPromptResponse, ErrorData> {
-        if !self.inner.catalog.offers_prompts() {
-            return Err(not_found());
-        }
-        Ok(self.inner.catalog.get_prompt(&request.name, request.arguments).await?.into())
-    }
-
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<ListPromptsResult, ErrorData> {
-        if !self.inner.catalog.offers_prompts() {
-            return Err(not_found());
-        }
-        self.inner.catalog.list_prompts()
-    }
-
-    async fn list_resources(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<ListResourcesResult, ErrorData> {
-        if !self.offers_resources() {
-            return Err(not_found());
-        }
-        self.inner.catalog.list_resources()
-    }
-
-    async fn list_resource_templates(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
-        if !self.offers_resources() {
-            return Err(not_found());
-        }
-        self.inner.catalog.list_templates()
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
-        if !self.offers_resources() {
-            return Err(not_found());
-        }
-        Ok(self.inner.catalog.read_resource(&request.uri).await?.into())
-    }
-
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> std::result::Result<(), ErrorData> {
-        if !self.offers_resources() {
-            return Err(not_found());
-        }
-        if !self.inner.catalog.has_resource(&request.uri) {
-            return Err(ErrorData::new(ErrorCode(-32002), "Resource not found", Some(json!({ "uri": request.uri }))));
-        }
-        let who = client_of(&context);
-        let mut subs = self.inner.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut mine = subs.remove(&who).unwrap_or_default();
-        mine.insert(request.uri);
-        subs.insert(who, mine, |_| false);
-        Ok(())
-    }
-
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> std::result::Result<(), ErrorData> {
-        if !self.offers_resources() {
-            return Err(not_found());
-        }
-        let who = client_of(&context);
-        let mut subs = self.inner.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(mut mine) = subs.remove(&who) {
-            mine.remove(&request.uri);
-            if !mine.is_empty() {
-                subs.insert(who, mine, |_| false);
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@
 //! - `mcp_stream`: the resumable event streams of the calls `mcp_call` answers.
 //! - `mcp_call`: a `tools/call` over stateless HTTP answered with its requests to the client.
 //! - `mcp_http`: the MCP profile of an HTTP server (POST, GET and DELETE on `/mcp`).
+//! - `mcp_handler`: `Served` as rmcp's server handler.
+//! - `mcp_mrtr`: a `tools/call` of protocol 2026-07-28 asking its client through its result.
 //! - `mcp_session`: that MCP server over a host's message transport (an SDK transport).
 //! - `http`: the HTTP server: binding, routing, the guards, stopping.
 //! - `start`: a server from a host's options (`startA2AServer`, `toolkit.serve`).
@@ -23,7 +25,9 @@ pub mod lease;
 pub mod mcp;
 pub mod mcp_call;
 pub mod mcp_catalog;
+pub mod mcp_handler;
 pub mod mcp_http;
+pub mod mcp_mrtr;
 pub mod mcp_session;
 pub mod mcp_stream;
 pub mod mcp_wire;
