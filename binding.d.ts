@@ -125,6 +125,8 @@ export declare class NativeMcpServer {
 export declare class NativeMcpSession {
   /** One message from the client, as JSON. */
   receive(message: string): void
+  /** Tell the client that `uri` changed, if it subscribed to it; whether it did. */
+  resourceUpdated(uri: string): boolean
   close(): void
 }
 
@@ -179,6 +181,8 @@ export declare class NativeRuntime {
 /** A running server. */
 export declare class NativeServer {
   get url(): string
+  /** Tell the MCP clients subscribed to `uri` that it changed; how many were told. */
+  resourceUpdated(uri: string): number
   stop(): Promise<void>
 }
 

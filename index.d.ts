@@ -592,6 +592,12 @@ export interface ServeHandle {
   stop(): Promise<void>
   /** Same as `stop()`. */
   close(): Promise<void>
+  /**
+   * Tell the MCP clients subscribed to resource `uri` that it changed
+   * (`notifications/resources/updated`, on the event stream each opened with GET); how many
+   * streams were told (toolnexus addition).
+   */
+  notifyResourceUpdated(uri: string): number
 }
 
 /** Inbound MCP profile: expose the toolkit as an MCP server. */
@@ -712,6 +718,8 @@ export interface MCPServer {
   close(): Promise<void>
   /** The connected transport, if any. */
   readonly transport: MCPTransport | undefined
+  /** Tell the connected client that resource `uri` changed, if it subscribed to it (toolnexus addition). */
+  notifyResourceUpdated(uri: string): boolean
   onclose?: () => void
   onerror?: (error: Error) => void
 }

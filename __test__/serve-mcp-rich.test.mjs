@@ -714,3 +714,58 @@ test("protocol 2026-07-28 (the official Python client): a served pending is an i
     await tk.close()
   }
 })
+
+test("a resource's update reaches the clients subscribed to it: over HTTP on their GET stream, and over an SDK transport", async () => {
+  const { ResourceUpdatedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js")
+  const tk = await createToolkit({ builtins: false })
+  const srv = await tk.serve("127.0.0.1:0", { mcp: { resources: catalog.resources } })
+  const subscribed = new McpClient({ name: "sub", version: "1.0.0" })
+  const bystander = new McpClient({ name: "other", version: "1.0.0" })
+  const seen = { subscribed: [], bystander: [] }
+  subscribed.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => seen.subscribed.push(n.params.uri))
+  bystander.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => seen.bystander.push(n.params.uri))
+  await subscribed.connect(new StreamableHTTPClientTransport(new URL(srv.url + "/mcp")))
+  await bystander.connect(new StreamableHTTPClientTransport(new URL(srv.url + "/mcp")))
+  try {
+    await subscribed.subscribeResource({ uri: "notes://readme" })
+    // The SDK client opens its GET stream on its own after connecting; give it a moment.
+    let told = 0
+    for (let i = 0; i < 50 && told === 0; i++) {
+      await sleep(20)
+      told = srv.notifyResourceUpdated("notes://readme")
+    }
+    assert.equal(told, 1)
+    for (let i = 0; i < 50 && seen.subscribed.length === 0; i++) await sleep(20)
+    assert.deepEqual(seen.subscribed, ["notes://readme"])
+    assert.equal(srv.notifyResourceUpdated("notes://logo"), 0, "nobody subscribed to that one")
+    await subscribed.unsubscribeResource({ uri: "notes://readme" })
+    assert.equal(srv.notifyResourceUpdated("notes://readme"), 0)
+    await sleep(50)
+    assert.deepEqual(seen.bystander, [])
+  } finally {
+    await subscribed.close()
+    await bystander.close()
+    await srv.stop()
+    await tk.close()
+  }
+
+  const { buildMcpServer } = await import("../index.js")
+  const { InMemoryTransport } = await import("@modelcontextprotocol/sdk/inMemory.js")
+  const server = buildMcpServer([], { resources: catalog.resources })
+  const [clientT, serverT] = InMemoryTransport.createLinkedPair()
+  await server.connect(serverT)
+  const mem = new McpClient({ name: "mem", version: "1.0.0" })
+  const got = []
+  mem.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => got.push(n.params.uri))
+  await mem.connect(clientT)
+  try {
+    assert.equal(server.notifyResourceUpdated("notes://readme"), false)
+    await mem.subscribeResource({ uri: "notes://readme" })
+    assert.equal(server.notifyResourceUpdated("notes://readme"), true)
+    for (let i = 0; i < 50 && got.length === 0; i++) await sleep(10)
+    assert.deepEqual(got, ["notes://readme"])
+  } finally {
+    await mem.close()
+    await server.close()
+  }
+})

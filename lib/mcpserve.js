@@ -169,6 +169,15 @@ class McpServer {
   }
 
   /**
+   * Tell the connected client that resource `uri` changed, if it subscribed to it.
+   * @param {string} uri
+   * @returns {boolean} whether it was told
+   */
+  notifyResourceUpdated(uri) {
+    return this.#session?.resourceUpdated(String(uri)) ?? false
+  }
+
+  /**
    * Close the connected transport, if any.
    * @returns {Promise<void>}
    */

@@ -256,7 +256,13 @@ async function startServer(addr, opts, { runTask, resumeTask, store, toolkit, mc
     telemetry: tracer ? raw(serverRecorder(tracer)) : undefined,
   }
   const server = await native.startServer(...crossing(doc), mcpTools && mcp ? mcpTools.map(toolSpec) : undefined, toolkit)
-  return { url: server.url, stop: () => server.stop(), close: () => server.stop() }
+  return {
+    url: server.url,
+    stop: () => server.stop(),
+    close: () => server.stop(),
+    /** @param {string} uri */
+    notifyResourceUpdated: (uri) => server.resourceUpdated(String(uri)),
+  }
 }
 
 /**

@@ -103,6 +103,12 @@ impl NativeMcpSession {
         })
     }
 
+    /// Tell the client that `uri` changed, if it subscribed to it; whether it did.
+    #[napi(js_name = "resourceUpdated")]
+    pub fn resource_updated(&self, uri: String) -> bool {
+        self.inner.resource_updated(&uri)
+    }
+
     #[napi]
     pub fn close(&self) {
         self.inner.close();

@@ -116,6 +116,12 @@ impl NativeServer {
         self.inner.url().to_string()
     }
 
+    /// Tell the MCP clients subscribed to `uri` that it changed; how many were told.
+    #[napi(js_name = "resourceUpdated")]
+    pub fn resource_updated(&self, uri: String) -> u32 {
+        self.inner.resource_updated(&uri) as u32
+    }
+
     #[napi(ts_return_type = "Promise<void>")]
     pub fn stop(&self, env: &Env) -> Result<crate::dispatch::JsPromise> {
         let inner = self.inner.clone();

@@ -81,6 +81,11 @@ impl<V> Lru<V> {
         Some(v)
     }
 
+    /// Every entry, in no order, none counted as used.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
+        self.entries.iter().map(|(k, (v, _))| (k, v))
+    }
+
     /// The keys that start with `prefix`.
     pub fn keys_with_prefix(&self, prefix: &str) -> Vec<String> {
         self.entries.keys().filter(|k| k.starts_with(prefix)).cloned().collect()

@@ -128,6 +128,8 @@ pub struct Server {
     local: SocketAddr,
     stop: CancellationToken,
     done: watch::Receiver<bool>,
+    /// The MCP profile served, if any (for its resource notifications).
+    mcp: Option<McpProfile>,
 }
 
 /// `host:port` split on the last colon; a missing host is 127.0.0.1.
@@ -196,6 +198,7 @@ impl Server {
             }
         }
 
+        let mcp = cfg.mcp.clone();
         let state = Arc::new(State {
             a2a: cfg.a2a,
             mcp: cfg.mcp,
@@ -217,7 +220,7 @@ impl Server {
             done_tx,
             hold,
         ))));
-        Ok(Server { url, local, stop, done })
+        Ok(Server { url, local, stop, done, mcp })
     }
 
     /// The base URL, e.g. `http://127.0.0.1:PORT`.
@@ -227,6 +230,12 @@ impl Server {
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local
+    }
+
+    /// Tell the MCP clients subscribed to `uri` that it changed
+    /// (`notifications/resources/updated`); how many were told. Without an MCP profile, none.
+    pub fn resource_updated(&self, uri: &str) -> usize {
+        self.mcp.as_ref().map_or(0, |m| m.resource_updated(uri))
     }
 
     /// Stop accepting, let requests in flight finish (for up to [`STOP_GRACE`], then close

@@ -285,6 +285,12 @@ impl Served {
         Filter { token, floor: self.log_floor(who) }
     }
 
+    /// The clients (by [`client_key`]) subscribed to `uri`.
+    pub fn subscribers(&self, uri: &str) -> Vec<String> {
+        let subs = self.inner.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
+        subs.iter().filter(|(_, uris)| uris.contains(uri)).map(|(k, _)| k.clone()).collect()
+    }
+
     /// The seals of 2026-07-28 elicitations already answered (each is taken once).
     pub(crate) fn answered(&self) -> &Mutex<Lru<()>> {
         &self.inner.answered

@@ -3,11 +3,11 @@
 //! it can ask its client), anything else by rmcp's streamable-HTTP server side run statelessly
 //! (each request answered by a server of its own, no session).
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
-use futures::StreamExt;
 use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -51,6 +51,9 @@ pub struct McpProfile {
     replies: Arc<crate::serve::mcp_call::Replies>,
     /// The event streams of those calls, kept for their clients to resume.
     kept: Arc<Streams>,
+    /// The event streams clients opened with GET, by client ([`client_key`]): where a
+    /// resource's update notifications go.
+    listeners: Arc<Mutex<HashMap<String, Vec<tokio::sync::mpsc::Sender<Bytes>>>>>,
     /// The sessions handed out at `initialize`, with what each client offers (the most recent
     /// ones only). A request is answered with or without one, as statelessly.
     sessions: Arc<Mutex<Lru<[bool; 3]>>>,
@@ -81,6 +84,7 @@ impl McpProfile {
             streams,
             replies: Arc::default(),
             kept: Arc::default(),
+            listeners: Arc::default(),
             sessions: Arc::new(Mutex::new(Lru::new(MAX_SESSIONS))),
         }
     }
@@ -123,10 +127,11 @@ impl McpProfile {
                 }
                 let (parts, _) = req.into_parts();
                 let last = parts.headers.get("last-event-id").and_then(|v| v.to_str().ok());
-                if let Some((log, from)) = last.and_then(|id| self.kept.resume(id, &client_key(Some(&parts)))) {
+                let who = client_key(Some(&parts));
+                if let Some((log, from)) = last.and_then(|id| self.kept.resume(id, &who)) {
                     return crate::serve::mcp_stream::reader(log, from, false, self.stop.clone(), None);
                 }
-                self.idle_stream()
+                self.listening_stream(who)
             }
             http::Method::DELETE => {
                 if let Some(id) = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
@@ -187,13 +192,57 @@ impl McpProfile {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// An event stream that carries nothing and ends when the server stops.
-    fn idle_stream(&self) -> http::Response<Body> {
+    /// Tell the clients subscribed to `uri` that it changed, on the event streams they opened
+    /// with GET; how many streams were told.
+    pub fn resource_updated(&self, uri: &str) -> usize {
+        let note = serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": { "uri": uri } });
+        let frame = Bytes::from(format!("data: {note}\n\n"));
+        let who = self.served.subscribers(uri);
+        let mut listeners = self.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut told = 0;
+        for key in who {
+            if let Some(streams) = listeners.get_mut(&key) {
+                // A stream whose client left, or that is full, is let go.
+                streams.retain(|tx| tx.try_send(frame.clone()).is_ok());
+                told += streams.len();
+            }
+        }
+        listeners.retain(|_, v| !v.is_empty());
+        told
+    }
+
+    /// An event stream of client `who` that carries its resource notifications, and ends when
+    /// the client leaves or the server stops.
+    fn listening_stream(&self, who: String) -> http::Response<Body> {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+        {
+            let mut listeners = self.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+            listeners.retain(|_, v| {
+                v.retain(|tx| !tx.is_closed());
+                !v.is_empty()
+            });
+            listeners.entry(who).or_default().push(tx);
+        }
         let stop = self.streams.clone();
-        let never = futures::stream::once(async move {
-            stop.cancelled_owned().await;
-        })
-        .filter_map(|()| async { None::<std::result::Result<hyper::body::Frame<Bytes>, Infallible>> });
-        crate::serve::mcp_stream::sse_response(never)
+        let (frames, mut body) =
+            tokio::sync::mpsc::channel::<std::result::Result<hyper::body::Frame<Bytes>, Infallible>>(16);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    next = rx.recv() => match next {
+                        Some(b) => {
+                            if frames.send(Ok(hyper::body::Frame::data(b))).await.is_err() {
+                                break;
+                            }
+                        }
+                        None => break,
+                    },
+                    _ = stop.cancelled() => break,
+                    _ = frames.closed() => break,
+                }
+            }
+        });
+        let events = futures::stream::poll_fn(move |cx| body.poll_recv(cx));
+        crate::serve::mcp_stream::sse_response(events)
     }
 }

@@ -28,6 +28,8 @@ pub struct McpSession {
     holds: Arc<Mutex<HashMap<String, Hold>>>,
     stop: CancellationToken,
     runtime: tokio::runtime::Handle,
+    /// The server behind the session (its subscriptions).
+    served: Served,
 }
 
 fn id_key(id: &Value) -> String {
@@ -46,6 +48,7 @@ impl McpSession {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::Invalid("an MCP session needs the async runtime".into()))?;
         let served = Served::new(tools, &cfg, on_call);
+        let catalog = served.clone();
         let (in_tx, in_rx) = mpsc::unbounded::<ClientJsonRpcMessage>();
         let (out_tx, mut out_rx) = mpsc::unbounded::<ServerJsonRpcMessage>();
         let holds: Arc<Mutex<HashMap<String, Hold>>> = Arc::default();
@@ -80,7 +83,7 @@ impl McpSession {
                 }
             }
         });
-        Ok(McpSession { inbound: in_tx, outbound, holds, stop, runtime })
+        Ok(McpSession { inbound: in_tx, outbound, holds, stop, runtime, served: catalog })
     }
 
     /// One message from the client. A request holds the host until it is answered (or
@@ -128,6 +131,18 @@ impl McpSession {
             let _ = outbound.call(answer).await;
             drop(hold);
         });
+    }
+
+    /// Tell the client that `uri` changed (`notifications/resources/updated`) if it subscribed
+    /// to it; whether it did.
+    pub fn resource_updated(&self, uri: &str) -> bool {
+        if self.stop.is_cancelled() || self.served.subscribers(uri).is_empty() {
+            return false;
+        }
+        self.answer_now(
+            json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": { "uri": uri } }),
+        );
+        true
     }
 
     /// Stop serving: requests still running are cancelled, nothing more is sent.
