@@ -3,16 +3,23 @@
 
 import test from "node:test"
 import assert from "node:assert/strict"
+import fs from "node:fs"
+import os from "node:os"
+import path from "node:path"
+import { execFile } from "node:child_process"
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
+  ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js"
-import { createToolkit, defineTool, pending } from "../index.js"
+import { buildMcpServer, createToolkit, defineTool, pending } from "../index.js"
+import { REPO } from "./support/llm.mjs"
 import { pySkip, python } from "./support/pypeer.mjs"
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
@@ -585,8 +592,6 @@ test("initialize hands out a session; a stream the tool closes is resumed with L
 })
 
 test("buildMcpServer over an SDK transport: elicitation, sampling, progress and prompts through the session", async () => {
-  const { buildMcpServer } = await import("../index.js")
-  const { InMemoryTransport } = await import("@modelcontextprotocol/sdk/inMemory.js")
   const runs = []
   const think = defineTool({
     name: "think",
@@ -624,9 +629,6 @@ test("buildMcpServer over an SDK transport: elicitation, sampling, progress and 
 })
 
 test("a served toolkit's skills are prompts (arguments from the frontmatter) and their files resources", async (t) => {
-  const os = await import("node:os")
-  const fs = await import("node:fs")
-  const path = await import("node:path")
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "tn-skills-"))
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
   const dir = path.join(root, "release-notes")
@@ -716,7 +718,6 @@ test("protocol 2026-07-28 (the official Python client): a served pending is an i
 })
 
 test("a resource's update reaches the clients subscribed to it: over HTTP on their GET stream, and over an SDK transport", async () => {
-  const { ResourceUpdatedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js")
   const tk = await createToolkit({ builtins: false })
   const srv = await tk.serve("127.0.0.1:0", { mcp: { resources: catalog.resources } })
   const subscribed = new McpClient({ name: "sub", version: "1.0.0" })
@@ -749,8 +750,6 @@ test("a resource's update reaches the clients subscribed to it: over HTTP on the
     await tk.close()
   }
 
-  const { buildMcpServer } = await import("../index.js")
-  const { InMemoryTransport } = await import("@modelcontextprotocol/sdk/inMemory.js")
   const server = buildMcpServer([], { resources: catalog.resources })
   const [clientT, serverT] = InMemoryTransport.createLinkedPair()
   await server.connect(serverT)
@@ -767,5 +766,39 @@ test("a resource's update reaches the clients subscribed to it: over HTTP on the
   } finally {
     await mem.close()
     await server.close()
+  }
+})
+
+const INSPECTOR = path.join(process.env.TOOLNEXUS_PEERS_DIR ?? path.join(REPO, ".peers"), "js-mcp-inspector", "node_modules", ".bin", "mcp-inspector")
+
+test("the MCP Inspector's CLI lists and reads a served toolkit's skills as prompts and resources", {
+  skip: !fs.existsSync(INSPECTOR) && `the MCP Inspector peer (js-mcp-inspector) is not installed (eval "$(scripts/peers.sh)")`,
+  timeout: 120_000,
+}, async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "tn-insp-"))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  fs.mkdirSync(path.join(root, "notes"))
+  fs.writeFileSync(path.join(root, "notes", "SKILL.md"), "---\nname: notes\ndescription: Take notes\narguments: topic\n---\nWrite notes about the topic.\n")
+  fs.writeFileSync(path.join(root, "notes", "ref.md"), "# ref\n")
+  const tk = await createToolkit({ builtins: false, skillsDir: root })
+  const srv = await tk.serve("127.0.0.1:0", { mcp: {} })
+  const inspect = (...args) =>
+    new Promise((resolve, reject) =>
+      execFile(process.execPath, [INSPECTOR, "--cli", srv.url + "/mcp", "--transport", "http", ...args], { timeout: 60_000 }, (e, out, err) =>
+        e ? reject(new Error(`${e.message}\n${err}`)) : resolve(JSON.parse(out)),
+      ),
+    )
+  try {
+    const { prompts } = await inspect("--method", "prompts/list")
+    assert.deepEqual(prompts, [{ name: "notes", description: "Take notes", arguments: [{ name: "topic", required: false }] }])
+    const got = await inspect("--method", "prompts/get", "--prompt-name", "notes", "--prompt-args", "topic=rust")
+    assert.equal(got.messages[0].content.text, "Write notes about the topic.\n\nArguments:\n- topic: rust")
+    const { resources } = await inspect("--method", "resources/list")
+    assert.deepEqual(resources.map((r) => r.uri), ["skill://notes/SKILL.md", "skill://notes/ref.md"])
+    const read = await inspect("--method", "resources/read", "--uri", "skill://notes/ref.md")
+    assert.equal(read.contents[0].text, "# ref\n")
+  } finally {
+    await srv.stop()
+    await tk.close()
   }
 })

@@ -8,6 +8,8 @@
 #           2026-07-28 only, `legacy: "reject"`) + @modelcontextprotocol/node + zod
 #   js-mcp-conformance  @modelcontextprotocol/conformance 0.1.16, the MCP project's own suite (its
 #           harness runs on Node 22: .ci/run)
+#   js-mcp-inspector  @modelcontextprotocol/inspector 0.15.0, the MCP Inspector (its CLI reads a
+#           served toolkit's prompts and resources)
 # Prints the export that tells the tests where they are:  eval "$(scripts/peers.sh)"
 # A folder already complete is kept (its stamp names what it holds). Progress goes to stderr.
 set -euo pipefail
@@ -52,4 +54,5 @@ py_peer py-v03 "a2a-sdk[http-server]==0.3.26" uvicorn==0.55.0
 py_peer py-mcp "mcp==2.3.0"
 npm_peer js-mcp2 @modelcontextprotocol/server@2.4.0 @modelcontextprotocol/node@2.1.2 zod@4.6.7
 npm_peer js-mcp-conformance @modelcontextprotocol/conformance@0.1.16
+npm_peer js-mcp-inspector @modelcontextprotocol/inspector@0.15.0
 echo "export TOOLNEXUS_PEERS_DIR=$dir"
