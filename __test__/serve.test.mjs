@@ -110,6 +110,9 @@ test("startA2AServer: no profile ⇒ every route 404s", async () => {
   // The handle's shape is the reference's: `url`, and `stop` and `close` as two functions.
   assert.deepEqual(Object.keys(srv), ["url", "stop", "close"])
   assert.notEqual(srv.stop, srv.close)
+  // The addition is there, out of the keys.
+  assert.equal(typeof srv.notifyResourceUpdated, "function")
+  assert.equal(srv.notifyResourceUpdated("x://y"), 0)
   await srv.stop()
   await srv.close()
 })

@@ -256,13 +256,15 @@ async function startServer(addr, opts, { runTask, resumeTask, store, toolkit, mc
     telemetry: tracer ? raw(serverRecorder(tracer)) : undefined,
   }
   const server = await native.startServer(...crossing(doc), mcpTools && mcp ? mcpTools.map(toolSpec) : undefined, toolkit)
-  return {
-    url: server.url,
-    stop: () => server.stop(),
-    close: () => server.stop(),
-    /** @param {string} uri */
-    notifyResourceUpdated: (uri) => server.resourceUpdated(String(uri)),
-  }
+  const handle = { url: server.url, stop: () => server.stop(), close: () => server.stop() }
+  // An addition, kept out of the handle's own keys (which are the reference's).
+  Object.defineProperty(handle, "notifyResourceUpdated", {
+    value: (/** @type {string} */ uri) => server.resourceUpdated(String(uri)),
+    enumerable: false,
+    writable: true,
+    configurable: true,
+  })
+  return /** @type {typeof handle & { notifyResourceUpdated(uri: string): number }} */ (handle)
 }
 
 /**
