@@ -54,12 +54,15 @@ export interface ToolContext {
   answer?: Answer
   /**
    * Report how far along the call is: an MCP caller that asked for progress gets a
-   * `notifications/progress` (toolnexus addition; set when the tool is served over MCP).
+   * `notifications/progress`; in a run of this library's own, the `duringTool` hook and
+   * `onMetric` (`tool_progress`) get it (toolnexus addition; set when the tool is served over
+   * MCP, or runs in a loop with either of those listeners).
    */
   progress?: (progress: number, total?: number, message?: string) => void
   /**
-   * Send a log entry to an MCP caller at or above the level it set with `logging/setLevel`
-   * (toolnexus addition; set when the tool is served over MCP).
+   * Send a log entry to an MCP caller at or above the level it set with `logging/setLevel`; in
+   * a run of this library's own, to the `duringTool` hook and `onMetric` (`tool_log`)
+   * (toolnexus addition; set as `progress` is).
    */
   log?: (level: McpLogLevel, data: unknown, logger?: string) => void
   /**
@@ -1215,6 +1218,10 @@ export type MetricEvent =
       fallback?: number
     }
   | { event: "tool"; tool: string; source: string; isError: boolean; ms: number; pending?: boolean }
+  /** A tool's `ctx.progress(...)` while it runs (toolnexus-native). */
+  | { event: "tool_progress"; tool: string; source: string; progress: number; total?: number; message?: string }
+  /** A tool's `ctx.log(...)` while it runs (toolnexus-native). */
+  | { event: "tool_log"; tool: string; source: string; level: McpLogLevel; data: unknown; logger?: string }
   | { event: "run"; model: string; turns: number; toolCalls: number; totalTokens: number; ms: number; error?: string }
 
 /** Storage for `ask` transcripts. */
@@ -1260,7 +1267,19 @@ export interface Hooks {
     id?: string
     turn: number
   }): void | { result?: ToolResult } | Promise<void | { result?: ToolResult }>
+  /**
+   * What a tool reports while it runs (`ctx.progress`, `ctx.log`), in order, before its result
+   * goes on; the answer is not read, a throw fails the run once the tool has finished
+   * (toolnexus-native).
+   */
+  duringTool?(ev: ToolReport): void | Promise<void>
 }
+
+/** A report a tool makes while it runs, as the `duringTool` hook sees it (toolnexus-native). */
+export type ToolReport = { name: string; id?: string; turn: number } & (
+  | { type: "progress"; progress: number; total?: number; message?: string }
+  | { type: "log"; level: McpLogLevel; data: unknown; logger?: string }
+)
 
 export interface ToolCallRecord {
   name: string

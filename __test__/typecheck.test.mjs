@@ -51,6 +51,11 @@ const hooks: Hooks = {
   afterLLM: async ({ response, model }) => { void response; void model },
   beforeTool: ({ name, args }) => (name === "danger" ? { result: { output: "blocked", isError: true } } : { args }),
   afterTool: ({ result }) => ({ result: { ...result, output: result.output.trim() } }),
+  duringTool: (ev) => {
+    const where: string = ev.name + String(ev.turn)
+    if (ev.type === "progress") void (ev.progress + (ev.total ?? 0) + where + (ev.message ?? ""))
+    else void (ev.level === "warning" ? ev.data : ev.logger)
+  },
 }
 
 const options: ClientOptions = {
@@ -66,6 +71,10 @@ const options: ClientOptions = {
   hooks,
   waitFor,
   logger: console,
+  onMetric: (ev) => {
+    if (ev.event === "tool_progress") void (ev.tool + ev.progress)
+    if (ev.event === "tool_log") void (ev.source + ev.level)
+  },
 }
 
 export async function main(): Promise<string> {

@@ -204,7 +204,7 @@ impl Client {
     ) -> Result<ToolResult> {
         let t0 = Instant::now();
         let ctx = ToolContext { answer: Some(answer), ..Default::default() };
-        let result = self.traced_execute(toolkit, call, args.clone(), ctx).await?;
+        let result = self.heard_execute(toolkit, call, args.clone(), ctx, turn).await?;
         let result = self.after_tool(call, args, result, turn).await?;
         self.emit_tool(toolkit, &call.name, &result, t0).await?;
         Ok(result)
@@ -225,7 +225,7 @@ impl Client {
                 args = a.clone();
             }
         }
-        let mut result = self.traced_execute(toolkit, call, args.clone(), ToolContext::default()).await?;
+        let mut result = self.heard_execute(toolkit, call, args.clone(), ToolContext::default(), turn).await?;
         if pending_of(&result).is_none() {
             result = self.after_tool(call, &args, result, turn).await?;
         }
@@ -235,7 +235,7 @@ impl Client {
 
     /// One tool's execution, as an `execute_tool` span when spans are recorded: requests the
     /// tool makes carry it, runs it starts are its children.
-    async fn traced_execute(
+    pub(super) async fn traced_execute(
         &self,
         toolkit: &Toolkit,
         call: &Call,

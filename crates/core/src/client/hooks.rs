@@ -6,7 +6,7 @@ use super::wire::Style;
 use crate::callback::SharedCallback;
 use crate::hostfn::HostFn;
 
-/// The four lifecycle hooks (§8). An unset hook costs nothing.
+/// The four lifecycle hooks (§8), and `duringTool` (an addition). An unset hook costs nothing.
 #[derive(Clone, Default)]
 pub struct Hooks {
     /// `{ messages, tools, model, turn }` → `{ messages?, tools? }`
@@ -17,6 +17,9 @@ pub struct Hooks {
     pub before_tool: Option<SharedCallback>,
     /// `{ name, args, result, id, turn }` → `{ result? }`
     pub after_tool: Option<SharedCallback>,
+    /// `{ type: "progress" | "log", name, id?, turn, ... }`: what a tool reports while it runs
+    /// (`ctx.progress`, `ctx.log`); its answer is not read.
+    pub during_tool: Option<SharedCallback>,
 }
 
 /// A `beforeLLM` hook that speaks its client's dialect (a compactor): the client hands it its
@@ -37,6 +40,7 @@ pub struct HooksJson {
     pub after_llm: HostFn,
     pub before_tool: HostFn,
     pub after_tool: HostFn,
+    pub during_tool: HostFn,
 }
 
 impl<'de> Deserialize<'de> for HooksJson {
@@ -49,6 +53,7 @@ impl<'de> Deserialize<'de> for HooksJson {
                 after_llm: hook("afterLLM"),
                 before_tool: hook("beforeTool"),
                 after_tool: hook("afterTool"),
+                during_tool: hook("duringTool"),
             }
         } else {
             HooksJson::default()
@@ -71,6 +76,7 @@ impl HooksJson {
             after_llm: self.after_llm.named(owner, "hooks.afterLLM"),
             before_tool: self.before_tool.named(owner, "hooks.beforeTool"),
             after_tool: self.after_tool.named(owner, "hooks.afterTool"),
+            during_tool: self.during_tool.named(owner, "hooks.duringTool"),
         }
     }
 }

@@ -26,6 +26,22 @@ pub enum MetricEvent {
         ms: u64,
         pending: bool,
     },
+    /// A tool's `ctx.progress(...)` while it runs (an addition).
+    ToolProgress {
+        tool: String,
+        source: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A tool's `ctx.log(...)` while it runs (an addition).
+    ToolLog {
+        tool: String,
+        source: String,
+        level: String,
+        data: Value,
+        logger: Option<String>,
+    },
     Run {
         model: String,
         turns: u32,
@@ -65,6 +81,28 @@ impl MetricEvent {
                 m.insert("ms".into(), (*ms).into());
                 if *pending {
                     m.insert("pending".into(), true.into());
+                }
+            }
+            MetricEvent::ToolProgress { tool, source, progress, total, message } => {
+                m.insert("event".into(), "tool_progress".into());
+                m.insert("tool".into(), tool.as_str().into());
+                m.insert("source".into(), source.as_str().into());
+                m.insert("progress".into(), serde_json::json!(progress));
+                if let Some(t) = total {
+                    m.insert("total".into(), serde_json::json!(t));
+                }
+                if let Some(text) = message {
+                    m.insert("message".into(), text.as_str().into());
+                }
+            }
+            MetricEvent::ToolLog { tool, source, level, data, logger } => {
+                m.insert("event".into(), "tool_log".into());
+                m.insert("tool".into(), tool.as_str().into());
+                m.insert("source".into(), source.as_str().into());
+                m.insert("level".into(), level.as_str().into());
+                m.insert("data".into(), data.clone());
+                if let Some(name) = logger {
+                    m.insert("logger".into(), name.as_str().into());
                 }
             }
             MetricEvent::Run { model, turns, tool_calls, total_tokens, ms, error } => {
@@ -187,6 +225,9 @@ impl Registry {
                 bump(&mut s.tool_calls, labels(&mut key, &pairs), 1.0);
                 observe(&mut s.tool_duration, labels(&mut key, &[("tool", tool)]), *ms as f64 / 1000.0);
             }
+            // What a tool reports while it runs adds to no series (the exposition stays the
+            // other ports').
+            MetricEvent::ToolProgress { .. } | MetricEvent::ToolLog { .. } => {}
             MetricEvent::Run { model, error, .. } => {
                 if error.is_some() {
                     bump(&mut s.run_errors, labels(&mut key, &[("model", model)]), 1.0);

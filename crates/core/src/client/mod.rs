@@ -12,6 +12,7 @@ mod answer;
 mod calls;
 mod entry;
 mod fallback;
+mod heard;
 pub mod hooks;
 pub mod hosted;
 pub mod http;

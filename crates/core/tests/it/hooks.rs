@@ -1,4 +1,4 @@
-//! The four lifecycle hooks (SPEC §8): what they see, what they may change, and that a
+//! The four lifecycle hooks (SPEC §8) and `duringTool`: what they see, what they may change, and that a
 //! failing hook fails the run.
 
 use serde_json::{json, Value};
@@ -264,4 +264,65 @@ async fn a_failing_hook_fails_the_run_with_its_message() {
         let expected_requests = if name == "before_llm" { 0 } else { 1 };
         assert_eq!(server.count(), expected_requests, "{name}");
     }
+}
+
+/// A tool that reports twice (a progress, a log) when its caller takes reports, and says
+/// whether it had one.
+fn reporting_tool() -> SharedTool {
+    use toolnexus_core::tool::ToolEvent;
+    fn_tool("r", |_, ctx| async move {
+        let Some(ear) = ctx.events else { return ToolResult::ok("unheard") };
+        ear.event(ToolEvent::Progress { progress: 1.0, total: Some(2.0), message: Some("half".into()) });
+        ear.event(ToolEvent::CloseStream);
+        ear.event(ToolEvent::Log { level: "info".into(), data: json!({"k": 1}), logger: None });
+        ToolResult::ok("heard")
+    })
+}
+
+#[tokio::test]
+async fn during_tool_and_on_metric_hear_a_tools_reports_in_order_before_after_tool() {
+    let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "r", "{}")])), Reply::json(oa_text("done"))]).await;
+    let tk = toolkit(vec![reporting_tool()]).await;
+    let log = Log::default();
+    let mut o = options(&server.url(), Style::OpenAI);
+    o.hooks.during_tool = Some(logging_hook(log.clone(), nothing));
+    o.hooks.after_tool = Some(logging_hook(log.clone(), nothing));
+    o.on_metric = Some(logging_hook(log.clone(), nothing));
+    let r = Client::new(o).unwrap().run("go", &tk, RunOptions::default()).await.unwrap();
+    assert_eq!(r.text, "done");
+    let seen: Vec<Value> =
+        log.all().into_iter().filter(|e| e.get("event").is_none_or(|k| k != "llm" && k != "run")).collect();
+    assert_eq!(
+        seen,
+        vec![
+            json!({"type": "progress", "name": "r", "id": "c1", "turn": 0, "progress": 1.0, "total": 2.0, "message": "half"}),
+            json!({"event": "tool_progress", "tool": "r", "source": "native", "progress": 1.0, "total": 2.0, "message": "half"}),
+            json!({"type": "log", "name": "r", "id": "c1", "turn": 0, "level": "info", "data": {"k": 1}}),
+            json!({"event": "tool_log", "tool": "r", "source": "native", "level": "info", "data": {"k": 1}}),
+            json!({"name": "r", "args": {}, "result": {"output": "heard", "isError": false}, "id": "c1", "turn": 0}),
+            json!({"event": "tool", "tool": "r", "source": "native", "isError": false, "ms": seen[5]["ms"]}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_during_tool_or_on_metric_a_tool_has_no_one_to_report_to() {
+    let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "r", "{}")])), Reply::json(oa_text("done"))]).await;
+    let tk = toolkit(vec![reporting_tool()]).await;
+    let log = Log::default();
+    let mut o = options(&server.url(), Style::OpenAI);
+    o.hooks.after_tool = Some(logging_hook(log.clone(), nothing));
+    Client::new(o).unwrap().run("go", &tk, RunOptions::default()).await.unwrap();
+    assert_eq!(log.all()[0]["result"]["output"], "unheard");
+}
+
+#[tokio::test]
+async fn a_during_tool_that_fails_fails_the_run_once_the_tool_has_finished() {
+    let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "r", "{}")])), Reply::json(oa_text("done"))]).await;
+    let tk = toolkit(vec![reporting_tool()]).await;
+    let mut o = options(&server.url(), Style::OpenAI);
+    o.hooks.during_tool = Some(callback(|_: Value| async { Err::<Value, _>(Error::Invalid("listener broke".into())) }));
+    let e = Client::new(o).unwrap().run("go", &tk, RunOptions::default()).await.unwrap_err();
+    assert!(e.to_string().contains("listener broke"), "{e}");
+    assert_eq!(server.count(), 1);
 }

@@ -1,0 +1,144 @@
+//! What a tool tells the run while it runs (`ctx.progress`, `ctx.log`; an addition): handed to
+//! the `duringTool` hook and to `onMetric` as the tool reports it, in order, before the call's
+//! own result goes on. Without either listener the tool's `ctx` carries no reporting functions
+//! and the call costs what it did.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use super::metrics::MetricEvent;
+use super::run::Client;
+use super::wire::Call;
+use crate::error::{Error, Result};
+use crate::tool::{Caller, ToolContext, ToolEvent};
+use crate::toolkit::Toolkit;
+use crate::types::ToolResult;
+
+/// How many reports may wait for the listeners; past that, a report is dropped (a tool that
+/// reports in a tight loop cannot grow the process without bound).
+const BACKLOG: usize = 1024;
+
+/// The run's ear on one call: reports queue here for the run to hand on.
+struct Ear(mpsc::Sender<ToolEvent>);
+
+#[async_trait]
+impl Caller for Ear {
+    fn event(&self, event: ToolEvent) {
+        if !matches!(event, ToolEvent::CloseStream) {
+            let _ = self.0.try_send(event);
+        }
+    }
+    fn offers(&self, _what: &str) -> bool {
+        false
+    }
+    async fn request(&self, method: &str, _params: Value) -> Result<Value> {
+        Err(Error::Invalid(format!(
+            "{method}: the caller of this tool cannot be asked (the call is not served over MCP)"
+        )))
+    }
+}
+
+impl Client {
+    /// The call executed with its reports heard: each goes to `duringTool` and `onMetric` as it
+    /// comes, the result once all of them have. A listener that throws fails the run, as a
+    /// throwing hook does, once the tool has finished.
+    pub(super) async fn heard_execute(
+        &self,
+        toolkit: &Toolkit,
+        call: &Call,
+        args: Value,
+        mut ctx: ToolContext,
+        turn: u32,
+    ) -> Result<ToolResult> {
+        if self.opts.hooks.during_tool.is_none() && self.opts.on_metric.is_none() {
+            return self.traced_execute(toolkit, call, args, ctx).await;
+        }
+        let (tx, mut rx) = mpsc::channel(BACKLOG);
+        ctx.events = Some(Arc::new(Ear(tx)));
+        let source = toolkit.get(&call.name).map_or_else(|| "custom".to_string(), |t| t.source().to_string());
+        let out = self.traced_execute(toolkit, call, args, ctx);
+        tokio::pin!(out);
+        let mut failed = None;
+        let result = loop {
+            tokio::select! {
+                biased;
+                Some(event) = rx.recv() => self.hand_on(call, turn, &source, event, &mut failed).await,
+                r = &mut out => break r,
+            }
+        };
+        while let Ok(event) = rx.try_recv() {
+            self.hand_on(call, turn, &source, event, &mut failed).await;
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => result,
+        }
+    }
+
+    /// One report to the listeners; after a listener has failed, the rest are let go.
+    async fn hand_on(&self, call: &Call, turn: u32, source: &str, event: ToolEvent, failed: &mut Option<Error>) {
+        if failed.is_some() {
+            return;
+        }
+        let told = async {
+            if let Some(h) = &self.opts.hooks.during_tool {
+                h.call(hook_event(call, turn, &event)).await?;
+            }
+            if let Some(metric) = metric_event(&call.name, source, event) {
+                self.emit(metric).await?;
+            }
+            Ok::<(), Error>(())
+        };
+        if let Err(e) = told.await {
+            *failed = Some(e);
+        }
+    }
+}
+
+/// `duringTool`'s argument: `{ type, name, id?, turn, ...the report }`.
+fn hook_event(call: &Call, turn: u32, event: &ToolEvent) -> Value {
+    let mut m = Map::with_capacity(8);
+    match event {
+        ToolEvent::Progress { .. } => m.insert("type".into(), "progress".into()),
+        _ => m.insert("type".into(), "log".into()),
+    };
+    m.insert("name".into(), call.name.as_str().into());
+    if let Some(id) = &call.id {
+        m.insert("id".into(), id.clone());
+    }
+    m.insert("turn".into(), turn.into());
+    match event {
+        ToolEvent::Progress { progress, total, message } => {
+            m.insert("progress".into(), serde_json::json!(progress));
+            if let Some(t) = total {
+                m.insert("total".into(), serde_json::json!(t));
+            }
+            if let Some(text) = message {
+                m.insert("message".into(), text.as_str().into());
+            }
+        }
+        ToolEvent::Log { level, data, logger } => {
+            m.insert("level".into(), level.as_str().into());
+            m.insert("data".into(), data.clone());
+            if let Some(name) = logger {
+                m.insert("logger".into(), name.as_str().into());
+            }
+        }
+        ToolEvent::CloseStream => {}
+    }
+    Value::Object(m)
+}
+
+fn metric_event(tool: &str, source: &str, event: ToolEvent) -> Option<MetricEvent> {
+    let (tool, source) = (tool.to_string(), source.to_string());
+    match event {
+        ToolEvent::Progress { progress, total, message } => {
+            Some(MetricEvent::ToolProgress { tool, source, progress, total, message })
+        }
+        ToolEvent::Log { level, data, logger } => Some(MetricEvent::ToolLog { tool, source, level, data, logger }),
+        ToolEvent::CloseStream => None,
+    }
+}
