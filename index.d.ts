@@ -1214,6 +1214,8 @@ export type MetricEvent =
       ms: number
       promptTokens: number
       completionTokens: number
+      /** How many HTTP attempts the call took, retries included; present only when it was retried (toolnexus-native). */
+      attempts?: number
       /** Which `fallback` entry made this call (absent for the primary; toolnexus-native). */
       fallback?: number
     }

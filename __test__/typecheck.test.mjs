@@ -74,6 +74,7 @@ const options: ClientOptions = {
   onMetric: (ev) => {
     if (ev.event === "tool_progress") void (ev.tool + ev.progress)
     if (ev.event === "tool_log") void (ev.source + ev.level)
+    if (ev.event === "llm") void ((ev.attempts ?? 1) + (ev.fallback ?? 0))
   },
 }
 
