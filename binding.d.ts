@@ -8,9 +8,12 @@ export declare class ExternalObject<T> {
   }
 }
 
-/** A cancellation handle a JS AbortSignal listener fires. */
+/**
+ * A cancellation handle a JS AbortSignal listener fires; for a served A2A Task's signal, it
+ * names the Task, whose caller then hears what the run started with it reports.
+ */
 export declare class CancelToken {
-  constructor()
+  constructor(task?: string | undefined | null)
   /** Fire, with the message of the signal's reason when it has one. */
   cancel(reason?: string | undefined | null): void
 }

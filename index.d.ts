@@ -55,8 +55,9 @@ export interface ToolContext {
   /**
    * Report how far along the call is: an MCP caller that asked for progress gets a
    * `notifications/progress`; in a run of this library's own, the `duringTool` hook and
-   * `onMetric` (`tool_progress`) get it (toolnexus addition; set when the tool is served over
-   * MCP, or runs in a loop with either of those listeners).
+   * `onMetric` (`tool_progress`) get it, and when that run is a served A2A Task's (started with
+   * the Task's signal), the Task's caller, as a `working` status update (toolnexus addition;
+   * set when the tool is served over MCP, or runs in a loop with one of those listeners).
    */
   progress?: (progress: number, total?: number, message?: string) => void
   /**

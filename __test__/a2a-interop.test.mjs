@@ -7,8 +7,8 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { spawn } from "node:child_process"
-import { startA2AServer, agent, agentTools } from "../index.js"
-import { REPO, cleanEnv } from "./support/llm.mjs"
+import { startA2AServer, agent, agentTools, createToolkit, createClient, defineTool } from "../index.js"
+import { REPO, cleanEnv, startLLM, oaText, oaCalls, sawToolResult } from "./support/llm.mjs"
 import { rpc } from "./support/engines.mjs"
 
 const PEERS = process.env.TOOLNEXUS_PEERS_DIR ?? path.join(REPO, ".peers")
@@ -93,6 +93,34 @@ test("each official A2A SDK client streams a task from our server when its card 
       // The SDK read our events: the Task, then updates, one of them the artifact.
       assert.ok(r.kinds.length >= 3, JSON.stringify(r))
       assert.ok(r.kinds.some((k) => /artifact/i.test(k)), JSON.stringify(r))
+    })
+  }
+})
+
+test("the official JS SDK clients read a served tool's progress and logs as working status updates", { skip }, async (t) => {
+  const llm = await startLLM((req) => (sawToolResult(req) ? oaText("built") : oaCalls([{ id: "c1", name: "build", args: {} }])))
+  t.after(() => llm.close())
+  const build = defineTool({
+    name: "build",
+    description: "reports as it goes",
+    run: async (_a, ctx) => {
+      ctx.progress(1, 2, "compiling")
+      await new Promise((r) => setTimeout(r, 5))
+      ctx.log("notice", "cache warm")
+      return "ok"
+    },
+  })
+  const tk = await createToolkit({ builtins: false, extraTools: [build] })
+  const llmClient = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" })
+  const srv = await tk.serve("127.0.0.1:0", { client: llmClient, a2a: { name: "builder", streaming: true } })
+  t.after(() => srv.stop())
+  const url = srv.url.replace(/\/$/, "")
+  for (const [name, file, extra] of CLIENTS.filter(([, f]) => f.endsWith(".mjs"))) {
+    await t.test(name, async () => {
+      const r = await client(file, url, [...extra, "--stream"])
+      assert.equal(r.ok, true, JSON.stringify(r))
+      assert.equal(r.text, "built", JSON.stringify(r))
+      assert.deepEqual(r.said, ["compiling", "notice: cache warm"], JSON.stringify(r))
     })
   }
 })

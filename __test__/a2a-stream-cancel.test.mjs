@@ -227,3 +227,82 @@ test("agent(): a call canceled by its signal tells the agent (CancelTask with th
   const params = await Promise.race([canceled, new Promise((_, no) => setTimeout(() => no(new Error("no CancelTask reached the agent")), 5000))])
   assert.deepEqual(params, { id: "t9" })
 })
+
+test("a served toolkit's tool reports (ctx.progress, ctx.log) reach a streaming A2A caller as working status updates", async (t) => {
+  const llm = await startLLM((req) =>
+    (req.json?.messages ?? []).some((m) => m.role === "tool") ? oaText("all done") : oaCalls([{ id: "c1", name: "build", args: {} }]),
+  )
+  t.after(() => llm.close())
+  const build = defineTool({
+    name: "build",
+    description: "reports as it goes",
+    run: async (_a, ctx) => {
+      ctx.progress(1, 2)
+      await new Promise((r) => setTimeout(r, 5))
+      ctx.progress(2, 2, "linked")
+      ctx.log("warning", "slow disk")
+      return "built"
+    },
+  })
+  const tk = await createToolkit({ builtins: false, extraTools: [build] })
+  const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" })
+  const srv = await tk.serve("127.0.0.1:0", { client, a2a: {} })
+  t.after(() => srv.stop())
+
+  const got = events(await (await post(srv.url, "message/stream", message("go"))).text()).map((e) => e.result)
+  const working = got.filter((e) => e.kind === "status-update" && e.status.state === "working")
+  assert.deepEqual(
+    working.map((e) => e.status.message?.parts[0].text),
+    [undefined, "1/2", "linked", "warning: slow disk"],
+  )
+  assert.ok(working.every((e) => e.final === false))
+  assert.deepEqual(working[2].status.message.parts[1], {
+    kind: "data",
+    data: { type: "progress", name: "build", id: "c1", turn: 0, progress: 2, total: 2, message: "linked" },
+  })
+  assert.equal(working[2].status.message.kind, "message")
+  assert.equal(got.at(-1).status.state, "completed")
+  // The Task's saved states are untouched: a read after the end shows it completed, no report.
+  const read = await (await post(srv.url, "tasks/get", { id: got[0].id })).json()
+  assert.equal(read.result.status.state, "completed")
+
+  // v1.0 callers get the same, in their shapes; a caller that does not stream gets the result only.
+  const v1 = events(await (await post(srv.url, "SendStreamingMessage", message("go", true), { "A2A-Version": "1.0" })).text())
+  const v1working = v1.filter((e) => e.result.statusUpdate?.status.state === "TASK_STATE_WORKING")
+  assert.deepEqual(v1working.map((e) => e.result.statusUpdate.status.message?.parts[0].text), [undefined, "1/2", "linked", "warning: slow disk"])
+  assert.deepEqual(v1working[1].result.statusUpdate.status.message.parts[1].data.progress, 1)
+  const sent = await (await post(srv.url, "message/send", message("go"))).json()
+  assert.equal(sent.result.status.state, "completed")
+  assert.equal(sent.result.artifacts[0].parts[0].text, "all done")
+})
+
+test("a runTask of one's own reports to the Task's caller when it starts the run with the Task's signal", async (t) => {
+  const llm = await startLLM((req) =>
+    (req.json?.messages ?? []).some((m) => m.role === "tool") ? oaText("fine") : oaCalls([{ id: "c1", name: "step", args: {} }]),
+  )
+  t.after(() => llm.close())
+  const step = defineTool({ name: "step", description: "one step", run: (_a, ctx) => (ctx.progress(1, 1, "stepped"), "ok") })
+  const toolkit = await createToolkit({ builtins: false, extraTools: [step] })
+  const client = createClient({ baseUrl: llm.url, style: "openai", model: "m", apiKey: "k" })
+  const srv = await startA2AServer({
+    addr: "127.0.0.1:0",
+    skills: [],
+    a2a: {},
+    runTask: (text, _contextId, extra) => client.run(text, { toolkit, signal: extra?.signal }),
+  })
+  t.after(() => srv.stop())
+  const said = (got) => got.filter((e) => e.result.kind === "status-update").map((e) => e.result.status.message?.parts[0].text)
+  assert.deepEqual(said(events(await (await post(srv.url, "message/stream", message("go"))).text())), [undefined, "stepped", undefined])
+  // A signal of its own (not the Task's) reports to no one: the tool gets no ctx, as in the reference.
+  const mine = await startA2AServer({
+    addr: "127.0.0.1:0",
+    skills: [],
+    a2a: {},
+    runTask: (text) => client.run(text, { toolkit, signal: new AbortController().signal }),
+  })
+  t.after(() => mine.stop())
+  const got = events(await (await post(mine.url, "message/stream", message("go"))).text())
+  assert.equal(got.at(-1).result.status.state, "completed")
+  assert.deepEqual(said(got), [undefined, undefined])
+  assert.equal(llm.requests.filter((r) => r.json?.messages?.some((m) => m.role === "tool" && /reading 'progress'/.test(m.content))).length, 1)
+})

@@ -421,6 +421,11 @@ const noRelease = () => {}
 /** @type {Wiring} */
 const NO_SIGNAL = { token: undefined, release: noRelease }
 
+// The signals a served A2A Task's run is handed, with the Task's id: a run started with one
+// reports to the Task's caller (its token names the Task).
+/** @type {WeakMap<AbortSignal, string>} */
+const taskSignals = new WeakMap()
+
 /**
  * A cancel token fired by `signal`; none at all without a signal, unless `always` asks for one.
  * @overload
@@ -441,7 +446,7 @@ const NO_SIGNAL = { token: undefined, release: noRelease }
  */
 function abortWiring(signal, always = false) {
   if (!signal && !always) return NO_SIGNAL
-  const token = new native.CancelToken()
+  const token = new native.CancelToken(signal ? taskSignals.get(signal) : undefined)
   if (!signal) return { token, release: noRelease }
   const fire = () => {
     const r = signal.reason
@@ -482,4 +487,4 @@ async function withSignal(signal, call) {
  */
 const underSignal = async (signal, call) => fromCore(await withSignal(signal, call))
 
-module.exports = { shipped, isOwnStore, encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, plainFn, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, crossingOf, abortWiring, withSignal, underSignal }
+module.exports = { shipped, isOwnStore, encode, encodeLenient, stringifyDeep, fromCore, isThenable, answer, lift, bridge, plainFn, loggerOption, warnWith, FN, OBJ, raw, natives, crossing, crossingOf, abortWiring, taskSignals, withSignal, underSignal }

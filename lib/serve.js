@@ -3,7 +3,7 @@
 // profiles.
 
 const { native } = require("./native.js")
-const { encode, bridge, raw, crossing, natives, loggerOption, shipped, isOwnStore } = require("./crossing.js")
+const { encode, bridge, raw, crossing, natives, loggerOption, shipped, isOwnStore, taskSignals } = require("./crossing.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
 const { warnUnlisted } = require("./mcpserve.js")
@@ -290,6 +290,7 @@ function runWithAbort(runTask) {
     const controller = new AbortController()
     const key = String(msg.call)
     running.set(key, controller)
+    taskSignals.set(controller.signal, key)
     const done = () => running.delete(key)
     let out
     try {

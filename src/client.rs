@@ -518,5 +518,6 @@ fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<
         None => RunOptions::default(),
     };
     ro.abort = cancel.map(|c| c.abort.clone());
+    ro.reports = cancel.and_then(|c| c.task.as_deref()).and_then(toolnexus_core::serve::a2a_reports::ear_of);
     Ok(ro)
 }

@@ -47,14 +47,17 @@ async function main() {
   if (streamed) {
     const kinds = [];
     const texts = [];
+    // What each working status update's message says (a tool's progress and logs).
+    const said = [];
     let state = null;
     const message = { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: sendText }] };
     for await (const ev of client.sendMessageStream({ message }, { signal })) {
       kinds.push(ev.kind);
+      if (ev.kind === "status-update" && ev.status?.message) said.push(partsText(ev.status.message.parts));
       if (ev.kind === "artifact-update") texts.push(partsText(ev.artifact?.parts));
       if (ev.kind === "status-update" || ev.kind === "task") state = ev.status?.state ?? state;
     }
-    return out({ ok: state === "completed", text: texts.join("\n") || null, state, rawState: state, kinds });
+    return out({ ok: state === "completed", text: texts.join("\n") || null, state, rawState: state, kinds, said });
   }
   const result = await client.sendMessage(
     { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: sendText }] } },

@@ -86,16 +86,19 @@ async function main() {
   if (streamed) {
     const kinds = [];
     const texts = [];
+    // What each working status update's message says (a tool's progress and logs).
+    const said = [];
     let state;
     for await (const ev of client.sendMessageStream(params, { signal })) {
       // A StreamResponse: { payload: { $case: "task" | "message" | "statusUpdate" | "artifactUpdate", value } }.
       const { $case: kind, value } = ev.payload ?? {};
       kinds.push(kind ?? "none");
+      if (kind === "statusUpdate" && value.status?.message) said.push(partsText(value.status.message.parts));
       if (kind === "artifactUpdate") texts.push(partsText(value.artifact?.parts));
       if (kind === "statusUpdate" || kind === "task") state = value.status?.state ?? state;
       if (kind === "task" && value.artifacts?.length) texts.push(taskText(value));
     }
-    return out({ ok: state === 3, text: texts.join("\n") || null, state: state === undefined ? null : norm(state), rawState: state === undefined ? null : taskStateToJSON(state), kinds });
+    return out({ ok: state === 3, text: texts.join("\n") || null, state: state === undefined ? null : norm(state), rawState: state === undefined ? null : taskStateToJSON(state), kinds, said });
   }
   const result = await client.sendMessage(
     params,

@@ -1,7 +1,7 @@
 //! What a tool tells the run while it runs (`ctx.progress`, `ctx.log`; an addition): handed to
-//! the `duringTool` hook and to `onMetric` as the tool reports it, in order, before the call's
-//! own result goes on. Without either listener the tool's `ctx` carries no reporting functions
-//! and the call costs what it did.
+//! the `duringTool` hook, to `onMetric` and to whoever the run reports to (a served A2A Task's
+//! caller) as the tool reports it, in order, before the call's own result goes on. Without a
+//! listener the tool's `ctx` carries no reporting functions and the call costs what it did.
 
 use std::sync::Arc;
 
@@ -10,12 +10,23 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use super::metrics::MetricEvent;
+use super::result::RunReports;
 use super::run::Client;
 use super::wire::Call;
 use crate::error::{Error, Result};
 use crate::tool::{Caller, ToolContext, ToolEvent};
 use crate::toolkit::Toolkit;
 use crate::types::ToolResult;
+
+tokio::task_local! {
+    /// Who the run in this task reports to, besides the client's listeners.
+    static REPORTS: Arc<dyn RunReports>;
+}
+
+/// `work` (a run) with its reports also going to `to`.
+pub(super) async fn reporting<F: std::future::Future>(to: Arc<dyn RunReports>, work: F) -> F::Output {
+    REPORTS.scope(to, work).await
+}
 
 /// How many reports may wait for the listeners; past that, a report is dropped (a tool that
 /// reports in a tight loop cannot grow the process without bound).
@@ -53,7 +64,8 @@ impl Client {
         mut ctx: ToolContext,
         turn: u32,
     ) -> Result<ToolResult> {
-        if self.opts.hooks.during_tool.is_none() && self.opts.on_metric.is_none() {
+        let also = REPORTS.try_with(Arc::clone).ok();
+        if self.opts.hooks.during_tool.is_none() && self.opts.on_metric.is_none() && also.is_none() {
             return self.traced_execute(toolkit, call, args, ctx).await;
         }
         let (tx, mut rx) = mpsc::channel(BACKLOG);
@@ -65,12 +77,12 @@ impl Client {
         let result = loop {
             tokio::select! {
                 biased;
-                Some(event) = rx.recv() => self.hand_on(call, turn, &source, event, &mut failed).await,
+                Some(event) = rx.recv() => self.hand_on(call, turn, &source, event, also.as_deref(), &mut failed).await,
                 r = &mut out => break r,
             }
         };
         while let Ok(event) = rx.try_recv() {
-            self.hand_on(call, turn, &source, event, &mut failed).await;
+            self.hand_on(call, turn, &source, event, also.as_deref(), &mut failed).await;
         }
         match failed {
             Some(e) => Err(e),
@@ -79,13 +91,25 @@ impl Client {
     }
 
     /// One report to the listeners; after a listener has failed, the rest are let go.
-    async fn hand_on(&self, call: &Call, turn: u32, source: &str, event: ToolEvent, failed: &mut Option<Error>) {
+    async fn hand_on(
+        &self,
+        call: &Call,
+        turn: u32,
+        source: &str,
+        event: ToolEvent,
+        also: Option<&dyn RunReports>,
+        failed: &mut Option<Error>,
+    ) {
         if failed.is_some() {
             return;
         }
         let told = async {
+            let report = hook_event(call, turn, &event);
+            if let Some(to) = also {
+                to.report(&report);
+            }
             if let Some(h) = &self.opts.hooks.during_tool {
-                h.call(hook_event(call, turn, &event)).await?;
+                h.call(report).await?;
             }
             if let Some(metric) = metric_event(&call.name, source, event) {
                 self.emit(metric).await?;

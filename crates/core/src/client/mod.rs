@@ -40,7 +40,7 @@ pub use hooks::{DialectHook, Hooks};
 pub use metrics::{MetricEvent, Registry};
 pub use options::{CallOptions, ClientOptions};
 pub use result::{
-    HaltSite, LimitCheck, Resolution, RunLimits, RunOptions, RunResult, RunStatus, ToolCallRecord, Usage,
+    HaltSite, LimitCheck, Resolution, RunLimits, RunOptions, RunReports, RunResult, RunStatus, ToolCallRecord, Usage,
 };
 pub use retry::retry_after_ms;
 pub use run::Client;

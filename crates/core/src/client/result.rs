@@ -157,6 +157,15 @@ pub struct RunOptions {
     /// The caller keeps its own record of what the run parks on (the agent runtime, in its
     /// state): the client records nothing.
     pub own_parks: bool,
+    /// Who else hears what the run's tools report while they run (a served A2A Task's caller).
+    pub reports: Option<std::sync::Arc<dyn RunReports>>,
+}
+
+/// Someone besides the client's own listeners who hears a run's reports (what its tools tell
+/// it while they run): each as `duringTool` sees it (`{ type, name, id?, turn, ... }`), told
+/// without waiting.
+pub trait RunReports: Send + Sync {
+    fn report(&self, report: &serde_json::Value);
 }
 
 /// What a budget check allows.

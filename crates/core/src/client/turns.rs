@@ -59,6 +59,20 @@ impl Client {
         &self,
         start: Start<'_>,
         toolkit: &Toolkit,
+        mut ro: RunOptions,
+        sink: Option<&dyn Callback>,
+    ) -> Result<RunResult> {
+        match ro.reports.take() {
+            // Boxed: the run without one keeps the size it had.
+            Some(to) => Box::pin(super::heard::reporting(to, self.execute_traced(start, toolkit, ro, sink))).await,
+            None => self.execute_traced(start, toolkit, ro, sink).await,
+        }
+    }
+
+    async fn execute_traced(
+        &self,
+        start: Start<'_>,
+        toolkit: &Toolkit,
         ro: RunOptions,
         sink: Option<&dyn Callback>,
     ) -> Result<RunResult> {

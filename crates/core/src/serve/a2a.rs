@@ -12,7 +12,7 @@ use crate::json::{truthy, DeepStack};
 use crate::serve::dialect::Op;
 use crate::serve::options::A2AConfig;
 use crate::serve::store::SharedTaskStore;
-use crate::serve::task::text_message;
+use crate::serve::task::{task, text_message};
 use crate::skills::SkillInfo;
 
 pub const PROTOCOL_VERSION: &str = "0.3.0";
@@ -145,25 +145,6 @@ pub fn message_text(params: Option<&Value>) -> String {
         })
         .filter_map(|p| p.get("text").and_then(Value::as_str))
         .collect()
-}
-
-/// A Task: `{ id, contextId?, status: { state, message? }, artifacts? }`.
-fn task(id: &str, context: &Option<String>, state: &str, message: Option<Value>, artifacts: Option<Value>) -> Value {
-    let mut status = Map::new();
-    status.insert("state".into(), state.into());
-    if let Some(m) = message {
-        status.insert("message".into(), m);
-    }
-    let mut t = Map::new();
-    t.insert("id".into(), id.into());
-    if let Some(c) = context {
-        t.insert("contextId".into(), c.clone().into());
-    }
-    t.insert("status".into(), Value::Object(status));
-    if let Some(a) = artifacts {
-        t.insert("artifacts".into(), a);
-    }
-    Value::Object(t)
 }
 
 /// The A2A side of a running server.
@@ -536,6 +517,8 @@ impl A2AService {
                 arg.insert("trace".into(), Value::Object(carrier));
             }
             let before = crate::json::deepest();
+            // What the run's tools report while it runs is told as `working` statuses.
+            let _heard = super::a2a_reports::listen(&id, &context, run.latest.clone());
             let r = tokio::select! {
                 r = call.call(Value::Object(arg)) => r?,
                 _ = run.cancel.cancelled() => {

@@ -19,6 +19,7 @@
 //! - `start`: a server from a host's options (`startA2AServer`, `toolkit.serve`).
 
 pub mod a2a;
+pub mod a2a_reports;
 pub mod dialect;
 pub mod http;
 pub mod lease;

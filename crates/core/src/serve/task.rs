@@ -1,4 +1,4 @@
-//! What every part of serving says about a Task: its id as the stores key it, and the one-text
+//! What every part of serving says about a Task: its id as the stores key it, its shape, and the one-text
 //! messages written into its status. A leaf: the A2A handler, the stores and the lease all use it.
 
 use serde_json::{Map, Value};
@@ -12,6 +12,31 @@ pub fn task_id(task: &Value) -> String {
         Some(id) => js_string(id),
         None => "undefined".into(),
     }
+}
+
+/// A Task: `{ id, contextId?, status: { state, message? }, artifacts? }`.
+pub(crate) fn task(
+    id: &str,
+    context: &Option<String>,
+    state: &str,
+    message: Option<Value>,
+    artifacts: Option<Value>,
+) -> Value {
+    let mut status = Map::new();
+    status.insert("state".into(), state.into());
+    if let Some(m) = message {
+        status.insert("message".into(), m);
+    }
+    let mut t = Map::new();
+    t.insert("id".into(), id.into());
+    if let Some(c) = context {
+        t.insert("contextId".into(), c.clone().into());
+    }
+    t.insert("status".into(), Value::Object(status));
+    if let Some(a) = artifacts {
+        t.insert("artifacts".into(), a);
+    }
+    Value::Object(t)
 }
 
 pub(crate) fn text_message(role: &str, text: Option<Value>) -> Value {

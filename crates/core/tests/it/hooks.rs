@@ -326,3 +326,27 @@ async fn a_during_tool_that_fails_fails_the_run_once_the_tool_has_finished() {
     assert!(e.to_string().contains("listener broke"), "{e}");
     assert_eq!(server.count(), 1);
 }
+
+/// A run's other listener (a served A2A Task's caller) hears the reports too, with no hook set.
+#[tokio::test]
+async fn a_runs_own_listener_hears_reports_as_during_tool_sees_them() {
+    struct Heard(std::sync::Mutex<Vec<Value>>);
+    impl toolnexus_core::client::RunReports for Heard {
+        fn report(&self, report: &Value) {
+            self.0.lock().unwrap().push(report.clone());
+        }
+    }
+    let server = MockLlm::script(vec![Reply::json(oa_calls(&[("c1", "r", "{}")])), Reply::json(oa_text("done"))]).await;
+    let tk = toolkit(vec![reporting_tool()]).await;
+    let heard = std::sync::Arc::new(Heard(Default::default()));
+    let ro = RunOptions { reports: Some(heard.clone()), ..Default::default() };
+    let r = Client::new(options(&server.url(), Style::OpenAI)).unwrap().run("go", &tk, ro).await.unwrap();
+    assert_eq!(r.tool_calls[0].result.output, "heard");
+    let got = heard.0.lock().unwrap().clone();
+    assert_eq!(got.len(), 2);
+    assert_eq!(
+        got[0],
+        json!({"type": "progress", "name": "r", "id": "c1", "turn": 0, "progress": 1.0, "total": 2.0, "message": "half"})
+    );
+    assert_eq!(got[1]["level"], "info");
+}

@@ -368,6 +368,7 @@ impl Inner {
             limits: Some(limits),
             output: def.output.clone(),
             own_parks: true,
+            reports: None,
         };
         let mut parked = match how {
             How::Resume { request, site, answer } => Some((request, site, answer)),
