@@ -357,3 +357,39 @@ test(
     assert.equal(out.stdout.trim(), "0", "kB of anonymous huge pages in the process")
   },
 )
+
+test("a tool called deep in nested runs still runs: JavaScript is not called in place where V8 could run out of stack", async () => {
+  // An agent runtime whose child suspends and is answered by its parent's waitFor, resumed in
+  // the middle of the parent's run: runs nested in runs, polled on the JS thread. The child
+  // process gets a smaller V8 stack than Node's default, as a heavier build or deeper nesting
+  // would leave; the tool must still be called (and not fail with a RangeError V8 cannot name).
+  const r = await runChild(
+    `
+    import { agents, defineTool, pending } from ENTRY
+    const gate = defineTool({ name: "gate", run: (_a, ctx) => (ctx?.answer?.ok ? "opened" : pending({ kind: "approval", prompt: "open?" })) })
+    const reply = (message) => new Response(JSON.stringify({ choices: [{ message }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }), { headers: { "content-type": "application/json" } })
+    const call = (id, name, args) => ({ content: null, tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }] })
+    const fetch = async (_url, init) => {
+      const body = JSON.parse(String(init.body))
+      const results = body.messages.filter((m) => m.role === "tool")
+      if (body.model === "lead") return reply(results.length ? { content: "lead: " + results.at(-1).content } : call("l1", "task", { agent: "worker", prompt: "open the gate" }))
+      return reply(results.length ? { content: "worker: " + results[0].content } : call("w1", "gate", {}))
+    }
+    const rt = new agents.AgentRuntime({
+      fetch,
+      registry: {
+        lead: { name: "lead", does: "approves", model: "lead", team: ["worker"], waitFor: async (req) => ({ id: req.id, ok: true }) },
+        worker: { name: "worker", does: "opens gates", model: "worker", tools: [gate] },
+      },
+    })
+    const h = rt.spawn(rt.root, "lead")
+    rt.wake(h, "go")
+    const out = await rt.wait(h)
+    console.log(JSON.stringify(out.text))
+    await rt.close(rt.root)
+    `,
+    { nodeArgs: ["--stack-size=640"], timeoutMs: 30_000 },
+  )
+  assert.equal(r.code, 0, r.stderr)
+  assert.equal(r.stdout.trim(), JSON.stringify("lead: worker: opened"))
+})

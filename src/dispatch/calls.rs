@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 use super::arg::{arg_value, Arg};
 use super::executor::{drain, wake_then_drain, DRAINING, READY};
 use super::promise::HOLD;
-use super::queue::{home_env, with_existing, with_local, Hold, KeepAlive, Msg, Reply, Shared};
+use super::queue::{home_env, stack_allows_js, with_existing, with_local, Hold, KeepAlive, Msg, Reply, Shared};
 use super::raw::check;
 
 /// A JS function held for the core: callable from any thread, released when dropped.
@@ -51,8 +51,8 @@ impl JsFn {
     /// The environment, when this is its thread and a drain is under way (so JavaScript may
     /// be called now, inside a scope napi or the drain opened).
     fn callable_here(&self) -> Option<sys::napi_env> {
-        // On a stack segment grown for deep values, V8 would see a stack it does not know.
-        if !DRAINING.try_with(Cell::get).unwrap_or(false) || toolnexus_core::json::on_grown_stack() {
+        // Not where V8 could not take the call (see `stack_allows_js`).
+        if !DRAINING.try_with(Cell::get).unwrap_or(false) || !stack_allows_js() {
             return None;
         }
         home_env(&self.shared)
@@ -62,7 +62,7 @@ impl JsFn {
     /// environment's thread, inside a call from JavaScript or a drain. `None` elsewhere, or
     /// when the function answered with a Promise.
     pub fn call_sync(&self, arg: String) -> Option<Reply> {
-        let env = home_env(&self.shared).filter(|_| !toolnexus_core::json::on_grown_stack())?;
+        let env = home_env(&self.shared).filter(|_| stack_allows_js())?;
         let (tx, mut rx) = oneshot::channel();
         // SAFETY: on the environment's thread, on its own stack; the addon only runs there
         // inside a call from JavaScript, a drain or the dispatcher's callback, where JavaScript
@@ -80,7 +80,7 @@ impl JsFn {
     /// addon only runs there inside a call from JavaScript, a drain or the dispatcher's own
     /// callback, where JavaScript may be called), through the dispatcher otherwise.
     pub fn notify_now(&self, arg: String) {
-        match home_env(&self.shared).filter(|_| !toolnexus_core::json::on_grown_stack()) {
+        match home_env(&self.shared).filter(|_| stack_allows_js()) {
             // SAFETY: on the environment's thread, on its own stack, inside one of the scopes
             // listed above.
             Some(env) => unsafe { call_now(env, self.f, Arg::Text(arg), None, None) },

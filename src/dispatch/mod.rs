@@ -76,6 +76,30 @@ fn install_create() {
     queue::install(create);
 }
 
+/// The stack V8 allows this thread's JavaScript, in KiB: Node's `--stack-size` when the process
+/// was started with one, else V8's default (984).
+fn js_stack_kib(env: sys::napi_env) -> usize {
+    let read = || -> Result<Vec<String>> {
+        use napi::bindgen_prelude::JsObjectValue;
+        let env = Env::from_raw(env);
+        let process: napi::bindgen_prelude::Object = env.get_global()?.get_named_property("process")?;
+        process.get_named_property("execArgv")
+    };
+    let args = read().unwrap_or_default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = match a.strip_prefix("--stack-size") {
+            Some(rest) if rest.starts_with('=') => rest[1..].to_string(),
+            Some("") => it.next().cloned().unwrap_or_default(),
+            _ => continue,
+        };
+        if let Ok(kib) = value.trim().parse::<usize>() {
+            return kib;
+        }
+    }
+    984
+}
+
 /// Make this environment's dispatcher and local half (on the environment's thread).
 fn create(env: sys::napi_env) -> Result<Local> {
     let shared = Arc::new(Shared { tsfn: RwLock::new(None) });
@@ -112,6 +136,8 @@ fn create(env: sys::napi_env) -> Result<Local> {
         check(sys::napi_create_object(env, &mut resource), "resource")?;
         check(sys::napi_async_init(env, resource, name, &mut async_context), "async context")?;
         HERE.with(|h| h.set((env, Arc::as_ptr(&shared))));
+        queue::note_top();
+        queue::set_js_stack_kib(js_stack_kib(env));
         toolnexus_core::host::set_holder(|| KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold));
         Ok(Local {
             env,
@@ -173,6 +199,7 @@ unsafe extern "C" fn deliver(env: sys::napi_env, _js: sys::napi_value, _context:
     if data.is_null() {
         return;
     }
+    queue::note_top();
     // SAFETY: every item was boxed by `Shared::post`, and napi hands each over once.
     let msg = *unsafe { Box::from_raw(data as *mut Msg) };
     if env.is_null() {

@@ -177,6 +177,51 @@ pub(super) fn with_existing<R>(env: sys::napi_env, f: impl FnOnce(&mut Local) ->
         .flatten()
 }
 
+thread_local! {
+    /// The shallowest stack address seen where this thread's event loop calls us: near where
+    /// V8 measures its stack limit from.
+    static TOP: Cell<usize> = const { Cell::new(0) };
+    /// How much of the stack, from there down, may be in use when JavaScript is called in
+    /// place: three quarters of what V8 allows the thread; the rest is the callee's.
+    static IN_PLACE_BUDGET: Cell<usize> = const { Cell::new(984 * 1024 * 3 / 4) };
+}
+
+/// Set the stack V8 allows this thread's JavaScript (KiB), which the in-place budget is taken from.
+pub(super) fn set_js_stack_kib(kib: usize) {
+    let _ = IN_PLACE_BUDGET.try_with(|b| b.set(kib.saturating_mul(1024) / 4 * 3));
+}
+
+/// The address of a local of the caller's frame: how deep the stack is here.
+#[inline(never)]
+fn stack_here() -> usize {
+    let mark = 0u8;
+    std::hint::black_box(&mark) as *const u8 as usize
+}
+
+/// Remember this point of the stack as shallow (the event loop's call into the dispatcher, or
+/// the addon being set up on this thread).
+pub(super) fn note_top() {
+    let here = stack_here();
+    let _ = TOP.try_with(|t| {
+        if here > t.get() {
+            t.set(here)
+        }
+    });
+}
+
+/// Whether JavaScript may be called right here as far as the stack goes: not on a segment
+/// grown for deep values (V8 would not know it), nor so far below the event loop that V8
+/// could run out of its stack (a run nested in a run, polled in a drain that JavaScript
+/// started). Otherwise the call goes through the dispatcher, from a shallow stack.
+pub(super) fn stack_allows_js() -> bool {
+    if toolnexus_core::json::on_grown_stack() {
+        return false;
+    }
+    let top = TOP.try_with(Cell::get).unwrap_or(0);
+    let budget = IN_PLACE_BUDGET.try_with(Cell::get).unwrap_or(usize::MAX);
+    top == 0 || top.saturating_sub(stack_here()) < budget
+}
+
 /// Whether the calling thread is the one of the environment `shared` belongs to.
 pub(super) fn is_home(shared: &Arc<Shared>) -> bool {
     HERE.try_with(|h| h.get().1 == Arc::as_ptr(shared)).unwrap_or(false)
