@@ -78,6 +78,32 @@ impl ToolEvent {
     }
 }
 
+impl ToolEvent {
+    /// The report's own fields, as every listener is told them: `progress, total?, message?` or
+    /// `level, data, logger?` (a `CloseStream` has none).
+    pub fn fields_into(&self, m: &mut serde_json::Map<String, Value>) {
+        match self {
+            ToolEvent::Progress { progress, total, message } => {
+                m.insert("progress".into(), serde_json::json!(progress));
+                if let Some(t) = total {
+                    m.insert("total".into(), serde_json::json!(t));
+                }
+                if let Some(text) = message {
+                    m.insert("message".into(), text.as_str().into());
+                }
+            }
+            ToolEvent::Log { level, data, logger } => {
+                m.insert("level".into(), level.as_str().into());
+                m.insert("data".into(), data.clone());
+                if let Some(name) = logger {
+                    m.insert("logger".into(), name.as_str().into());
+                }
+            }
+            ToolEvent::CloseStream => {}
+        }
+    }
+}
+
 /// Who called a tool, as far as the tool can reach back: an MCP client that takes its events
 /// (`ctx.progress`, `ctx.log`) and answers its requests (`ctx.sample`; a `pending` it returns
 /// becomes an elicitation).

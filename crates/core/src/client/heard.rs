@@ -104,15 +104,19 @@ impl Client {
             return;
         }
         let told = async {
-            let report = hook_event(call, turn, &event);
-            if let Some(to) = also {
-                to.report(&report);
+            let during = &self.opts.hooks.during_tool;
+            if also.is_some() || during.is_some() {
+                let report = hook_event(call, turn, &event);
+                if let Some(to) = also {
+                    to.report(&report);
+                }
+                if let Some(h) = during {
+                    h.call(report).await?;
+                }
             }
-            if let Some(h) = &self.opts.hooks.during_tool {
-                h.call(report).await?;
-            }
-            if let Some(metric) = metric_event(&call.name, source, event) {
-                self.emit(metric).await?;
+            if self.opts.on_metric.is_some() {
+                let (tool, source) = (call.name.clone(), source.to_string());
+                self.emit(MetricEvent::ToolReport { tool, source, report: event }).await?;
             }
             Ok::<(), Error>(())
         };
@@ -125,44 +129,13 @@ impl Client {
 /// `duringTool`'s argument: `{ type, name, id?, turn, ...the report }`.
 fn hook_event(call: &Call, turn: u32, event: &ToolEvent) -> Value {
     let mut m = Map::with_capacity(8);
-    match event {
-        ToolEvent::Progress { .. } => m.insert("type".into(), "progress".into()),
-        _ => m.insert("type".into(), "log".into()),
-    };
+    let kind = if matches!(event, ToolEvent::Progress { .. }) { "progress" } else { "log" };
+    m.insert("type".into(), kind.into());
     m.insert("name".into(), call.name.as_str().into());
     if let Some(id) = &call.id {
         m.insert("id".into(), id.clone());
     }
     m.insert("turn".into(), turn.into());
-    match event {
-        ToolEvent::Progress { progress, total, message } => {
-            m.insert("progress".into(), serde_json::json!(progress));
-            if let Some(t) = total {
-                m.insert("total".into(), serde_json::json!(t));
-            }
-            if let Some(text) = message {
-                m.insert("message".into(), text.as_str().into());
-            }
-        }
-        ToolEvent::Log { level, data, logger } => {
-            m.insert("level".into(), level.as_str().into());
-            m.insert("data".into(), data.clone());
-            if let Some(name) = logger {
-                m.insert("logger".into(), name.as_str().into());
-            }
-        }
-        ToolEvent::CloseStream => {}
-    }
+    event.fields_into(&mut m);
     Value::Object(m)
-}
-
-fn metric_event(tool: &str, source: &str, event: ToolEvent) -> Option<MetricEvent> {
-    let (tool, source) = (tool.to_string(), source.to_string());
-    match event {
-        ToolEvent::Progress { progress, total, message } => {
-            Some(MetricEvent::ToolProgress { tool, source, progress, total, message })
-        }
-        ToolEvent::Log { level, data, logger } => Some(MetricEvent::ToolLog { tool, source, level, data, logger }),
-        ToolEvent::CloseStream => None,
-    }
 }

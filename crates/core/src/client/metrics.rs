@@ -5,6 +5,8 @@ use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
+use crate::tool::ToolEvent;
+
 /// One semantic event, as `onMetric` receives it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricEvent {
@@ -26,21 +28,12 @@ pub enum MetricEvent {
         ms: u64,
         pending: bool,
     },
-    /// A tool's `ctx.progress(...)` while it runs (an addition).
-    ToolProgress {
+    /// What a tool reports while it runs, `ctx.progress(...)` or `ctx.log(...)` (an addition):
+    /// `tool_progress` or `tool_log`.
+    ToolReport {
         tool: String,
         source: String,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    },
-    /// A tool's `ctx.log(...)` while it runs (an addition).
-    ToolLog {
-        tool: String,
-        source: String,
-        level: String,
-        data: Value,
-        logger: Option<String>,
+        report: ToolEvent,
     },
     Run {
         model: String,
@@ -83,27 +76,12 @@ impl MetricEvent {
                     m.insert("pending".into(), true.into());
                 }
             }
-            MetricEvent::ToolProgress { tool, source, progress, total, message } => {
-                m.insert("event".into(), "tool_progress".into());
+            MetricEvent::ToolReport { tool, source, report } => {
+                let event = if matches!(report, ToolEvent::Progress { .. }) { "tool_progress" } else { "tool_log" };
+                m.insert("event".into(), event.into());
                 m.insert("tool".into(), tool.as_str().into());
                 m.insert("source".into(), source.as_str().into());
-                m.insert("progress".into(), serde_json::json!(progress));
-                if let Some(t) = total {
-                    m.insert("total".into(), serde_json::json!(t));
-                }
-                if let Some(text) = message {
-                    m.insert("message".into(), text.as_str().into());
-                }
-            }
-            MetricEvent::ToolLog { tool, source, level, data, logger } => {
-                m.insert("event".into(), "tool_log".into());
-                m.insert("tool".into(), tool.as_str().into());
-                m.insert("source".into(), source.as_str().into());
-                m.insert("level".into(), level.as_str().into());
-                m.insert("data".into(), data.clone());
-                if let Some(name) = logger {
-                    m.insert("logger".into(), name.as_str().into());
-                }
+                report.fields_into(&mut m);
             }
             MetricEvent::Run { model, turns, tool_calls, total_tokens, ms, error } => {
                 m.insert("event".into(), "run".into());
@@ -227,7 +205,7 @@ impl Registry {
             }
             // What a tool reports while it runs adds to no series (the exposition stays the
             // other ports').
-            MetricEvent::ToolProgress { .. } | MetricEvent::ToolLog { .. } => {}
+            MetricEvent::ToolReport { .. } => {}
             MetricEvent::Run { model, error, .. } => {
                 if error.is_some() {
                     bump(&mut s.run_errors, labels(&mut key, &[("model", model)]), 1.0);
