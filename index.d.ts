@@ -1325,7 +1325,22 @@ export type OutputSchema = StandardSchemaV1 | JSONSchema
 /** The type of `result.output` for an `output` schema: the Standard Schema's output type. */
 export type OutputOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : unknown
 
-/** An object whose fields may each be missing so far (a streamed answer's partial object). */
+/** The type of the JSON the model writes for an `output` schema: the Standard Schema's input type. */
+export type InputOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferInput<S> : unknown
+
+/**
+ * A streamed answer's object so far, as the model has written it: nothing in it is checked yet
+ * (that happens once the answer is complete), so each field may be missing and each value may
+ * have any JSON type. The keys follow the schema's input side to guide reading; narrow a value
+ * before using it (`typeof v === "number"`). The checked answer is the `done` event's `output`.
+ */
+export type UncheckedPartial<T> = T extends readonly (infer U)[]
+  ? UncheckedPartial<U>[]
+  : T extends object
+    ? { [K in keyof T]?: UncheckedPartial<T[K]> }
+    : unknown
+
+/** An object whose fields may each be missing so far. */
 export type DeepPartial<T> = T extends readonly (infer U)[]
   ? DeepPartial<U>[]
   : T extends object
@@ -1386,14 +1401,21 @@ export interface OutputError extends Error {
   text: string
 }
 
-export type StreamEvent<O = unknown> =
+/** `O`: the checked answer's type (`result.output`); `I`: the JSON the model writes (a partial's keys). */
+export type StreamEvent<O = unknown, I = O> =
   | { type: "text"; delta: string }
   | { type: "tool_call"; id: string; name: string; args: Record<string, unknown> }
   | { type: "tool_result"; id: string; name: string; output: string; isError: boolean }
   | { type: "usage"; usage: Usage }
   | { type: "pending"; request: Request }
-  /** The answer's object so far, each time it grows (a run with `output`; toolnexus-native). */
-  | { type: "output"; partial: DeepPartial<O> }
+  /** The answer's object so far, unchecked, each time it grows (a run with `output`; toolnexus-native). */
+  | { type: "output"; partial: UncheckedPartial<I> }
+  /**
+   * An answer that did not match `output` went back to the model (toolnexus-native): which
+   * attempt it was (from 1), its issues and its text as `OutputError` would carry them. The text
+   * deltas and partial objects before it were that attempt's; the ones after it start afresh.
+   */
+  | { type: "output_retry"; attempt: number; issues: { path: string; message: string }[]; text: string }
   | { type: "done"; result: RunResult<O> }
 
 export declare class Client {
@@ -1418,7 +1440,7 @@ export declare class Client {
   stream<S extends OutputSchema = JSONSchema>(
     prompt: string,
     ctx: { toolkit: Toolkit; id?: string; signal?: AbortSignal } & OutputOptions<S>,
-  ): AsyncGenerator<StreamEvent<OutputOf<S>>, void, unknown>
+  ): AsyncGenerator<StreamEvent<OutputOf<S>, InputOf<S>>, void, unknown>
   /**
    * SPEC §10 durable resume (an addition): the run that parked with `pending` (its RunResult's
    * `pending`; `history` is that result's `messages`) goes on with `answer`, in this process, or

@@ -117,6 +117,55 @@ test("stream: output events carry the partial object; done carries the checked o
   assert.deepStrictEqual(done.output, { items: [{ name: "a" }, { name: "b" }] })
 })
 
+test("stream: an answer that goes back is marked by output_retry with its issues; the corrected attempt's text and partials follow afresh (both styles)", async (t) => {
+  const schema = z.object({ city: z.string(), celsius: z.number() })
+  const collect = async (llm, style) => {
+    const toolkit = await createToolkit({ builtins: false })
+    const events = []
+    for await (const ev of client(llm, { style }).stream("weather", { toolkit, output: schema })) events.push(ev)
+    return events
+  }
+  // OpenAI style: the answer comes as text (response_format).
+  const oa = (...parts) => ({ sse: [...parts.map((p) => sse(oaDeltaText(p))), SSE_DONE] })
+  const llm = await startLLM([oa('{"city":"Paris",', '"celsius":"eighteen"}'), oa('{"city":"Pa', 'ris","celsius":18}')])
+  t.after(() => llm.close())
+  const events = await collect(llm, "openai")
+  const retry = events.findIndex((e) => e.type === "output_retry")
+  assert.ok(retry > 0, "an output_retry event")
+  assert.deepStrictEqual(events[retry], {
+    type: "output_retry",
+    attempt: 1,
+    issues: [{ path: "celsius", message: "Invalid input: expected number, received string" }],
+    text: '{"city":"Paris","celsius":"eighteen"}',
+  })
+  const texts = (from, to) => events.slice(from, to).filter((e) => e.type === "text").map((e) => e.delta).join("")
+  assert.equal(texts(0, retry), '{"city":"Paris","celsius":"eighteen"}')
+  assert.equal(texts(retry), '{"city":"Paris","celsius":18}')
+  const partials = (from, to) => events.slice(from, to).filter((e) => e.type === "output").map((e) => e.partial)
+  assert.deepStrictEqual(partials(0, retry), [{ city: "Paris" }, { city: "Paris", celsius: "eighteen" }])
+  assert.deepStrictEqual(partials(retry), [{ city: "Pa" }, { city: "Paris", celsius: 18 }])
+  assert.deepStrictEqual(events.at(-1).result.output, { city: "Paris", celsius: 18 })
+
+  // Anthropic style: the answer comes as the final tool's arguments.
+  const an = (id, ...parts) => ({
+    sse: [
+      sse({ type: "message_start", message: { id: "msg", type: "message", role: "assistant", content: [], usage: { input_tokens: 1, output_tokens: 1 } } }),
+      sse({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id, name: "final_answer", input: {} } }),
+      ...parts.map((p) => sse({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: p } })),
+      sse({ type: "content_block_stop", index: 0 }),
+      sse({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 1 } }),
+      sse({ type: "message_stop" }),
+    ],
+  })
+  const anLlm = await startLLM([an("t1", '{"city":"Ber', 'lin","celsius":"cold"}'), an("t2", '{"city":"Ber', 'lin","celsius":4}')])
+  t.after(() => anLlm.close())
+  const anEvents = await collect(anLlm, "anthropic")
+  assert.deepStrictEqual(anEvents.map((e) => e.type), ["output", "output", "output_retry", "output", "output", "usage", "done"])
+  assert.deepStrictEqual(anEvents[2].issues, [{ path: "celsius", message: "Invalid input: expected number, received string" }])
+  assert.deepStrictEqual(anEvents[3].partial, { city: "Ber" })
+  assert.deepStrictEqual(anEvents.at(-1).result.output, { city: "Berlin", celsius: 4 })
+})
+
 test("output that is not a schema, or a Standard Schema with no JSON Schema, rejects the run with a TypeError naming it", async (t) => {
   const llm = await startLLM([oaText("{}")])
   t.after(() => llm.close())

@@ -23,12 +23,32 @@ const ok: boolean | undefined = fromArktype.output?.ok
 
 for await (const ev of client.stream("?", { toolkit, output: z.object({ items: z.array(z.object({ name: z.string() })) }) })) {
   if (ev.type === "output") {
-    const first: string | undefined = ev.partial.items?.[0]?.name
-    void first
+    // A partial object is the model's JSON before any check: its values are unknown until narrowed.
+    const raw = ev.partial.items?.[0]?.name
+    // @ts-expect-error - an unchecked value is not yet a string
+    const unchecked: string | undefined = raw
+    const first: string | undefined = typeof raw === "string" ? raw : undefined
+    void unchecked, first
+  }
+  if (ev.type === "output_retry") {
+    const why: string = `${ev.attempt}: ${ev.issues.map((i) => `${i.path} ${i.message}`).join("; ")} in ${ev.text}`
+    void why
   }
   if (ev.type === "done") {
     const names: string[] | undefined = ev.result.output?.items.map((i) => i.name)
     void names
+  }
+}
+
+// A partial's keys are the schema's input side: a transform changes the checked answer, not the JSON written.
+for await (const ev of client.stream("?", { toolkit, output: z.object({ temp: z.number().transform(String) }) })) {
+  if (ev.type === "output") {
+    // @ts-expect-error - the JSON written has a number (unknown until narrowed) for `temp`, no string methods
+    ev.partial.temp?.toUpperCase()
+  }
+  if (ev.type === "done") {
+    const t: string | undefined = ev.result.output?.temp
+    void t
   }
 }
 

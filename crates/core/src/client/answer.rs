@@ -19,8 +19,9 @@ pub(crate) enum Outcome {
     Pass(Streamed),
     /// The answer matched: its text and value; the transcript ends with it.
     Done { text: String, value: Value },
-    /// It did not match and went back to the model.
-    Again,
+    /// It did not match and went back to the model: the attempt's number (from 1), what did not
+    /// match and the answer as the model gave it (a stream reports them before the next attempt).
+    Again { attempt: u32, issues: Vec<Issue>, text: String },
 }
 
 impl OutputRun {
@@ -97,8 +98,20 @@ impl OutputRun {
                 messages.push(obj([("role", "user".into()), ("content", feedback.into())]));
             }
         }
-        Ok(Outcome::Again)
+        Ok(Outcome::Again { attempt: self.attempts, issues, text: raw })
     }
+}
+
+/// A stream's mark of an answer that went back: `{ type: "output_retry", attempt, issues, text }`
+/// (the issues as `OutputError` carries them). Passing through `Partials`, it also ends the
+/// rejected attempt's partial object.
+pub(crate) fn retry_event(attempt: u32, issues: &[Issue], text: String) -> Value {
+    obj([
+        ("type", "output_retry".into()),
+        ("attempt", attempt.into()),
+        ("issues", Value::Array(issues.iter().map(Issue::to_value).collect())),
+        ("text", text.into()),
+    ])
 }
 
 /// The assistant's answer as text in `style`'s shape.

@@ -335,7 +335,14 @@ impl Client {
                 let turns_left = turn + 1 < self.opts.max_turns;
                 reply = match out.read(style, &mut st.messages, reply, turns_left).await? {
                     Outcome::Pass(reply) => reply,
-                    Outcome::Again => continue,
+                    Outcome::Again { attempt, issues, text } => {
+                        // A stream marks the retry: the rejected attempt's text and partial
+                        // object end here, and the next attempt's start afresh.
+                        if let Some(sink) = sink {
+                            sink.call(super::answer::retry_event(attempt, &issues, text)).await?;
+                        }
+                        continue;
+                    }
                     Outcome::Done { text, value } => {
                         st.answer = Some(value);
                         if let Some(sink) = sink {

@@ -337,3 +337,68 @@ async fn a_run_without_output_sends_and_returns_what_it_did_before() {
     assert!(r.to_value().get("output").is_none());
     assert_eq!(keys(&llm.request(0).body), ["model", "messages"]);
 }
+
+#[tokio::test]
+async fn a_stream_marks_an_answer_that_went_back_and_reports_the_corrected_attempts_partials() {
+    let llm = MockLlm::sequence(vec![
+        Action::Stream(oa_text_stream(&["{\"city\":\"Paris\",", "\"temp\":\"eighteen\"}"], 1, 1)),
+        Action::Stream(oa_text_stream(&["{\"city\":\"Pa", "ris\",\"temp\":18}"], 1, 1)),
+    ])
+    .await;
+    let client = Client::new(no_retries(&llm.url(), Style::OpenAI)).unwrap();
+    let log = Log::default();
+    let sink = recorder(log.clone());
+    let r = client.stream("q", &toolkit(vec![]).await, None, with_output(Mode::Auto, 1), sink.as_ref()).await.unwrap();
+    assert_eq!(r.output, Some(json!({"city": "Paris", "temp": 18})));
+    let events = log.all();
+    assert_eq!(
+        types(&events),
+        ["text", "output", "text", "output", "output_retry", "text", "output", "text", "output", "usage", "done"]
+    );
+    let retry = &events[4];
+    assert_eq!(retry["attempt"], 1);
+    assert_eq!(retry["text"], "{\"city\":\"Paris\",\"temp\":\"eighteen\"}");
+    assert_eq!(retry["issues"].as_array().map(Vec::len), Some(1));
+    assert_eq!(retry["issues"][0]["path"], "temp");
+    let partials: Vec<Value> = events.iter().filter(|e| e["type"] == "output").map(|e| e["partial"].clone()).collect();
+    assert_eq!(
+        partials,
+        [
+            json!({"city": "Paris"}),
+            json!({"city": "Paris", "temp": "eighteen"}),
+            json!({"city": "Pa"}),
+            json!({"city": "Paris", "temp": 18})
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_anthropic_stream_marks_a_final_tool_call_that_went_back() {
+    let attempt = |id: &str, parts: [&str; 2]| {
+        SseReply::anthropic(vec![
+            an_message_start(3),
+            an_block_start(0, json!({"type": "tool_use", "id": id, "name": "final_answer", "input": {}})),
+            an_json_delta(0, parts[0]),
+            an_json_delta(0, parts[1]),
+            an_block_stop(0),
+            an_message_delta("tool_use", 5),
+            an_message_stop(),
+        ])
+    };
+    let llm = MockLlm::sequence(vec![
+        Action::Stream(attempt("t1", ["{\"city\": \"Ber", "lin\", \"temp\": \"cold\"}"])),
+        Action::Stream(attempt("t2", ["{\"city\": \"Ber", "lin\", \"temp\": 4}"])),
+    ])
+    .await;
+    let client = Client::new(no_retries(&llm.url(), Style::Anthropic)).unwrap();
+    let log = Log::default();
+    let sink = recorder(log.clone());
+    let r = client.stream("q", &toolkit(vec![]).await, None, with_output(Mode::Auto, 1), sink.as_ref()).await.unwrap();
+    assert_eq!(r.output, Some(json!({"city": "Berlin", "temp": 4})));
+    let events = log.all();
+    assert_eq!(types(&events), ["output", "output", "output_retry", "output", "output", "usage", "done"]);
+    assert_eq!(events[2]["attempt"], 1);
+    assert_eq!(events[2]["issues"][0]["path"], "temp");
+    assert_eq!(events[3]["partial"], json!({"city": "Ber"}));
+    assert_eq!(events[4]["partial"], json!({"city": "Berlin", "temp": 4}));
+}
