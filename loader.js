@@ -13,7 +13,8 @@
 
 const fs = require("node:fs")
 const path = require("node:path")
-const { version } = require("./package.json")
+const manifest = require("./package.json")
+const { version } = manifest
 
 /**
  * The running platform: Node's names, the C library on Linux, and the target as napi names it.
@@ -144,6 +145,28 @@ function describe(host) {
 const firstLine = (e) => String((e && /** @type {{ message?: unknown }} */ (e).message) || e).split("\n")[0]
 
 /**
+ * Where this copy of toolnexus came from, for the fix an error suggests (asked only when loading
+ * failed): "pack", a root tarball of `npm run pack:local` (its package.json says so: the local
+ * form carries no optional dependencies, and the platform packages are not on the registry, so
+ * its platform package is the second tarball pack:local writes); "checkout", the repository itself
+ * (beside Cargo.toml: a clone, or a directory `npm install` linked to); else "registry".
+ * @param {string} abi this host's platform, as napi names it
+ * @returns {{ kind: "pack", tarball: string } | { kind: "checkout" } | { kind: "registry" }}
+ */
+function origin(abi) {
+  const mark = /** @type {{ toolnexus?: { localPack?: unknown, packDir?: unknown } }} */ (manifest).toolnexus
+  if (mark && typeof mark === "object" && mark.localPack === true) {
+    // The file `npm pack` names the platform package's tarball, where pack:local wrote it.
+    const file = `${SCOPE.slice(1).replace("/", "-")}-${abi}-${version}.tgz`
+    const dir = typeof mark.packDir === "string" ? mark.packDir : null
+    const tarball = dir && fs.existsSync(path.join(dir, file)) ? path.join(dir, file) : path.join("<toolnexus-rs>", "pack", file)
+    return { kind: "pack", tarball }
+  }
+  if (fs.existsSync(path.join(__dirname, "Cargo.toml"))) return { kind: "checkout" }
+  return { kind: "registry" }
+}
+
+/**
  * The one error thrown when nothing loads: what was detected, what was looked for, the fix.
  * @param {Host} host
  * @param {string} pkg the platform package's name
@@ -155,6 +178,9 @@ function failure(host, pkg, failures, supported) {
   if (host.libc === "glibc") host.libcVersion = glibcVersion()
   const lines = []
   const spec = `${pkg}@${version}`
+  const from = origin(host.abi)
+  // What installs the platform package: the registry's, or the platform tarball of a local pack.
+  const target = from.kind === "pack" ? from.tarball : spec
   if (failures.length) {
     const f = failures[0]
     const named = f.override ? `${f.where} (NAPI_RS_NATIVE_LIBRARY_PATH)` : f.where
@@ -169,8 +195,22 @@ function failure(host, pkg, failures, supported) {
     lines.push(`Detected: ${describe(host)}, platform package ${spec}.`)
     if (f.override) lines.push(`Fix: point NAPI_RS_NATIVE_LIBRARY_PATH at a toolnexus addon built for ${host.abi} (npm run build writes toolnexus.${host.abi}.node), or unset it.`)
     else if (glibc) lines.push(`Fix: run it on a system with glibc >= ${glibc[1]}, or build it from source (Rust stable, Node >= 20): ${REPOSITORY}.`)
-    else if (f.local) lines.push(`Fix: rebuild it (npm run build in ${__dirname}) or delete it${supported ? ` and npm install ${spec}` : ""}.`)
-    else lines.push(`Fix: reinstall the platform package: npm install --force ${spec}`)
+    else if (f.local) lines.push(`Fix: rebuild it (npm run build in ${__dirname}) or delete it${supported ? ` and npm install ${target}` : ""}.`)
+    else lines.push(`Fix: reinstall the platform package: npm install --force ${target}`)
+  } else if (supported && from.kind === "pack") {
+    lines.push(`toolnexus: the native addon for ${describe(host)} is not installed.`)
+    lines.push(`Looked for: the package ${spec} and a local build ${path.join(__dirname, `toolnexus.${host.abi}.node`)}.`)
+    lines.push(
+      `This toolnexus is a tarball from npm run pack:local, which depends on no ${SCOPE}-* package: its platform package is the second tarball pack:local writes, installed beside it.`,
+    )
+    lines.push(`Fix: npm install ${from.tarball}`)
+    lines.push(
+      `(Or build from source (Rust stable, Node >= 20): git clone ${REPOSITORY} && cd toolnexus-rs && npm run build && npm run pack:local, then npm install both tarballs of pack/.)`,
+    )
+  } else if (supported && from.kind === "checkout") {
+    lines.push(`toolnexus: the native addon for ${describe(host)} is not installed.`)
+    lines.push(`Looked for: a local build ${path.join(__dirname, `toolnexus.${host.abi}.node`)} and the package ${spec}.`)
+    lines.push(`Fix: npm run build in ${__dirname} (Rust stable, Node >= 20).`)
   } else if (supported) {
     lines.push(`toolnexus: the native addon for ${describe(host)} is not installed.`)
     lines.push(`Looked for: the package ${spec} (an optional dependency of toolnexus) and a local build ${path.join(__dirname, `toolnexus.${host.abi}.node`)}.`)

@@ -72,7 +72,7 @@ function project(name, extra = {}) {
 }
 
 try {
-  const packed = packLocal(path.join(work, "tarballs"), abi)
+  const packed = packLocal(path.join(work, "tarballs"), abi, { release: true })
   const plat = `${pkg.napi.packageName}-${packed.abi}`
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`
   console.log(`root     ${path.basename(packed.root.file)}: ${kb(packed.root.size)} packed, ${kb(packed.root.unpackedSize)} unpacked, ${packed.root.entries} files`)
