@@ -1,13 +1,37 @@
 #!/usr/bin/env node
-// Checks the layering rule of ARCHITECTURE.md: no import cycle between the modules (files) of a
-// crate. Every `crate::…` and `super::…` path a file names (in `use` statements and inline) is
-// resolved to the file that defines the module it reaches; unit-test modules are left out. A
-// strongly connected group of two or more files is a cycle: they are printed and the exit code
-// is 1. Usage: node .ci/layers.mjs [crate source dir ...] (default: crates/core/src and src).
+// Checks the layering rule of ARCHITECTURE.md, on the import graph of each crate:
+//  1. No import cycle between the modules (files) of a crate. Every `crate::…` and `super::…`
+//     path a file names (in `use` statements and inline) is resolved to the file that defines the
+//     module it reaches (a name the crate root re-exports, to the module it comes from); unit-test
+//     modules are left out. A strongly connected group of two or more files is a cycle.
+//  2. For the core, the layer table of ARCHITECTURE.md (between `<!-- layers:begin -->` and
+//     `<!-- layers:end -->`: a Markdown table `| Layer | Modules | … |`, top layer first, each module
+//     a `name` in backticks) names every top-level module (a file or folder directly under the
+//     crate's source folder) exactly once and nothing else, and no file imports a module of a
+//     higher layer than its own. Modules of one layer may import each other.
+// Anything found is printed and the exit code is 1.
+// Usage: node .ci/layers.mjs                      both crates; the table checked against crates/core/src
+//        node .ci/layers.mjs [--layers FILE.md] [--edges] DIR ...
+//          the crates in DIR ...; with --layers, FILE.md's table checked against the first DIR;
+//          with --edges, each top-level module's imports of other top-level modules are printed.
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs"
 import { join, relative } from "node:path"
 
-const roots = process.argv.slice(2).length ? process.argv.slice(2) : ["crates/core/src", "src"]
+const args = process.argv.slice(2)
+const flag = (name) => {
+  const i = args.indexOf(name)
+  if (i < 0) return undefined
+  const [, value] = args.splice(i, name === "--edges" ? 1 : 2)
+  return value ?? true
+}
+const printEdges = flag("--edges") === true
+let layersDoc = flag("--layers")
+if (layersDoc === true) {
+  console.error("--layers needs a file")
+  process.exit(2)
+}
+const roots = args.length ? args : ["crates/core/src", "src"]
+if (!args.length) layersDoc = "ARCHITECTURE.md"
 
 function rustFiles(dir) {
   const out = []
@@ -94,10 +118,46 @@ function expand(tree) {
   return parts
 }
 
-let failed = false
-for (const root of roots) {
-  const files = rustFiles(root)
-  const edges = new Map(files.map((f) => [f, new Set()]))
+/** The file's top-level module (`client/run.rs` -> "client"), or undefined for the crate root. */
+function topOf(root, file) {
+  return modPath(root, file)[0]
+}
+
+/** What the crate root re-exports (`pub use error::{Error, …}`): name -> the module path it comes from. */
+function rootExports(root) {
+  const file = fileOf(root, [])
+  const out = new Map()
+  if (!file) return out
+  for (const m of code(readFileSync(file, "utf8")).matchAll(/\bpub\s+use\s+([^;]+);/g)) {
+    for (const p of expand(m[1])) {
+      const segs = p.split("::").filter((x) => x && x !== "crate" && x !== "self")
+      if (segs.length > 1) out.set(segs[segs.length - 1], segs.slice(0, -1))
+    }
+  }
+  return out
+}
+
+/**
+ * The import graph of one crate: file -> Map(target file -> the first path written for it).
+ * Files of a unit-test module (`#[cfg(test)] mod tests;`) are left out, as inline ones are.
+ */
+function graph(root) {
+  let files = rustFiles(root)
+  const tests = []
+  for (const file of files) {
+    const text = code(readFileSync(file, "utf8"))
+    for (const m of text.matchAll(/#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;/g)) {
+      tests.push([...modPath(root, file), m[1]].join("/"))
+    }
+  }
+  const isTest = (f) => {
+    const p = modPath(root, f).join("/")
+    return tests.some((t) => p === t || p.startsWith(t + "/"))
+  }
+  files = files.filter((f) => !isTest(f))
+  const exported = rootExports(root)
+  const rootFile = fileOf(root, [])
+  const edges = new Map(files.map((f) => [f, new Map()]))
   for (const file of files) {
     const here = modPath(root, file)
     const src = code(readFileSync(file, "utf8"))
@@ -120,11 +180,22 @@ for (const root of roots) {
         }
       } else continue
       if (segs[0] === "crate") segs.shift()
-      const target = fileOf(root, [...base, ...segs].filter((x) => x !== "self"))
-      if (target && target !== file) edges.get(file)?.add(target)
+      let path = [...base, ...segs].filter((x) => x !== "self")
+      let target = fileOf(root, path)
+      // `crate::Error`: a name the root re-exports is an import of the module it comes from.
+      if (target === rootFile && file !== rootFile && exported.has(path[0])) {
+        path = [...exported.get(path[0]), ...path.slice(1)]
+        target = fileOf(root, path)
+      }
+      const out = edges.get(file)
+      if (target && target !== file && !out.has(target)) out.set(target, p)
     }
   }
-  // Tarjan's strongly connected components.
+  return { files, edges }
+}
+
+/** The cycles of a graph (Tarjan's strongly connected components of two or more files). */
+function cycles(files, edges) {
   let index = 0
   const idx = new Map()
   const low = new Map()
@@ -136,7 +207,7 @@ for (const root of roots) {
     low.set(v, index++)
     stack.push(v)
     on.add(v)
-    for (const w of edges.get(v) ?? []) {
+    for (const w of edges.get(v)?.keys() ?? []) {
       if (!idx.has(w)) {
         visit(w)
         low.set(v, Math.min(low.get(v), low.get(w)))
@@ -154,18 +225,108 @@ for (const root of roots) {
     }
   }
   for (const f of files) if (!idx.has(f)) visit(f)
-  const count = [...edges.values()].reduce((n, s) => n + s.size, 0)
-  if (sccs.length === 0) {
-    console.log(`${root}: ${files.length} modules, ${count} imports, no cycle`)
-    continue
+  return sccs
+}
+
+/**
+ * The layer table of a Markdown file: [{ layer, modules: [name, …] }, …], top layer first.
+ * Throws, saying what is wrong, when the delimited section or its table cannot be read.
+ */
+function layerTable(file) {
+  const text = readFileSync(file, "utf8")
+  const begin = text.indexOf("<!-- layers:begin -->")
+  const end = text.indexOf("<!-- layers:end -->")
+  if (begin < 0 || end < begin) throw new Error(`${file}: no <!-- layers:begin --> … <!-- layers:end --> section`)
+  const rows = text
+    .slice(begin, end)
+    .split("\n")
+    .filter((l) => l.trim().startsWith("|"))
+    .map((l) => l.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim()))
+  const [header, rule, ...body] = rows
+  if (!header || !/^layer$/i.test(header[0]) || !/^modules$/i.test(header[1] ?? "") || !rule?.every((c) => /^:?-+:?$/.test(c))) {
+    throw new Error(`${file}: the layers section holds no table whose first columns are "Layer | Modules"`)
   }
-  failed = true
-  console.log(`${root}: ${sccs.length} import cycle(s)`)
-  for (const c of sccs) {
-    console.log(`  cycle of ${c.length}:`)
-    for (const f of c) {
-      const into = [...edges.get(f)].filter((t) => c.includes(t)).map((t) => relative(root, t))
-      console.log(`    ${relative(root, f)} -> ${into.join(", ")}`)
+  const layers = body.map((cells) => ({
+    layer: cells[0].replace(/[`*]/g, ""),
+    modules: [...(cells[1] ?? "").matchAll(/`([^`]+)`/g)].map((m) => m[1].replace(/\/$/, "")),
+  }))
+  for (const l of layers) if (!l.layer || !l.modules.length) throw new Error(`${file}: a layer row without a name or modules: "${l.layer}"`)
+  return layers
+}
+
+/** The failures of `root`'s graph against the layer table in `doc`, as lines of text. */
+function layerFailures(root, doc, files, edges) {
+  const out = []
+  let layers
+  try {
+    layers = layerTable(doc)
+  } catch (e) {
+    return [e.message]
+  }
+  const rank = new Map()
+  for (const [i, { layer, modules }] of layers.entries()) {
+    for (const m of modules) {
+      if (rank.has(m)) out.push(`${doc}: \`${m}\` is in two layers ("${layers[rank.get(m)].layer}" and "${layer}")`)
+      else rank.set(m, i)
+    }
+  }
+  const modules = new Set(files.map((f) => topOf(root, f)).filter(Boolean))
+  for (const m of [...modules].sort()) {
+    if (!rank.has(m)) out.push(`${doc}: the layer table does not name the module \`${m}\` (${join(root, m)}…)`)
+  }
+  for (const m of rank.keys()) {
+    if (!modules.has(m)) out.push(`${doc}: the layer table names \`${m}\`, which is no module of ${root}`)
+  }
+  for (const file of files) {
+    const from = topOf(root, file)
+    if (!rank.has(from)) continue
+    const seen = new Set()
+    for (const [target, written] of edges.get(file)) {
+      const to = topOf(root, target)
+      if (!rank.has(to) || to === from || seen.has(to) || rank.get(to) >= rank.get(from)) continue
+      seen.add(to)
+      out.push(
+        `${file} (layer "${layers[rank.get(from)].layer}") imports \`${to}\` (\`${written}\`, layer "${layers[rank.get(to)].layer}"): a higher layer`,
+      )
+    }
+  }
+  return out
+}
+
+let failed = false
+for (const [n, root] of roots.entries()) {
+  const { files, edges } = graph(root)
+  const count = [...edges.values()].reduce((k, s) => k + s.size, 0)
+  if (printEdges) {
+    const tops = new Map()
+    for (const [file, into] of edges) {
+      for (const target of into.keys()) {
+        const [a, b] = [topOf(root, file), topOf(root, target)]
+        if (a && b && a !== b) tops.set(a, (tops.get(a) ?? new Set()).add(b))
+      }
+    }
+    for (const [a, bs] of [...tops].sort()) console.log(`${root}: ${a} -> ${[...bs].sort().join(", ")}`)
+  }
+  const sccs = cycles(files, edges)
+  if (sccs.length === 0) console.log(`${root}: ${files.length} modules, ${count} imports, no cycle`)
+  else {
+    failed = true
+    console.log(`${root}: ${sccs.length} import cycle(s)`)
+    for (const c of sccs) {
+      console.log(`  cycle of ${c.length}:`)
+      for (const f of c) {
+        const into = [...edges.get(f).keys()].filter((t) => c.includes(t)).map((t) => relative(root, t))
+        console.log(`    ${relative(root, f)} -> ${into.join(", ")}`)
+      }
+    }
+  }
+  if (n === 0 && layersDoc) {
+    const problems = layerFailures(root, layersDoc, files, edges)
+    if (problems.length === 0) console.log(`${root}: every import keeps to the layers of ${layersDoc}`)
+    else {
+      failed = true
+      console.log(`${root}: ${problems.length} layering problem(s) against ${layersDoc}`)
+      for (const p of problems) console.log(`  ${p}`)
     }
   }
 }

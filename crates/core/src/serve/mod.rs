@@ -1,5 +1,6 @@
 //! `serve`: a toolkit as a server (SPEC §7B, §7C). The top level of the core, above the
-//! toolkit and the client: it only calls them through the host's callbacks.
+//! toolkit and the client: it lists and calls the toolkit's tools itself, and a Task's run goes
+//! through the host's `runTask` (a served run's reports come back through `client::RunReports`).
 //!
 //! Parts, each using only those listed before it:
 //!
