@@ -20,7 +20,7 @@ export declare class CancelToken {
 
 export declare class NativeClient {
   /**
-   * `options` is the whole options document (see `hosted`): its JSON, the functions and the
+   * `options` is the whole options document (see `options_doc`): its JSON, the functions and the
    * addon objects its markers name. `inProcess`: `createInProcessClient`'s options.
    */
   constructor(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>, inProcess?: boolean | undefined | null)
@@ -63,7 +63,7 @@ export declare class NativeClock {
 /** A compactor: the core's rewrite with the host's `summarize` (and `countTokens`). */
 export declare class NativeCompactor {
   /**
-   * `options` is the whole options document (see `hosted`): its JSON, the functions and
+   * `options` is the whole options document (see `options_doc`): its JSON, the functions and
    * the addon objects its markers name.
    */
   constructor(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>)
@@ -82,7 +82,7 @@ export declare class NativeCompactor {
 
 /** Guardrails compiled into one `beforeTool` (first refusal wins), ahead of `prior`. */
 export declare class NativeGuard {
-  /** `options` is the document `{ guardrails, beforeTool }` (see `hosted`). */
+  /** `options` is the document `{ guardrails, beforeTool }` (see `options_doc`). */
   constructor(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>)
   /** One `beforeTool` event (as JSON) in; the JSON of the hook's answer (`null` for none) out. */
   run(event: string): Promise<string>
@@ -97,7 +97,7 @@ export declare class NativeHeartbeat {
 export declare class NativeMcp {
   /**
    * `loadMcp(input, opts)`: `input` is JSON (a path string or a config), `options` the
-   * options document (see `hosted`) without its signal, which comes as `cancel`.
+   * options document (see `options_doc`) without its signal, which comes as `cancel`.
    */
   static load(input: string, options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>, cancel?: CancelToken | undefined | null): Promise<NativeMcp>
   tools(): Array<NativeTool>
@@ -112,7 +112,7 @@ export declare class NativeMcp {
  */
 export declare class NativeMcpServer {
   /**
-   * `options` is the document `{ profile, onCall }` (see `hosted`): its JSON, the
+   * `options` is the document `{ profile, onCall }` (see `options_doc`): its JSON, the
    * functions and the addon objects its markers name.
    */
   constructor(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>)
@@ -148,7 +148,7 @@ export declare class NativeMemoryStore {
 
 export declare class NativeRuntime {
   /**
-   * `options` is the whole options document (see `hosted`): its JSON, the functions and the
+   * `options` is the whole options document (see `options_doc`): its JSON, the functions and the
    * addon objects (a store, a clock, compactors) its markers name.
    */
   constructor(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>)
@@ -227,7 +227,7 @@ export declare class NativeTool {
 
 export declare class NativeToolkit {
   /**
-   * `options` is the whole options document (see `hosted`): its JSON, the functions and
+   * `options` is the whole options document (see `options_doc`): its JSON, the functions and
    * the addon objects its markers name; the caller's tools come apart (`tools`), and the
    * signal as `cancel`, which bounds the MCP load.
    */
@@ -375,7 +375,7 @@ export declare function replyError(id: number, error: unknown): void
 /**
  * `runGated(ask, prompt, completion)`: the core's completion gate over the host's `ask` (a
  * prompt in, a RunResult out). `options` is the document `{ ask, completion }` (see
- * `hosted`). Resolves with the RunResult.
+ * `options_doc`). Resolves with the RunResult.
  */
 export declare function runGated(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>, prompt: string): Promise<string | string[]>
 
@@ -417,7 +417,7 @@ export interface Spawned {
 /**
  * Start a server: `startA2AServer` (no toolkit) or `toolkit.serve` (its skills, its tools for
  * the MCP profile, its `a2a` / `mcpServer` config blocks as fallbacks). `options` is the whole
- * options document (see `hosted`); `mcpTools` are `startA2AServer`'s tools for the MCP profile.
+ * options document (see `options_doc`); `mcpTools` are `startA2AServer`'s tools for the MCP profile.
  */
 export declare function startServer(options: string, fns: Array<JsonFn>, objects: Array<ExternalObject<Shared>>, mcpTools?: Array<JsToolSpec> | undefined | null, toolkit?: NativeToolkit | undefined | null): Promise<NativeServer>
 

@@ -265,7 +265,7 @@ const bridge = (fn, self) => (json, id, inPlace) => {
 // An options object crosses as one document: its JSON, with each function replaced by
 // `{"\u0000fn": n}` (n: its place in the list of bridged functions that goes with it) and each
 // value backed by an addon object (a store, a compactor, a clock) by `{"\u0000obj": n}`. The
-// core's option types read every field of it, callbacks included (`hostfn` in the core).
+// core's option types read every field of it, callbacks included (`fn_markers` in the core).
 
 const FN = "\u0000fn"
 const OBJ = "\u0000obj"
@@ -284,7 +284,7 @@ const raw = (fn) => {
 
 /**
  * `f` bridged to be called with no `this` (as a plain function) when it is a function; any
- * other value as it is, for the core to judge (`hostfn`: unset when falsy, a TypeError naming
+ * other value as it is, for the core to judge (`fn_markers`: unset when falsy, a TypeError naming
  * it when it is called otherwise).
  * @param {unknown} f
  * @returns {unknown}

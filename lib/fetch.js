@@ -46,7 +46,7 @@ const { encode, fromCore, lift } = require("./crossing.js")
  */
 
 /**
- * One message from the core to a fetch bridge (see `hosted.rs` in the core): a new request
+ * One message from the core to a fetch bridge (see `client/seams.rs` in the core): a new request
  * (`req`, `url`, `headers`, `body`, `stream`), the next chunk of an open stream (`pull`), a
  * stream left unread (`cancel`), or a request given up before its answer (`abort`). The request's
  * own fields are there on a new request only.

@@ -20,7 +20,7 @@ use toolnexus_core::json;
 use crate::bridge::JsonFn;
 use crate::coretool::NativeTool;
 use crate::dispatch::Crossed;
-use crate::hosted::Shared;
+use crate::options_doc::Shared;
 use crate::{core_err, with_json};
 
 /// The namespace's constants, as JSON: `{ BOOTSTRAP_ORDER, MAX_FILE_BYTES, TRUNCATION_NOTICE,
@@ -67,11 +67,11 @@ pub struct NativeCompactor {
 
 #[napi]
 impl NativeCompactor {
-    /// `options` is the whole options document (see `hosted`): its JSON, the functions and
+    /// `options` is the whole options document (see `options_doc`): its JSON, the functions and
     /// the addon objects its markers name.
     #[napi(constructor)]
     pub fn new(options: String, fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>) -> Result<Self> {
-        let inner = crate::hosted::read(fns, objects, || Compactor::from_json(&options)).map_err(core_err)?;
+        let inner = crate::options_doc::read(fns, objects, || Compactor::from_json(&options)).map_err(core_err)?;
         Ok(NativeCompactor { inner: Arc::new(inner) })
     }
 
@@ -95,15 +95,15 @@ impl NativeCompactor {
     /// This compactor as an options document names it: a `beforeLLM` hook told its client's
     /// dialect.
     #[napi(ts_return_type = "ExternalObject<unknown>")]
-    pub fn shared(&self) -> External<crate::hosted::Shared> {
+    pub fn shared(&self) -> External<crate::options_doc::Shared> {
         let hook = HostDialectHook(Arc::new(self.inner.clone()));
-        External::new(crate::hosted::Shared(Arc::new(hook)))
+        External::new(crate::options_doc::Shared(Arc::new(hook)))
     }
 }
 
 /// `runGated(ask, prompt, completion)`: the core's completion gate over the host's `ask` (a
 /// prompt in, a RunResult out). `options` is the document `{ ask, completion }` (see
-/// `hosted`). Resolves with the RunResult.
+/// `options_doc`). Resolves with the RunResult.
 #[napi(js_name = "runGated", ts_return_type = "Promise<string | string[]>")]
 pub fn run_gated(
     env: &Env,
@@ -112,7 +112,8 @@ pub fn run_gated(
     objects: Vec<ExternalRef<Shared>>,
     prompt: String,
 ) -> Result<crate::dispatch::JsPromise> {
-    let (ask, completion) = crate::hosted::read(fns, objects, || gate::gated_from_json(&options)).map_err(core_err)?;
+    let (ask, completion) =
+        crate::options_doc::read(fns, objects, || gate::gated_from_json(&options)).map_err(core_err)?;
     crate::dispatch::local_promise(env, async move {
         let each = |p: String| {
             let ask = ask.clone();
@@ -137,10 +138,10 @@ pub struct NativeGuard {
 
 #[napi]
 impl NativeGuard {
-    /// `options` is the document `{ guardrails, beforeTool }` (see `hosted`).
+    /// `options` is the document `{ guardrails, beforeTool }` (see `options_doc`).
     #[napi(constructor)]
     pub fn new(options: String, fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>) -> Result<Self> {
-        let inner = crate::hosted::read(fns, objects, || gate::guards_from_json(&options)).map_err(core_err)?;
+        let inner = crate::options_doc::read(fns, objects, || gate::guards_from_json(&options)).map_err(core_err)?;
         Ok(NativeGuard { inner })
     }
 

@@ -80,7 +80,7 @@ pub fn js_tool(decl: &str, call: JsonFn, slot: u32) -> Result<toolnexus_core::to
     let toolnexus_core::toolkit::ToolDecl { name, description, input_schema, source, output_schema } =
         toolnexus_core::toolkit::ToolDecl::from_json(decl, slot)?;
     let call = std::sync::Arc::new(JsCallback(call));
-    Ok(std::sync::Arc::new(toolnexus_core::host_tool::HostTool {
+    Ok(std::sync::Arc::new(toolnexus_core::callback_tool::HostTool {
         decl: toolnexus_core::tool::ToolDecl::new(name, description, input_schema, source)
             .with_output_schema(output_schema),
         slot,

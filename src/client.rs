@@ -5,10 +5,10 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use toolnexus_core::client::hosted::HostTransport;
 #[cfg(unix)]
 use toolnexus_core::client::http::FetchTransport;
-use toolnexus_core::client::single::{self, TranslateRequest};
+use toolnexus_core::client::one_call::{self, TranslateRequest};
+use toolnexus_core::client::seams::HostTransport;
 use toolnexus_core::client::{
     CallOptions, Client, ClientOptions, HttpRequest, HttpResponse, InMemoryStore, RunOptions, StreamResponse, Transport,
 };
@@ -18,7 +18,7 @@ use toolnexus_core::fetch::Fetcher;
 use crate::bridge::{JsCallback, JsonFn};
 use crate::cancel::CancelToken;
 use crate::dispatch::Crossed;
-use crate::hosted::Shared;
+use crate::options_doc::Shared;
 use crate::toolkit::NativeToolkit;
 use crate::{core_err, deep, parse_json, with_json};
 use toolnexus_core::json;
@@ -305,7 +305,7 @@ pub(crate) fn event_loop_transport(_env: &Env) -> Option<Arc<dyn Transport>> {
 
 #[napi]
 impl NativeClient {
-    /// `options` is the whole options document (see `hosted`): its JSON, the functions and the
+    /// `options` is the whole options document (see `options_doc`): its JSON, the functions and the
     /// addon objects its markers name. `inProcess`: `createInProcessClient`'s options.
     #[napi(constructor)]
     pub fn new(
@@ -317,7 +317,7 @@ impl NativeClient {
     ) -> Result<Self> {
         let read =
             if in_process == Some(true) { ClientOptions::in_process_from_json } else { ClientOptions::from_json };
-        let mut opts = crate::hosted::read(fns, objects, || read(&options)).map_err(core_err)?;
+        let mut opts = crate::options_doc::read(fns, objects, || read(&options)).map_err(core_err)?;
         let builtin = opts.builtin_transport();
         if builtin {
             opts.transport = event_loop_transport(env);
@@ -501,7 +501,7 @@ impl NativeClient {
 pub fn tool_calls_json(result: String) -> Result<String> {
     with_json(&result, "toolCallsJSON", |r| {
         let calls = r.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        Ok(json::to_string(&Value::Array(single::tool_calls_json(calls))))
+        Ok(json::to_string(&Value::Array(one_call::tool_calls_json(calls))))
     })
 }
 
@@ -509,7 +509,8 @@ pub fn tool_calls_json(result: String) -> Result<String> {
 /// `{ output?, onText? }` and the functions its markers name; nothing when neither was given.
 fn call_options(owner: &str, doc: Option<String>, fns: Option<Vec<JsonFn>>) -> Result<CallOptions> {
     let Some(doc) = doc else { return Ok(CallOptions::default()) };
-    crate::hosted::read(fns.unwrap_or_default(), Vec::new(), || CallOptions::from_json(owner, &doc)).map_err(core_err)
+    crate::options_doc::read(fns.unwrap_or_default(), Vec::new(), || CallOptions::from_json(owner, &doc))
+        .map_err(core_err)
 }
 
 fn run_options(history: Option<String>, cancel: Option<&CancelToken>) -> Result<RunOptions> {

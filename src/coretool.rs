@@ -161,7 +161,7 @@ pub fn builtins_enabled(cfg_json: Option<String>) -> Result<bool> {
 /// `ctx.log`), as JSON; a malformed one is a `TypeError` for the tool.
 #[napi(js_name = "toolEvent")]
 pub fn tool_event(call: f64, event: String) -> Result<()> {
-    toolnexus_core::host_tool::report(call as u64, &event).map_err(core_err)
+    toolnexus_core::callback_tool::report(call as u64, &event).map_err(core_err)
 }
 
 /// A request a JavaScript tool makes of its MCP caller during call `call` (`ctx.sample`):
@@ -170,7 +170,7 @@ pub fn tool_event(call: f64, event: String) -> Result<()> {
 pub fn tool_ask(env: &Env, call: f64, method: String, params: String) -> Result<crate::dispatch::JsPromise> {
     let params = parse_json(&params, "ctx.sample")?;
     crate::dispatch::promise(env, async move {
-        let answer = toolnexus_core::host_tool::ask(call as u64, &method, params).await.map_err(core_err)?;
+        let answer = toolnexus_core::callback_tool::ask(call as u64, &method, params).await.map_err(core_err)?;
         Ok(answer.to_string())
     })
 }

@@ -14,7 +14,7 @@ use toolnexus_core::mcp::{self, LoadOptions, McpSource};
 use crate::bridge::JsonFn;
 use crate::cancel::CancelToken;
 use crate::coretool::NativeTool;
-use crate::hosted::Shared;
+use crate::options_doc::Shared;
 use crate::{core_err, parse_json};
 
 /// `parseMcpConfig(input)`: a path (JSON string) or a config value in, the server map out.
@@ -57,7 +57,7 @@ pub struct NativeMcp {
 #[napi]
 impl NativeMcp {
     /// `loadMcp(input, opts)`: `input` is JSON (a path string or a config), `options` the
-    /// options document (see `hosted`) without its signal, which comes as `cancel`.
+    /// options document (see `options_doc`) without its signal, which comes as `cancel`.
     #[napi(ts_return_type = "Promise<NativeMcp>")]
     pub fn load(
         env: &Env,
@@ -68,7 +68,7 @@ impl NativeMcp {
         cancel: Option<&CancelToken>,
     ) -> Result<crate::dispatch::JsPromise> {
         let input = parse_json(&input, "loadMcp")?;
-        let mut opts = crate::hosted::read(fns, objects, || LoadOptions::from_json(&options)).map_err(core_err)?;
+        let mut opts = crate::options_doc::read(fns, objects, || LoadOptions::from_json(&options)).map_err(core_err)?;
         opts.cancel = abort_of(cancel);
         crate::dispatch::promise(env, async move {
             let source = mcp::load_mcp(&input, opts).await.map_err(core_err)?;

@@ -15,7 +15,7 @@ use toolnexus_core::tool::SharedTool;
 use crate::bridge::{JsCallback, JsonFn};
 use crate::core_err;
 use crate::coretool::NativeTool;
-use crate::hosted::Shared;
+use crate::options_doc::Shared;
 
 fn profile(cfg: Option<String>) -> Result<McpServeConfig> {
     match cfg {
@@ -46,12 +46,12 @@ pub struct NativeMcpServer {
 
 #[napi]
 impl NativeMcpServer {
-    /// `options` is the document `{ profile, onCall }` (see `hosted`): its JSON, the
+    /// `options` is the document `{ profile, onCall }` (see `options_doc`): its JSON, the
     /// functions and the addon objects its markers name.
     #[napi(constructor)]
     pub fn new(options: String, fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>) -> Result<Self> {
         let (cfg, on_call) =
-            crate::hosted::read(fns, objects, || toolnexus_core::serve::mcp::built_from_json(&options))
+            crate::options_doc::read(fns, objects, || toolnexus_core::serve::mcp::built_from_json(&options))
                 .map_err(core_err)?;
         Ok(NativeMcpServer { tools: Vec::new(), cfg, on_call })
     }
@@ -98,7 +98,7 @@ impl NativeMcpSession {
         // Read with stack for a deep message. Called from JavaScript, on the host's own
         // thread: a request may hold the process until it is answered.
         crate::with_json(&message, "message", |message| {
-            toolnexus_core::host::polling_on_host(|| self.inner.receive(message));
+            toolnexus_core::host_thread::polling_on_host(|| self.inner.receive(message));
             Ok(())
         })
     }

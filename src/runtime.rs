@@ -17,7 +17,7 @@ use toolnexus_core::client::Transport;
 use crate::bridge::{JsCallback, JsonFn};
 use crate::client::SeamTransport;
 use crate::dispatch::{Crossed, Home};
-use crate::hosted::Shared;
+use crate::options_doc::Shared;
 use crate::{core_err, parse_json};
 
 /// A clock the host supplies: `now` is read synchronously on the JS thread (the last value
@@ -156,7 +156,7 @@ fn view(v: toolnexus_core::agents::runtime::HandleView) -> NativeHandleView {
 
 #[napi]
 impl NativeRuntime {
-    /// `options` is the whole options document (see `hosted`): its JSON, the functions and the
+    /// `options` is the whole options document (see `options_doc`): its JSON, the functions and the
     /// addon objects (a store, a clock, compactors) its markers name.
     #[napi(constructor)]
     pub fn new(env: &Env, options: String, fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>) -> Result<Self> {
@@ -181,7 +181,8 @@ impl NativeRuntime {
             clock: Arc::new(SystemClock::new(crate::dispatch::runtime_handle())),
             transport: seam.clone(),
         };
-        let opts = crate::hosted::read(fns, objects, || RuntimeOptions::from_json(&options, host)).map_err(core_err)?;
+        let opts =
+            crate::options_doc::read(fns, objects, || RuntimeOptions::from_json(&options, host)).map_err(core_err)?;
         // Only a runtime on the built-in HTTP follows the seam.
         let follows = opts.transport.as_ref().is_some_and(|t| Arc::ptr_eq(t, &seam));
         let inner = AgentRuntime::new(opts);

@@ -51,8 +51,8 @@ impl NativeTaskStore {
 
     /// This store as an options document names it (`serve`'s `store`): the core's store itself.
     #[napi(ts_return_type = "ExternalObject<unknown>")]
-    pub fn shared(&self) -> External<crate::hosted::Shared> {
-        External::new(crate::hosted::Shared(Arc::new(self.inner.clone())))
+    pub fn shared(&self) -> External<crate::options_doc::Shared> {
+        External::new(crate::options_doc::Shared(Arc::new(self.inner.clone())))
     }
 
     /// The Task's JSON, or null.
@@ -176,23 +176,23 @@ fn owned_by(env: &Env) -> Result<OwnerGone> {
 
 /// Start a server: `startA2AServer` (no toolkit) or `toolkit.serve` (its skills, its tools for
 /// the MCP profile, its `a2a` / `mcpServer` config blocks as fallbacks). `options` is the whole
-/// options document (see `hosted`); `mcpTools` are `startA2AServer`'s tools for the MCP profile.
+/// options document (see `options_doc`); `mcpTools` are `startA2AServer`'s tools for the MCP profile.
 #[napi(js_name = "startServer", ts_return_type = "Promise<NativeServer>")]
 pub fn start_server_js(
     env: &Env,
     options: String,
     fns: Vec<JsonFn>,
-    objects: Vec<ExternalRef<crate::hosted::Shared>>,
+    objects: Vec<ExternalRef<crate::options_doc::Shared>>,
     mcp_tools: Option<Vec<JsToolSpec>>,
     toolkit: Option<&NativeToolkit>,
 ) -> Result<crate::dispatch::JsPromise> {
-    let mut o = crate::hosted::read(fns, objects, || StartOptions::from_document(&options)).map_err(core_err)?;
+    let mut o = crate::options_doc::read(fns, objects, || StartOptions::from_document(&options)).map_err(core_err)?;
     if let Some(specs) = mcp_tools {
         o.mcp_tools = js_tools(specs, 0)?;
     }
     // The environment's dispatcher exists before the hold on the process is taken.
     crate::dispatch::Home::of(env)?;
-    o.hold = crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold);
+    o.hold = crate::dispatch::KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host_thread::Hold);
     o.owner = Some(owned_by(env)?);
     if let Some(tk) = toolkit {
         o = o.serving(&tk.inner);

@@ -11,9 +11,9 @@ use toolnexus_core::{Tool, ToolkitOptions};
 use crate::bridge::JsonFn;
 use crate::cancel::CancelToken;
 use crate::coretool::NativeTool;
-use crate::hosted::Shared;
+use crate::options_doc::Shared;
 use crate::{core_err, deep, parse_json};
-use toolnexus_core::host_tool::HostTool;
+use toolnexus_core::callback_tool::HostTool;
 
 /// A JS tool as `index.js` hands it over: declaration as JSON plus the bridged call.
 #[napi(object, object_to_js = false)]
@@ -46,7 +46,7 @@ pub struct ToolEntry {
 
 #[napi]
 impl NativeToolkit {
-    /// `options` is the whole options document (see `hosted`): its JSON, the functions and
+    /// `options` is the whole options document (see `options_doc`): its JSON, the functions and
     /// the addon objects its markers name; the caller's tools come apart (`tools`), and the
     /// signal as `cancel`, which bounds the MCP load.
     #[napi(ts_return_type = "Promise<NativeToolkit>")]
@@ -61,7 +61,7 @@ impl NativeToolkit {
         let count = tools.len() as u32;
         let extra_tools = js_tools(tools, 0)?;
         let mut core_opts =
-            crate::hosted::read(fns, objects, || ToolkitOptions::from_json(&options)).map_err(core_err)?;
+            crate::options_doc::read(fns, objects, || ToolkitOptions::from_json(&options)).map_err(core_err)?;
         core_opts.extra_tools = extra_tools;
         let waits_on_nothing = core_opts.waits_on_nothing();
         core_opts.cancel = cancel.map(|c| c.abort.clone());

@@ -93,7 +93,7 @@ pub(super) fn drain(env: sys::napi_env) {
         return;
     }
     let _enter = runtime().map(|rt| rt.enter());
-    toolnexus_core::host::polling_on_host(|| {
+    toolnexus_core::host_thread::polling_on_host(|| {
         while let Some(task) = READY.try_with(|r| r.borrow_mut().pop_front()).ok().flatten() {
             poll_task(env, task);
         }

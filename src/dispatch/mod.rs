@@ -138,7 +138,9 @@ fn create(env: sys::napi_env) -> Result<Local> {
         HERE.with(|h| h.set((env, Arc::as_ptr(&shared))));
         queue::note_top();
         queue::set_js_stack_kib(js_stack_kib(env));
-        toolnexus_core::host::set_holder(|| KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host::Hold));
+        toolnexus_core::host_thread::set_holder(|| {
+            KeepAlive::here().map(|k| Box::new(k) as toolnexus_core::host_thread::Hold)
+        });
         Ok(Local {
             env,
             tsfn,

@@ -37,8 +37,8 @@ pub fn parse_object<T: DeserializeOwned + 'static>(text: &str, what: &str) -> Re
 /// function in plain data is left out, as `JSON.stringify` leaves it out).
 fn value<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
     let mut v = Value::deserialize(d)?;
-    if crate::hostfn::reading() {
-        crate::hostfn::strip(&mut v);
+    if crate::fn_markers::reading() {
+        crate::fn_markers::strip(&mut v);
     }
     Ok(v)
 }

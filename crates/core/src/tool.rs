@@ -232,7 +232,7 @@ pub trait Tool: Send + Sync {
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult>;
     /// Whether `execute` is light enough to run on a host's event-loop thread: true for tools
     /// that only call back into the host. Others are moved to the runtime when a host polls
-    /// a run on its own thread (see `host`).
+    /// a run on its own thread (see `host_thread`).
     fn light(&self) -> bool {
         false
     }

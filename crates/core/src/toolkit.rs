@@ -13,7 +13,7 @@ use crate::builtins::{self, BuiltinsConfig};
 use crate::callback::SharedCallback;
 use crate::cancel::Abort;
 use crate::error::{Error, Result};
-use crate::hostfn::HostFn;
+use crate::fn_markers::HostFn;
 use crate::mcp::{self, McpSource, McpStatus};
 use crate::options;
 use crate::skills::{self, LoadSkillsOptions, SkillDef, SkillSource, SkillsFilter};
@@ -135,7 +135,7 @@ impl ToolkitOptions {
         options::fields_of::<ToolkitJson>()
     }
 
-    /// `createToolkit`'s options as one document (functions as `hostfn` markers), with
+    /// `createToolkit`'s options as one document (functions as `fn_markers` markers), with
     /// `skillProvider` as the list of defs the provider resolved to. `null` is refused with a
     /// `TypeError`, where the reference fails reading a field of it; any other value that is
     /// not an object is no options, as the reference reads its fields as undefined. A skills
@@ -375,10 +375,10 @@ impl Toolkit {
             None => Ok(unknown_tool(name)),
             Some(t) => {
                 let args = if args.is_null() { Value::Object(Default::default()) } else { args };
-                if t.light() || !crate::host::on_host_thread() {
+                if t.light() || !crate::host_thread::on_host_thread() {
                     t.execute(args, ctx).await
                 } else {
-                    crate::host::offload(async move { t.execute(args, ctx).await }).await
+                    crate::host_thread::offload(async move { t.execute(args, ctx).await }).await
                 }
             }
         }
@@ -714,20 +714,20 @@ mod tests {
     /// A host table whose function at place n answers n.
     struct Host;
 
-    impl crate::hostfn::Table for Host {
+    impl crate::fn_markers::Table for Host {
         fn callback(&self, n: usize) -> Option<SharedCallback> {
             Some(crate::callback::callback(move |_| async move { Ok(json!(n)) }))
         }
-        fn object(&self, _: usize) -> Option<crate::hostfn::HostObject> {
+        fn object(&self, _: usize) -> Option<crate::fn_markers::HostObject> {
             None
         }
     }
 
     #[tokio::test]
     async fn callbacks_cross_in_the_options_document() {
-        let f = crate::hostfn::FN;
+        let f = crate::fn_markers::FN;
         let text = json!({"waitFor": {f: 1}, "logger": {f: 0}, "disableTools": ["a"]}).to_string();
-        let o = crate::hostfn::read_with(std::rc::Rc::new(Host), || ToolkitOptions::from_json(&text)).unwrap();
+        let o = crate::fn_markers::read_with(std::rc::Rc::new(Host), || ToolkitOptions::from_json(&text)).unwrap();
         assert_eq!(o.wait_for.expect("waitFor").call(json!({})).await.unwrap(), json!(1));
         assert!(o.logger.is_some());
         assert_eq!(o.disable_tools, ["a"]);

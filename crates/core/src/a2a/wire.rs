@@ -66,7 +66,7 @@ pub(crate) async fn sleep(ms: f64, until: Option<Instant>, token: Option<&Cancel
     if let Some(d) = until {
         wake = wake.min(d);
     }
-    let _hold = crate::host::hold();
+    let _hold = crate::host_thread::hold();
     let nap = tokio::time::sleep_until(wake);
     match token {
         Some(t) => {
@@ -155,7 +155,7 @@ pub(crate) async fn send(
     if until.is_some_and(|d| Instant::now() >= d) {
         return Err(Fail::TimedOut);
     }
-    let _hold = crate::host::hold();
+    let _hold = crate::host_thread::hold();
     tokio::select! {
         biased;
         _ = cancelled => Err(Fail::Canceled),

@@ -35,7 +35,7 @@ fn message_estimate(m: &Value) -> f64 {
 }
 
 /// The options of a compactor, as the host writes them (one document: its functions as
-/// `hostfn` markers). Numbers are JavaScript's: a missing `maxTokens` compares as `NaN` does.
+/// `fn_markers` markers). Numbers are JavaScript's: a missing `maxTokens` compares as `NaN` does.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactorOptions {
@@ -47,10 +47,10 @@ pub struct CompactorOptions {
     pub flush_to_memory: bool,
     /// The host's summarizer (read by [`Compactor::from_json`]).
     #[serde(default)]
-    pub summarize: crate::hostfn::HostFn,
+    pub summarize: crate::fn_markers::HostFn,
     /// The host's token count (read by [`Compactor::from_json`]).
     #[serde(default)]
-    pub count_tokens: crate::hostfn::HostFn,
+    pub count_tokens: crate::fn_markers::HostFn,
 }
 
 impl CompactorOptions {

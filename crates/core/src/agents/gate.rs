@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use crate::callback::{Callback, SharedCallback};
 use crate::client::{Hooks, RunResult, RunStatus, ToolCallRecord, Usage};
 use crate::error::{Error, Result};
-use crate::hostfn::HostFn;
+use crate::fn_markers::HostFn;
 use crate::json::{count, js_string, truthy};
 use crate::types::ToolResult;
 
@@ -53,7 +53,7 @@ pub fn check_completion(max_attempts: &Value, has_verify: bool) -> Result<f64> {
     Ok(n)
 }
 
-/// `runGated(ask, prompt, completion)`'s host half as one document (`hostfn` markers):
+/// `runGated(ask, prompt, completion)`'s host half as one document (`fn_markers` markers):
 /// `{ ask, completion }`.
 #[derive(Deserialize, Default)]
 struct GatedJson {

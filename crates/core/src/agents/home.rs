@@ -88,7 +88,7 @@ pub fn memory_tool(dir: impl Into<PathBuf>) -> SharedTool {
     Arc::new(FnTool::new("memory", MEMORY_DESCRIPTION, Some(schema), move |args, _| {
         let dir = dir.clone();
         async move {
-            match crate::host::offload(async move { Ok(remember(&dir, &args)) }).await {
+            match crate::host_thread::offload(async move { Ok(remember(&dir, &args)) }).await {
                 Ok(r) => r,
                 Err(e) => ToolResult::error(e.to_string()),
             }

@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::task::JoinHandle;
 
-use super::{arg_number, arg_text, arg_text_if_truthy, err_with, js, ok_with, BoxFut, Builtin};
+use super::{arg_number, arg_text, arg_text_if_truthy, err_with, node_rules, ok_with, BoxFut, Builtin};
 use crate::json::js_double_text;
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
@@ -52,13 +52,13 @@ fn run(args: Value, ctx: ToolContext) -> BoxFut {
         if command.is_empty() {
             return Ok(ToolResult::error("bash: command is required"));
         }
-        let workdir = arg_text_if_truthy(&args, "workdir").unwrap_or_else(js::cwd);
+        let workdir = arg_text_if_truthy(&args, "workdir").unwrap_or_else(node_rules::cwd);
         let timeout = arg_number(&args, "timeout").unwrap_or(60_000.0);
         if command.contains('\0') {
-            return Err(js::invalid_arg_value("file", "must be a string without null bytes", &command));
+            return Err(node_rules::invalid_arg_value("file", "must be a string without null bytes", &command));
         }
         if workdir.contains('\0') {
-            return Err(js::null_byte_error("options.cwd", &workdir));
+            return Err(node_rules::null_byte_error("options.cwd", &workdir));
         }
         Ok(execute(&command, &workdir, timeout, ctx).await)
     })
@@ -81,7 +81,7 @@ async fn execute(command: &str, workdir: &str, timeout: f64, ctx: ToolContext) -
         Err(e) => {
             // Node reports these few as an `error` event naming the file; the rest are thrown
             // without it.
-            let code = js::error_code(&e);
+            let code = node_rules::error_code(&e);
             let named = matches!(code.as_str(), "EACCES" | "EAGAIN" | "EMFILE" | "ENFILE" | "ENOENT");
             let what = if named { format!("spawn {SHELL}") } else { "spawn".to_string() };
             return ToolResult::error(format!("bash: {what} {code}"));
@@ -115,7 +115,7 @@ async fn execute(command: &str, workdir: &str, timeout: f64, ctx: ToolContext) -
             }
             status
         } => End::Exited(status.ok().and_then(|s| s.code())),
-        _ = tokio::time::sleep(js::timer_delay(timeout)) => End::TimedOut,
+        _ = tokio::time::sleep(node_rules::timer_delay(timeout)) => End::TimedOut,
         _ = cancelled => End::Aborted,
     };
     if !matches!(end, End::Exited(_)) {

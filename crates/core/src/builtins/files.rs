@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{arg, arg_number, arg_text, js, ok_with, BoxFut, Builtin};
+use super::{arg, arg_number, arg_text, node_rules, ok_with, BoxFut, Builtin};
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
 
@@ -31,8 +31,8 @@ fn run_read(args: Value, ctx: ToolContext) -> BoxFut {
             return Ok(ToolResult::error("read: path is required"));
         }
         let window = (arg(&args, "offset").is_some() || arg(&args, "limit").is_some())
-            .then(|| js::LineWindow::new(arg_number(&args, "offset"), arg_number(&args, "limit")));
-        match js::read_text_window(&p, window, ctx.cancel).await {
+            .then(|| node_rules::LineWindow::new(arg_number(&args, "offset"), arg_number(&args, "limit")));
+        match node_rules::read_text_window(&p, window, ctx.cancel).await {
             Ok(text) => Ok(ToolResult::ok(text)),
             Err(e) => Ok(ToolResult::error(format!("read: {e}"))),
         }
@@ -63,8 +63,8 @@ fn run_write(args: Value, _ctx: ToolContext) -> BoxFut {
             return Ok(ToolResult::error("write: path is required"));
         }
         let content = arg_text(&args, "content");
-        js::make_parent_dirs(&p).await?;
-        js::write_text(&p, &content).await?;
+        node_rules::make_parent_dirs(&p).await?;
+        node_rules::write_text(&p, &content).await?;
         let bytes = content.len();
         Ok(ok_with(format!("Wrote {bytes} bytes to {p}"), json!({ "bytes": bytes })))
     })
@@ -100,7 +100,7 @@ fn run_edit(args: Value, _ctx: ToolContext) -> BoxFut {
             _ => return Ok(ToolResult::error("edit: oldString is required")),
         };
         let new = arg_text(&args, "newString");
-        let content = match js::read_text(&p).await {
+        let content = match node_rules::read_text(&p).await {
             Ok(c) => c,
             Err(e) => return Ok(ToolResult::error(format!("edit: {e}"))),
         };
@@ -117,9 +117,9 @@ fn run_edit(args: Value, _ctx: ToolContext) -> BoxFut {
                     "edit: oldString is not unique in {p} ({count} occurrences); use replaceAll"
                 )));
             }
-            js::replace_first(&content, &old, &new)
+            node_rules::replace_first(&content, &old, &new)
         };
-        js::write_text(&p, &next).await?;
+        node_rules::write_text(&p, &next).await?;
         let n = if all { count } else { 1 };
         let plural = if n == 1 { "" } else { "s" };
         Ok(ok_with(format!("Edited {p} ({n} replacement{plural})"), json!({ "replacements": n })))

@@ -8,11 +8,11 @@
 
 mod bash;
 mod files;
-mod js;
 mod jsregex;
+mod node_rules;
 mod patch;
+mod question_todo;
 mod search;
-mod session;
 mod webfetch;
 
 use std::any::Any;
@@ -89,9 +89,9 @@ pub fn create_builtin_tools() -> Vec<SharedTool> {
         search::grep_tool(),
         search::glob_tool(),
         webfetch::tool(),
-        session::question_tool(),
+        question_todo::question_tool(),
         patch::tool(),
-        session::todowrite_tool(),
+        question_todo::todowrite_tool(),
     ]
 }
 

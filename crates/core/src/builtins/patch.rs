@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::{arg_text, js, ok_with, BoxFut, Builtin};
+use super::{arg_text, node_rules, ok_with, BoxFut, Builtin};
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
 
@@ -48,16 +48,16 @@ fn file_marker(line: &str) -> Option<(&str, &str)> {
 }
 
 fn is_end(line: &str) -> bool {
-    js::trim(line) == "*** End Patch"
+    node_rules::trim(line) == "*** End Patch"
 }
 
 fn parse(text: &str) -> Result<Vec<Op>, String> {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut i = 0;
-    while i < lines.len() && js::trim(lines[i]).is_empty() {
+    while i < lines.len() && node_rules::trim(lines[i]).is_empty() {
         i += 1;
     }
-    if lines.get(i).map(|l| js::trim(l)) != Some("*** Begin Patch") {
+    if lines.get(i).map(|l| node_rules::trim(l)) != Some("*** Begin Patch") {
         return Err("missing '*** Begin Patch'".into());
     }
     i += 1;
@@ -67,14 +67,14 @@ fn parse(text: &str) -> Result<Vec<Op>, String> {
         if is_end(line) {
             return Ok(ops);
         }
-        if js::trim(line).is_empty() {
+        if node_rules::trim(line).is_empty() {
             i += 1;
             continue;
         }
         let Some((kind, raw_path)) = file_marker(line) else {
             return Err(format!("unexpected line: {line}"));
         };
-        let path = js::trim(raw_path).to_string();
+        let path = node_rules::trim(raw_path).to_string();
         i += 1;
         let mut body = Vec::new();
         while i < lines.len() && !is_end(lines[i]) && file_marker(lines[i]).is_none() {
@@ -132,7 +132,7 @@ fn apply_update(content: &str, body: &[String]) -> Result<String, String> {
             if !result.contains(&old_block) {
                 return Err("hunk does not match file contents".into());
             }
-            result = js::replace_first(&result, &old_block, &new_block);
+            result = node_rules::replace_first(&result, &old_block, &new_block);
         } else {
             if !(result.is_empty() || result.ends_with('\n')) {
                 result.push('\n');
@@ -177,7 +177,7 @@ fn run(args: Value, _ctx: ToolContext) -> BoxFut {
                         Err(format!("file not found: {path}"))
                     }
                 }
-                Op::Update { path, body } => match js::read_text(path).await {
+                Op::Update { path, body } => match node_rules::read_text(path).await {
                     Ok(content) => apply_update(&content, body).map(|next| writes.push((path.clone(), next))),
                     Err(e) => Err(e),
                 },
@@ -218,16 +218,16 @@ async fn commit(writes: &[(String, String)], deletes: &[String]) -> Result<(), S
     let outcome = async {
         for (path, content) in writes {
             let before = tokio::fs::read(path).await.ok();
-            js::make_parent_dirs(path).await?;
+            node_rules::make_parent_dirs(path).await?;
             undo.push(Saved { path: path.clone(), before });
-            js::write_text(path, content).await?;
+            node_rules::write_text(path, content).await?;
         }
         for path in deletes {
             let before = tokio::fs::read(path).await.ok();
             match tokio::fs::remove_file(path).await {
                 Ok(()) => undo.push(Saved { path: path.clone(), before }),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(js::fs_error(&e, "unlink", Some(path))),
+                Err(e) => return Err(node_rules::fs_error(&e, "unlink", Some(path))),
             }
         }
         Ok(())

@@ -19,7 +19,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 use super::jsregex::{content_matcher, ContentMatcher};
-use super::{arg_number, arg_text, arg_text_if_truthy, js, number_value, ok_with, BoxFut, Builtin};
+use super::{arg_number, arg_text, arg_text_if_truthy, node_rules, number_value, ok_with, BoxFut, Builtin};
 use crate::jsstr;
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
@@ -74,7 +74,7 @@ fn run_grep(args: Value, _ctx: ToolContext) -> BoxFut {
             Ok(m) => m,
             Err(e) => return Ok(ToolResult::error(format!("grep: invalid regex: {e}"))),
         };
-        let root = arg_text_if_truthy(&args, "path").unwrap_or_else(js::cwd);
+        let root = arg_text_if_truthy(&args, "path").unwrap_or_else(node_rules::cwd);
         let include = arg_text_if_truthy(&args, "include");
         let limit = arg_number(&args, "limit").unwrap_or(100.0);
         let matches = tokio::task::spawn_blocking(move || match &matcher {
@@ -94,7 +94,7 @@ fn run_glob(args: Value, _ctx: ToolContext) -> BoxFut {
         if pattern.is_empty() {
             return Ok(ToolResult::error("glob: pattern is required"));
         }
-        let root = arg_text_if_truthy(&args, "path").unwrap_or_else(js::cwd);
+        let root = arg_text_if_truthy(&args, "path").unwrap_or_else(node_rules::cwd);
         let limit = arg_number(&args, "limit").unwrap_or(100.0);
         let mut found =
             tokio::task::spawn_blocking(move || glob(&pattern, &root, limit)).await.map_err(|e| e.to_string())?;
@@ -265,7 +265,7 @@ fn sort_utf16(paths: &mut [String]) {
     if paths.iter().all(|p| p.bytes().all(|b| b < 0xEE)) {
         paths.sort_unstable();
     } else {
-        paths.sort_by(|a, b| js::utf16_cmp(a, b));
+        paths.sort_by(|a, b| node_rules::utf16_cmp(a, b));
     }
 }
 
@@ -464,7 +464,7 @@ impl<'a, M: Matcher> FileSearch<'a, M> {
                 if self.matches_empty_line { text.iter().filter(|&&b| b == b'\n').count() as u64 } else { 0 };
             (searched, matches!(text.last(), None | Some(b'\n')), newlines)
         } else {
-            if file.metadata().is_ok_and(|m| m.is_file() && m.len() > js::IO_MAX_LENGTH) {
+            if file.metadata().is_ok_and(|m| m.is_file() && m.len() > node_rules::IO_MAX_LENGTH) {
                 return Ok(Vec::new());
             }
             let mut text = TextReader::new(io::Read::chain(&self.bytes[..len], file));
@@ -480,7 +480,7 @@ impl<'a, M: Matcher> FileSearch<'a, M> {
         // Splitting on "\n" leaves an empty last line after a final newline (or in an empty
         // file); a pattern that matches the empty string matches it too.
         if self.matches_empty_line && ends_a_line && (sink.out.len() as f64) < self.limit {
-            let file = sink.file.take().unwrap_or_else(|| js::join(self.root, &f.rel));
+            let file = sink.file.take().unwrap_or_else(|| node_rules::join(self.root, &f.rel));
             sink.out.push(format!("{file}:{}:", newlines + 1));
         }
         Ok(sink.out)
@@ -600,7 +600,7 @@ impl Sink for Collect<'_> {
         let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let n = m.line_number().unwrap_or(0);
         let (root, rel) = (self.root, self.rel);
-        let file = self.file.get_or_insert_with(|| js::join(root, rel));
+        let file = self.file.get_or_insert_with(|| node_rules::join(root, rel));
         let found = format!("{file}:{n}:{}", String::from_utf8_lossy(line));
         self.units += usize::from(!self.out.is_empty()) + jsstr::utf16_len(&found);
         if self.units > jsstr::MAX_LENGTH {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{json, Value};
 
-use super::{arg, arg_number, arg_text, err_with, js, ok_with, BoxFut, Builtin};
+use super::{arg, arg_number, arg_text, err_with, node_rules, ok_with, BoxFut, Builtin};
 use crate::tool::{SharedTool, ToolContext};
 use crate::types::ToolResult;
 
@@ -65,7 +65,7 @@ fn run(args: Value, ctx: ToolContext) -> BoxFut {
         let fetched = async {
             tokio::select! {
                 r = fetch(&url) => r,
-                _ = tokio::time::sleep(js::timer_delay(seconds * 1000.0)) => Err(ABORTED.to_string()),
+                _ = tokio::time::sleep(node_rules::timer_delay(seconds * 1000.0)) => Err(ABORTED.to_string()),
                 _ = async {
                     match &ctx.cancel {
                         Some(t) => t.cancelled().await,
@@ -131,13 +131,13 @@ fn strippers() -> Option<&'static Strippers> {
 /// A light HTML-to-text pass: drop scripts, styles and tags, trim spaces before line ends,
 /// squeeze runs of blank lines, trim the ends.
 pub(crate) fn strip_html(html: &str) -> String {
-    let Some(s) = strippers() else { return js::trim(html).to_string() };
+    let Some(s) = strippers() else { return node_rules::trim(html).to_string() };
     let t = s.script.replace_all(html, "");
     let t = s.style.replace_all(&t, "");
     let t = s.tag.replace_all(&t, "");
     let t = s.trailing_space.replace_all(&t, "\n");
     let t = s.blank_runs.replace_all(&t, "\n\n");
-    js::trim(&t).to_string()
+    node_rules::trim(&t).to_string()
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::wire::Style;
 use crate::callback::SharedCallback;
-use crate::hostfn::HostFn;
+use crate::fn_markers::HostFn;
 
 /// The four lifecycle hooks (§8), and `duringTool` (an addition). An unset hook costs nothing.
 #[derive(Clone, Default)]
@@ -29,10 +29,10 @@ pub trait DialectHook: Send + Sync {
     fn for_style(&self, style: Style) -> SharedCallback;
 }
 
-/// A [`DialectHook`] as a host object (see `hostfn`).
+/// A [`DialectHook`] as a host object (see `fn_markers`).
 pub struct HostDialectHook(pub std::sync::Arc<dyn DialectHook>);
 
-/// The `hooks` option: each of the four a host function, read through `hostfn`. A value that
+/// The `hooks` option: each of the four a host function, read through `fn_markers`. A value that
 /// is not an object has no hooks (`hooks?.beforeLLM` reads nothing off it).
 #[derive(Default, Clone)]
 pub struct HooksJson {

@@ -24,15 +24,15 @@ impl FetchTransport {
 
     /// Over the process's shared fetcher (tokio's sockets, one pool per origin). A host that
     /// polls a run on its own thread cannot see those sockets, so each request holds the host
-    /// (`host::hold`) until its reply has been read to the end: without it, a host whose only
+    /// (`host_thread::hold`) until its reply has been read to the end: without it, a host whose only
     /// pending work is the run could end its process mid-request.
     pub fn shared() -> Self {
         FetchTransport { fetcher: Fetcher::shared(), holds: true }
     }
 
-    fn hold(&self) -> Option<crate::host::Hold> {
+    fn hold(&self) -> Option<crate::host_thread::Hold> {
         if self.holds {
-            crate::host::hold()
+            crate::host_thread::hold()
         } else {
             None
         }

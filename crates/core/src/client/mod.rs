@@ -5,20 +5,20 @@
 //! `run` (the client and its entry points) → `resume` (the ways back into a parked run) →
 //! `park` (the library's record of what a run parked on) → `turns` (the loop) → `parked` (where a run starts) → `llm` (one LLM call) →
 //! `retry` → `streamed` / `wire` (the two wire styles) → `result`, `options`, `hooks`,
-//! `transport`, `store`, `metrics`. `single` (translate, §11) and `inprocess` (a model in the
+//! `transport`, `store`, `metrics`. `one_call` (translate, §11) and `inprocess` (a model in the
 //! host's process) stand beside the loop and use the same lower parts.
 
 mod answer;
 mod calls;
-mod entry;
 mod fallback;
+mod fallback_entry;
 mod heard;
 pub mod hooks;
-pub mod hosted;
 pub mod http;
 pub mod inprocess;
 mod llm;
 pub mod metrics;
+pub mod one_call;
 mod options;
 pub mod output;
 pub mod park;
@@ -27,7 +27,7 @@ mod result;
 mod resume;
 mod retry;
 mod run;
-pub mod single;
+pub mod seams;
 pub mod store;
 mod streamed;
 mod style;
@@ -35,7 +35,7 @@ pub mod transport;
 mod turns;
 mod wire;
 
-pub use entry::Fallback;
+pub use fallback_entry::Fallback;
 pub use hooks::{DialectHook, Hooks};
 pub use metrics::{MetricEvent, Registry};
 pub use options::{CallOptions, ClientOptions};

@@ -1,23 +1,23 @@
 //! What `createClient`, `run` and `translate` accept: the options themselves, and their JSON
 //! shapes read with the reference's leniency (see [`crate::options`]), callbacks and stores
-//! included (host functions and objects as `hostfn` markers).
+//! included (host functions and objects as `fn_markers` markers).
 
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::entry::Fallback;
+use super::fallback_entry::Fallback;
 use super::hooks::{Hooks, HooksJson};
-use super::hosted::{HostTransport, StoreOption};
 use super::inprocess::{InProcessTransport, IN_PROCESS_BASE_URL};
 use super::result::RunOptions;
+use super::seams::{HostTransport, StoreOption};
 use super::store::ConversationStore;
 use super::style::Style;
 use super::transport::Transport;
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
-use crate::hostfn::HostFn;
+use crate::fn_markers::HostFn;
 use crate::json;
 use crate::options::{self, parse_object};
 
@@ -106,7 +106,7 @@ impl ClientOptions {
 }
 
 /// `createClient`'s options as the host hands them over: JSON, with its functions and its own
-/// objects as `hostfn` markers.
+/// objects as `fn_markers` markers.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct ClientJson {
@@ -307,7 +307,7 @@ impl RunOptions {
 }
 
 /// What a run verb (`run`, `ask`, `stream`, `runWithAnswer`, `askWithAnswer`) is given besides
-/// its prompt or transcript, its toolkit and its signal, as one document (`hostfn` markers):
+/// its prompt or transcript, its toolkit and its signal, as one document (`fn_markers` markers):
 /// `{ output?, onText? }` (`onText` is `ask`'s).
 #[derive(Default)]
 pub struct CallOptions {
@@ -423,27 +423,27 @@ mod tests {
     /// in-memory store.
     struct Host(Arc<crate::client::InMemoryStore>);
 
-    impl crate::hostfn::Table for Host {
+    impl crate::fn_markers::Table for Host {
         fn callback(&self, n: usize) -> Option<SharedCallback> {
             Some(crate::callback::callback(move |_| async move { Ok(json!(n)) }))
         }
-        fn object(&self, n: usize) -> Option<crate::hostfn::HostObject> {
-            (n == 0).then(|| self.0.clone() as crate::hostfn::HostObject)
+        fn object(&self, n: usize) -> Option<crate::fn_markers::HostObject> {
+            (n == 0).then(|| self.0.clone() as crate::fn_markers::HostObject)
         }
     }
 
     fn hosted(v: Value, read: fn(&str) -> Result<ClientOptions>) -> Result<ClientOptions> {
         let host = std::rc::Rc::new(Host(Arc::default()));
-        crate::hostfn::read_with(host, || read(&v.to_string()))
+        crate::fn_markers::read_with(host, || read(&v.to_string()))
     }
 
-    const F: &str = crate::hostfn::FN;
+    const F: &str = crate::fn_markers::FN;
 
     #[tokio::test]
     async fn a_call_document_carries_the_output_and_on_text() {
         let call = |v: Value| {
             let host = std::rc::Rc::new(Host(Arc::default()));
-            crate::hostfn::read_with(host, || CallOptions::from_json("ask", &v.to_string()))
+            crate::fn_markers::read_with(host, || CallOptions::from_json("ask", &v.to_string()))
         };
         let none = call(json!({})).unwrap();
         assert!(none.output.is_none() && none.on_text.is_none());

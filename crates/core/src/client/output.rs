@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::style::Style;
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
-use crate::hostfn::{js_typeof, HostFn};
+use crate::fn_markers::{js_typeof, HostFn};
 use crate::json::{js_stringify, obj};
 
 const OWNER: &str = "output";

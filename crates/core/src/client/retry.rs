@@ -62,7 +62,7 @@ impl Client {
                         return Ok(res);
                     }
                     let wait = retry_after_ms(res.header("retry-after")).unwrap_or_else(|| backoff_ms(base, attempt));
-                    crate::host::sleep(Duration::from_secs_f64(wait / 1000.0)).await;
+                    crate::host_thread::sleep(Duration::from_secs_f64(wait / 1000.0)).await;
                 }
                 Err(e) => {
                     let error = e.js_shape();
@@ -70,7 +70,7 @@ impl Client {
                     if !self.should_retry(info, true, route).await? || attempt >= retries {
                         return Err(e);
                     }
-                    crate::host::sleep(Duration::from_secs_f64(backoff_ms(base, attempt) / 1000.0)).await;
+                    crate::host_thread::sleep(Duration::from_secs_f64(backoff_ms(base, attempt) / 1000.0)).await;
                 }
             }
             attempt += 1;

@@ -2,11 +2,11 @@
 //! depth (see [`parse_str`] and [`on_deep_stack`]).
 
 mod deep;
-mod js;
+mod js_text;
 mod pieces;
 
 pub use deep::*;
-pub use js::*;
+pub use js_text::*;
 pub use pieces::*;
 
 use serde_json::{Map, Value};

@@ -71,16 +71,16 @@ pub struct LoadOptions {
     pub token: Option<SharedCallback>,
 }
 
-/// The host-borne part of `loadMcp`'s options, as one document (`hostfn` markers).
+/// The host-borne part of `loadMcp`'s options, as one document (`fn_markers` markers).
 #[derive(serde::Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct LoadJson {
     #[serde(default)]
-    wait_for: crate::hostfn::HostFn,
+    wait_for: crate::fn_markers::HostFn,
     #[serde(default)]
     store: Option<Value>,
     #[serde(default)]
-    mcp_token: crate::hostfn::HostFn,
+    mcp_token: crate::fn_markers::HostFn,
 }
 
 impl LoadOptions {
@@ -107,7 +107,7 @@ pub fn store_option(v: Option<Value>, owner: &str) -> Option<String> {
         Some(Value::String(s)) if s == "memory" => return None,
         Some(Value::String(s)) if crate::store::StoreUrl::is_store_url(&s) => return Some(s),
         Some(Value::String(s)) => crate::json::js_stringify(&Value::String(crate::store::redacted(&s))),
-        Some(other) => format!("a value of type {}", crate::hostfn::js_typeof(&other)),
+        Some(other) => format!("a value of type {}", crate::fn_markers::js_typeof(&other)),
     };
     crate::warn::warn(&format!(
         "[toolnexus] {owner}: `store` is {given}, not \"memory\", a store URL (sqlite:, postgres://, redis://) or a SqliteStore, PostgresStore or RedisStore: MCP sign-ins are kept in memory"

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::callback::SharedCallback;
 
 use crate::error::{Error, Result};
-use crate::host::Hold;
+use crate::host_thread::Hold;
 use crate::serve::a2a::A2AService;
 use crate::serve::mcp_http::McpProfile;
 use crate::serve::mcp_wire::PeerAddr;

@@ -108,7 +108,7 @@ impl McpServeConfig {
     }
 }
 
-/// `buildMcpServer(tools, cfg, onCall)`'s two last arguments as one document (`hostfn`
+/// `buildMcpServer(tools, cfg, onCall)`'s two last arguments as one document (`fn_markers`
 /// markers): `{ profile, onCall }`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -116,7 +116,7 @@ struct BuiltJson {
     #[serde(default)]
     profile: Value,
     #[serde(default)]
-    on_call: crate::hostfn::HostFn,
+    on_call: crate::fn_markers::HostFn,
 }
 
 /// What `buildMcpServer` is given besides its tools: the profile (anything but an object is the

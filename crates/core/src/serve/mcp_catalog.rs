@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 use crate::callback::SharedCallback;
-use crate::hostfn::HostFn;
+use crate::fn_markers::HostFn;
 use crate::skills::SkillOffer;
 
 /// A prompt argument as the host declares it.
@@ -409,7 +409,7 @@ fn prompt_result(out: Value) -> Result<GetPromptResult, String> {
         other => {
             return Err(format!(
                 "get answered {} (a text, a list of messages or {{ messages }} expected)",
-                crate::hostfn::js_typeof(&other)
+                crate::fn_markers::js_typeof(&other)
             ))
         }
     };
@@ -454,7 +454,7 @@ fn resource_contents(out: Value, uri: &str, mime: Option<&str>) -> Result<Vec<Va
             other => {
                 return Err(format!(
                     "read answered {} (a text, a Buffer, {{ text }} or {{ blob }} expected)",
-                    crate::hostfn::js_typeof(&other)
+                    crate::fn_markers::js_typeof(&other)
                 ))
             }
         };

@@ -2,7 +2,7 @@
 //! JSON-RPC messages in through [`McpSession::receive`], out through a callback, rmcp's
 //! server in between over a channel.
 //!
-//! The session holds the host's process (`host::hold`) only while a request it received is
+//! The session holds the host's process (`host_thread::hold`) only while a request it received is
 //! being answered: an idle session lets the host end, as an idle transport would.
 
 use std::collections::HashMap;
@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
-use crate::host::Hold;
+use crate::host_thread::Hold;
 use crate::serve::mcp::{McpServeConfig, Served};
 use crate::tool::SharedTool;
 
@@ -109,7 +109,7 @@ impl McpSession {
         match parsed {
             Ok(m) => {
                 if let (true, Some(id)) = (is_request, &id) {
-                    if let Some(hold) = crate::host::hold() {
+                    if let Some(hold) = crate::host_thread::hold() {
                         self.holds.lock().unwrap_or_else(PoisonError::into_inner).insert(id_key(id), hold);
                     }
                 }
@@ -126,7 +126,7 @@ impl McpSession {
     /// Send an answer the session gives itself (not rmcp's), holding the host until it is out.
     fn answer_now(&self, answer: Value) {
         let outbound = self.outbound.clone();
-        let hold = crate::host::hold();
+        let hold = crate::host_thread::hold();
         self.runtime.spawn(async move {
             let _ = outbound.call(answer).await;
             drop(hold);

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
-use crate::host::Hold;
-use crate::hostfn::HostFn;
+use crate::fn_markers::HostFn;
+use crate::host_thread::Hold;
 use crate::json::truthy;
 use crate::serve::a2a::{A2AService, CardSkill};
 use crate::serve::http::{OwnerGone, ServeConfig, Server};
@@ -102,7 +102,7 @@ impl StartOptions {
         })
     }
 
-    /// A server's options as one document (`hostfn` markers): the plain ones as
+    /// A server's options as one document (`fn_markers` markers): the plain ones as
     /// [`StartOptions::from_json`] reads them, and `runTask` (always called), `resumeTask`,
     /// `onTask`, `onCall`, `logger` (told each warning's text), `telemetry` (the span recorder)
     /// and `store`: one of the host's own native stores, or `{ get, save }` callbacks. The
@@ -121,7 +121,7 @@ impl StartOptions {
         let logger = fun(take("logger")).named(OWNER, "logger").map(crate::warn::callback_sink);
         let telemetry = fun(take("telemetry")).named(OWNER, "telemetry");
         let store = match take("store") {
-            Some(ours) if crate::hostfn::is_marker(&ours) => {
+            Some(ours) if crate::fn_markers::is_marker(&ours) => {
                 fun(Some(ours)).object::<SharedTaskStore>().map(|s| (*s).clone())
             }
             Some(Value::Object(mut m)) => {
@@ -138,7 +138,7 @@ impl StartOptions {
             _ => None,
         };
         // What is left is data: a function inside it is left out, as JSON.stringify leaves it.
-        crate::hostfn::strip(&mut opts);
+        crate::fn_markers::strip(&mut opts);
         let mut o = StartOptions::from_json(&opts.to_string(), run_task)?;
         o.resume_task = resume_task;
         o.on_task = on_task;
@@ -275,23 +275,23 @@ mod tests {
     /// is a store in memory.
     struct Host(SharedTaskStore);
 
-    impl crate::hostfn::Table for Host {
+    impl crate::fn_markers::Table for Host {
         fn callback(&self, n: usize) -> Option<SharedCallback> {
             Some(crate::callback::callback(move |v| async move { Ok(json!([n, v])) }))
         }
-        fn object(&self, n: usize) -> Option<crate::hostfn::HostObject> {
-            (n == 0).then(|| Arc::new(self.0.clone()) as crate::hostfn::HostObject)
+        fn object(&self, n: usize) -> Option<crate::fn_markers::HostObject> {
+            (n == 0).then(|| Arc::new(self.0.clone()) as crate::fn_markers::HostObject)
         }
     }
 
     fn document(v: Value) -> Result<StartOptions> {
         let memory: SharedTaskStore = Arc::new(crate::serve::store::InMemoryTaskStore::new());
-        crate::hostfn::read_with(std::rc::Rc::new(Host(memory)), || StartOptions::from_document(&v.to_string()))
+        crate::fn_markers::read_with(std::rc::Rc::new(Host(memory)), || StartOptions::from_document(&v.to_string()))
     }
 
     #[tokio::test]
     async fn the_document_carries_the_callbacks_and_the_store() {
-        let f = crate::hostfn::FN;
+        let f = crate::fn_markers::FN;
         let o = document(json!({"addr": "h:1", "a2a": {"name": "x", "hook": {f: 9}}, "runTask": {f: 0},
             "onTask": {f: 1}, "store": {"get": {f: 2}, "save": {f: 3}}}))
         .unwrap();
@@ -302,7 +302,7 @@ mod tests {
         let store = o.store.expect("the host's store");
         assert_eq!(store.get("id").await.unwrap(), Some(json!([2, "id"])));
         // One of the host's own stores is the core's store itself.
-        let o = document(json!({"runTask": {f: 0}, "store": {crate::hostfn::OBJ: 0}})).unwrap();
+        let o = document(json!({"runTask": {f: 0}, "store": {crate::fn_markers::OBJ: 0}})).unwrap();
         let store = o.store.expect("ours");
         store.save(json!({"id": "t1", "status": {"state": "completed"}})).await.unwrap();
         assert_eq!(store.get("t1").await.unwrap().unwrap()["id"], "t1");

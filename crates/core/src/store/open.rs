@@ -32,7 +32,9 @@ impl LazyEngine {
         let url = self.url.clone();
         let label = self.label.clone();
         self.cell
-            .get_or_try_init(|| async move { crate::host::offload(async move { shared(&url, &label).await }).await })
+            .get_or_try_init(
+                || async move { crate::host_thread::offload(async move { shared(&url, &label).await }).await },
+            )
             .await
             .cloned()
     }

@@ -106,7 +106,7 @@ impl Records {
         let since = self.seen.lock().unwrap_or_else(PoisonError::into_inner).writes;
         // Engines run on the runtime (their sockets and blocking calls are its), and the host
         // is kept alive meanwhile.
-        let found = crate::host::offload(async move { engine.load(kind, &key).await }).await?;
+        let found = crate::host_thread::offload(async move { engine.load(kind, &key).await }).await?;
         let seen = found.as_ref().map(|(v, _)| *v);
         let value = match found {
             Some((version, body)) => Some((
@@ -136,7 +136,7 @@ impl Records {
         let engine = self.engine().await?;
         let (kind, key) = (self.kind, id.to_string());
         let written =
-            crate::host::offload(async move { engine.write(kind, &key, body, expect, expires).await }).await?;
+            crate::host_thread::offload(async move { engine.write(kind, &key, body, expect, expires).await }).await?;
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         match written {
             Some(version) => {
@@ -154,7 +154,7 @@ impl Records {
     pub async fn delete(&self, id: &str) -> Result<bool> {
         let engine = self.engine().await?;
         let (kind, key) = (self.kind, id.to_string());
-        let gone = crate::host::offload(async move { engine.delete(kind, &key).await }).await?;
+        let gone = crate::host_thread::offload(async move { engine.delete(kind, &key).await }).await?;
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         seen.wrote(id);
         seen.set(id, None);
@@ -165,7 +165,7 @@ impl Records {
     pub async fn delete_prefix(&self, prefix: &str) -> Result<u64> {
         let engine = self.engine().await?;
         let (kind, key) = (self.kind, prefix.to_string());
-        let gone = crate::host::offload(async move { engine.delete_prefix(kind, &key).await }).await?;
+        let gone = crate::host_thread::offload(async move { engine.delete_prefix(kind, &key).await }).await?;
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let ids: Vec<String> = seen.versions.keys().filter(|k| k.starts_with(prefix)).cloned().collect();
         for id in ids {
@@ -188,7 +188,7 @@ impl Records {
             *at = now;
         }
         let Ok(engine) = self.engine().await else { return };
-        let _ = crate::host::offload(async move { engine.sweep(now).await }).await;
+        let _ = crate::host_thread::offload(async move { engine.sweep(now).await }).await;
     }
 
     /// Write `value` as record `id`, unless another writer changed it since this store last

@@ -365,7 +365,7 @@ struct OnHost(futures::future::BoxFuture<'static, ()>);
 impl std::future::Future for OnHost {
     type Output = ();
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        toolnexus_core::host::polling_on_host(|| self.0.as_mut().poll(cx))
+        toolnexus_core::host_thread::polling_on_host(|| self.0.as_mut().poll(cx))
     }
 }
 

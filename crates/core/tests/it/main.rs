@@ -22,7 +22,7 @@ mod fallback;
 mod fetch;
 mod gate;
 mod hooks;
-mod host;
+mod host_thread;
 mod http_tool;
 mod inprocess;
 mod mcp;

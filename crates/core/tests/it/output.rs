@@ -246,16 +246,16 @@ async fn a_host_check_decides_and_its_issues_go_back() {
     });
     let doc = json!({"schema": {"type": "object"}, "validate": {"\u{0}fn": 0}});
     struct One(std::sync::Mutex<Option<toolnexus_core::callback::SharedCallback>>);
-    impl toolnexus_core::hostfn::Table for One {
+    impl toolnexus_core::fn_markers::Table for One {
         fn callback(&self, _: usize) -> Option<toolnexus_core::callback::SharedCallback> {
             self.0.lock().unwrap().take()
         }
-        fn object(&self, _: usize) -> Option<toolnexus_core::hostfn::HostObject> {
+        fn object(&self, _: usize) -> Option<toolnexus_core::fn_markers::HostObject> {
             None
         }
     }
     let table = std::rc::Rc::new(One(std::sync::Mutex::new(Some(validate))));
-    let output = toolnexus_core::hostfn::read_with(table, || Output::from_value("run", &doc)).unwrap();
+    let output = toolnexus_core::fn_markers::read_with(table, || Output::from_value("run", &doc)).unwrap();
     let client = Client::new(no_retries(&llm.url(), Style::OpenAI)).unwrap();
     let ro = RunOptions { output: Some(Arc::new(output)), ..Default::default() };
     let r = client.run("q", &toolkit(vec![]).await, ro).await.unwrap();

@@ -37,7 +37,7 @@ async fn streaming_and_translate_go_through_it_too() {
     let mut o = options(&server.url(), Style::OpenAI);
     o.transport = Some(own.clone());
     let client = Arc::new(Client::new(o).unwrap());
-    let req = toolnexus_core::client::single::TranslateRequest::from_json(
+    let req = toolnexus_core::client::one_call::TranslateRequest::from_json(
         &json!({"messages": [{"role": "user", "content": "x"}]}).to_string(),
     )
     .unwrap();

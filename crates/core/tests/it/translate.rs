@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolnexus_core::client::single::{tool_calls_json, TranslateRequest, TranslateResult};
+use toolnexus_core::client::one_call::{tool_calls_json, TranslateRequest, TranslateResult};
 use toolnexus_core::client::{Client, ClientOptions, Style};
 use toolnexus_core::tool::SharedTool;
 use toolnexus_core::types::ToolResult;

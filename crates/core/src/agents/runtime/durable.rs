@@ -273,7 +273,7 @@ impl Durable {
         let mut rx = self.settled.subscribe();
         async move {
             // The host's process stays up until the state is written.
-            let _hold = crate::host::hold();
+            let _hold = crate::host_thread::hold();
             let _ = rx.wait_for(|s| *s >= target).await;
         }
     }
@@ -289,7 +289,7 @@ impl Durable {
         async move {
             {
                 // The host's process stays up until the state is written.
-                let _hold = crate::host::hold();
+                let _hold = crate::host_thread::hold();
                 let _ = rx.wait_for(|s| *s >= target).await;
             }
             let w = me.writer.lock().unwrap_or_else(PoisonError::into_inner);

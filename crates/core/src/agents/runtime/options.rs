@@ -1,4 +1,4 @@
-//! What `new AgentRuntime(opts)` accepts, read whole (functions and host objects as `hostfn`
+//! What `new AgentRuntime(opts)` accepts, read whole (functions and host objects as `fn_markers`
 //! markers), with the reference's defaults and leniency: the registry of definitions, the
 //! LLM endpoint, the seams (`fetch`, `clock`, `store`), the gates' sizes, the hooks.
 
@@ -10,12 +10,12 @@ use serde_json::{Map, Value};
 use super::clock::Clock;
 use super::types::{AgentDef, Budget, Llm, RuntimeOptions, Spawner};
 use crate::agents::gate::Completion;
+use crate::callback_tool::HostTool;
 use crate::client::hooks::HooksJson;
-use crate::client::hosted::{HostTransport, StoreOption};
+use crate::client::seams::{HostTransport, StoreOption};
 use crate::client::{InMemoryStore, Style, Transport};
 use crate::error::{Error, Result};
-use crate::host_tool::HostTool;
-use crate::hostfn::HostFn;
+use crate::fn_markers::HostFn;
 use crate::json::js_string;
 use crate::options::{self, parse_object};
 
@@ -29,7 +29,7 @@ pub struct RuntimeHost {
     pub transport: Arc<dyn Transport>,
 }
 
-/// A clock the host supplies, as a host object (see `hostfn`).
+/// A clock the host supplies, as a host object (see `fn_markers`).
 pub struct HostClock(pub Arc<dyn Clock>);
 
 /// A budget as the reference reads one: each cap a number (or a numeric string, which its
@@ -252,7 +252,7 @@ mod tests {
     use super::*;
     use crate::agents::runtime::SystemClock;
     use crate::client::http::FetchTransport;
-    use crate::hostfn::{read_with, HostObject, Table, FN};
+    use crate::fn_markers::{read_with, HostObject, Table, FN};
     use serde_json::json;
 
     struct Host;

@@ -80,7 +80,7 @@ fn text(o: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(expand_env(s)).filter(|s| !s.is_empty())),
-        Some(other) => Err(format!("oauth.{key} must be a string (got {})", crate::hostfn::js_typeof(other))),
+        Some(other) => Err(format!("oauth.{key} must be a string (got {})", crate::fn_markers::js_typeof(other))),
     }
 }
 
@@ -94,7 +94,10 @@ impl OAuthConfig {
             Some(Value::Bool(false)) => return Ok(None),
             Some(Value::Object(o)) => o,
             Some(other) => {
-                return Err(format!("oauth must be an object, true or false (got {})", crate::hostfn::js_typeof(other)))
+                return Err(format!(
+                    "oauth must be an object, true or false (got {})",
+                    crate::fn_markers::js_typeof(other)
+                ))
             }
         };
         let scopes = match o.get("scopes").or_else(|| o.get("scope")) {
@@ -104,7 +107,7 @@ impl OAuthConfig {
             Some(other) => {
                 return Err(format!(
                     "oauth.scopes must be a string or an array of strings (got {})",
-                    crate::hostfn::js_typeof(other)
+                    crate::fn_markers::js_typeof(other)
                 ))
             }
         };

@@ -3,7 +3,7 @@
 //! translations retry alike, and a retried call reports its attempts in its metric.
 
 use serde_json::json;
-use toolnexus_core::client::single::TranslateRequest;
+use toolnexus_core::client::one_call::TranslateRequest;
 use toolnexus_core::client::{Client, RunOptions, Style};
 use toolnexus_core::Error;
 

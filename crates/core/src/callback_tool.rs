@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::callback::SharedCallback;
 use crate::error::{Error, Result};
-use crate::hostfn::HostFn;
+use crate::fn_markers::HostFn;
 use crate::tool::{EventSink, SharedTool, Tool, ToolContext, ToolDecl, ToolEvent};
 use crate::types::ToolResult;
 
@@ -121,7 +121,7 @@ impl HostTool {
                     Some(s @ Value::Object(_)) => s.clone(),
                     _ => crate::fn_tool::empty_schema(),
                 };
-                crate::hostfn::strip(&mut input_schema);
+                crate::fn_markers::strip(&mut input_schema);
                 Ok(Arc::new(HostTool {
                     decl: ToolDecl::new(
                         name.to_owned(),

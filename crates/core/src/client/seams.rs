@@ -189,7 +189,7 @@ pub struct StoreOption(pub Option<Arc<dyn ConversationStore>>);
 
 impl<'de> Deserialize<'de> for StoreOption {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use crate::hostfn::HostFn;
+        use crate::fn_markers::HostFn;
         let v = Value::deserialize(d)?;
         if v.is_null() {
             return Ok(StoreOption(None));
@@ -199,7 +199,7 @@ impl<'de> Deserialize<'de> for StoreOption {
                 return Ok(StoreOption(Some(Arc::new(super::store::DurableConversationStore::new(url)))));
             }
         }
-        if crate::hostfn::is_marker(&v) {
+        if crate::fn_markers::is_marker(&v) {
             if let Some(native) = HostFn::from_value(&v).object::<super::store::InMemoryStore>() {
                 return Ok(StoreOption(Some(native)));
             }

@@ -1,4 +1,4 @@
-//! An options document as JavaScript hands it over (see the core's `hostfn`): its JSON, the
+//! An options document as JavaScript hands it over (see the core's `fn_markers`): its JSON, the
 //! functions its markers name (each already in the bridged calling convention), and the
 //! addon's own objects (a store, a compactor, a clock) by their shared form.
 
@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::ExternalRef;
 use toolnexus_core::callback::SharedCallback;
-use toolnexus_core::hostfn::{self, HostObject, Table};
+use toolnexus_core::fn_markers::{self, HostObject, Table};
 
 use crate::bridge::{JsCallback, JsonFn};
 
@@ -38,5 +38,5 @@ pub(crate) fn read<R>(fns: Vec<JsonFn>, objects: Vec<ExternalRef<Shared>>, read:
         fns: RefCell::new(fns.into_iter().map(Some).collect()),
         objects: objects.iter().map(|o| o.0.clone()).collect(),
     };
-    hostfn::read_with(Rc::new(table), read)
+    fn_markers::read_with(Rc::new(table), read)
 }

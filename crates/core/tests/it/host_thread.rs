@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use toolnexus_core::error::Result;
-use toolnexus_core::host;
+use toolnexus_core::host_thread as host;
 use toolnexus_core::tool::{Tool, ToolContext, ToolDecl};
 use toolnexus_core::types::ToolResult;
 use toolnexus_core::{Toolkit, ToolkitOptions};
