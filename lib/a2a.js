@@ -2,7 +2,8 @@
 // Remote A2A agents as tools (SPEC §7A).
 
 const { native } = require("./native.js")
-const { encode, withSignal } = require("./crossing.js")
+const { encode } = require("./stringify.js")
+const { withSignal } = require("./abort.js")
 const { wrapNative } = require("./core-tools.js")
 
 /** @typedef {import("../index").Agent} Agent */

@@ -2,7 +2,7 @@
 // Provider tool schemas (SPEC §4): OpenAI, Anthropic and Gemini declarations of a tool list.
 
 const { native } = require("./native.js")
-const { encode } = require("./crossing.js")
+const { encode } = require("./stringify.js")
 const { isStandardSchema, declaredSchema, warnUnsendable, emptySchema } = require("./schema.js")
 
 /** @typedef {import("./core-tools.js").Tool} Tool */

@@ -2,7 +2,7 @@
 // The built-in tools (SPEC §4A).
 
 const { native } = require("./native.js")
-const { encode } = require("./crossing.js")
+const { encode } = require("./stringify.js")
 const { wrapNative } = require("./core-tools.js")
 
 /**

@@ -3,7 +3,13 @@
 // conversations and conversation stores, the in-process client.
 
 const { native } = require("./native.js")
-const { encode, fromCore, lift, bridge, plainFn, raw, natives, crossing, crossingOf, abortWiring, underSignal, loggerOption, shipped, isOwnStore } = require("./crossing.js")
+const { encode } = require("./stringify.js")
+const { fromCore } = require("./decode.js")
+const { lift, bridge } = require("./call-convention.js")
+const { plainFn, raw, crossing, crossingOf } = require("./options-doc.js")
+const { natives, shipped, isOwnStore } = require("./addon-objects.js")
+const { loggerOption } = require("./logger.js")
+const { abortWiring, underSignal } = require("./abort.js")
 const { runResult } = require("./types.js")
 const { fetchBridge, userSeam } = require("./fetch.js")
 const { handles, toolkitHandle, refuseUnsendable } = require("./toolkit.js")
@@ -174,7 +180,7 @@ shipped.add(InMemoryConversationStore.prototype)
 /**
  * A run of the client's: its RunResult, shaped as the reference's.
  * @param {AbortSignal | null | undefined} signal
- * @param {(token: import("../binding").CancelToken | undefined) => PromiseLike<import("./crossing.js").Crossed>} call
+ * @param {(token: import("../binding").CancelToken | undefined) => PromiseLike<import("./decode.js").Crossed>} call
  * @returns {Promise<RunResult>}
  */
 async function runUnder(signal, call) {
@@ -257,7 +263,7 @@ class Client {
   /**
    * A run of the core's, under `signal`, recorded in the caller's trace context (`telemetry`).
    * @param {AbortSignal | null | undefined} signal
-   * @param {(token: import("../binding").CancelToken | undefined, root: number | undefined) => PromiseLike<import("./crossing.js").Crossed>} call
+   * @param {(token: import("../binding").CancelToken | undefined, root: number | undefined) => PromiseLike<import("./decode.js").Crossed>} call
    * @returns {Promise<RunResult>}
    */
   async #traced(signal, call) {
@@ -389,7 +395,7 @@ class Client {
         wake = null
         w?.()
       }
-      /** @param {import("./crossing.js").Crossed} json */
+      /** @param {import("./decode.js").Crossed} json */
       const onEvent = (json) =>
         new Promise((ack) => {
           const ev = fromCore(json)

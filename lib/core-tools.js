@@ -4,7 +4,11 @@
 // `execute` with a signal of its own when the caller can give up).
 
 const { native } = require("./native.js")
-const { encode, encodeLenient, fromCore, answer, raw, abortWiring } = require("./crossing.js")
+const { encode, encodeLenient } = require("./stringify.js")
+const { fromCore } = require("./decode.js")
+const { answer } = require("./call-convention.js")
+const { raw } = require("./options-doc.js")
+const { abortWiring } = require("./abort.js")
 const { declaredSchema, outputSchemaOf, warnUnsendable } = require("./schema.js")
 
 /** @typedef {import("../index").ToolResult} ToolResult */

@@ -4,7 +4,9 @@
 // LLM requests (`globalThis.fetch`), runs go through it.
 
 const { native } = require("./native.js")
-const { encode, fromCore, lift } = require("./crossing.js")
+const { encode } = require("./stringify.js")
+const { fromCore } = require("./decode.js")
+const { lift } = require("./call-convention.js")
 
 /**
  * The headers of a user's Response, as far as they are read here: listed with `entries()`
@@ -75,7 +77,7 @@ const { encode, fromCore, lift } = require("./crossing.js")
  * answers with the whole body; a streaming one keeps the reader and hands the core one
  * chunk per `pull`, so tokens reach the loop as they arrive.
  * @param {FetchLike} fetchFn
- * @returns {(json: import("./crossing.js").Crossed) => Promise<string>} the bridge, for `lift`: a
+ * @returns {(json: import("./decode.js").Crossed) => Promise<string>} the bridge, for `lift`: a
  *   message as it crossed in, the answer's JSON out
  */
 function fetchBridge(fetchFn) {

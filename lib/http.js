@@ -2,7 +2,7 @@
 // HTTP tools (SPEC §7).
 
 const { native } = require("./native.js")
-const { encode } = require("./crossing.js")
+const { encode } = require("./stringify.js")
 const { wrapNative, remember } = require("./core-tools.js")
 const { isStandardSchema, declaredSchema, shownSchema, validateArgs } = require("./schema.js")
 

@@ -2,7 +2,9 @@
 // MCP servers as a tool source (SPEC §2), and the elicitation bridge.
 
 const { native } = require("./native.js")
-const { encode, crossingOf, withSignal, underSignal } = require("./crossing.js")
+const { encode } = require("./stringify.js")
+const { crossingOf } = require("./options-doc.js")
+const { withSignal, underSignal } = require("./abort.js")
 const { wrapNative } = require("./core-tools.js")
 const { engineUrl } = require("./stores.js")
 

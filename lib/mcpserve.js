@@ -2,7 +2,9 @@
 // A tool list as an MCP server (SPEC §7C): `exposedMcpTools`, `buildMcpServer`.
 
 const { native } = require("./native.js")
-const { encode, bridge, plainFn, crossing } = require("./crossing.js")
+const { encode } = require("./stringify.js")
+const { bridge } = require("./call-convention.js")
+const { plainFn, crossing } = require("./options-doc.js")
 const { nativeHandle, signalled } = require("./core-tools.js")
 const { declaredSchema, outputSchemaOf, schemaRefusal, warnUnsendable } = require("./schema.js")
 

@@ -3,7 +3,12 @@
 // profiles.
 
 const { native } = require("./native.js")
-const { encode, bridge, raw, crossing, natives, loggerOption, shipped, isOwnStore, taskSignals } = require("./crossing.js")
+const { encode } = require("./stringify.js")
+const { bridge } = require("./call-convention.js")
+const { raw, crossing } = require("./options-doc.js")
+const { natives, shipped, isOwnStore } = require("./addon-objects.js")
+const { loggerOption } = require("./logger.js")
+const { taskSignals } = require("./abort.js")
 const { runResult } = require("./types.js")
 const { toolSpec } = require("./core-tools.js")
 const { warnUnlisted } = require("./mcpserve.js")

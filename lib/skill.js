@@ -2,7 +2,7 @@
 // Skills (SPEC §3): `loadSkills`, `listSkills`.
 
 const { native } = require("./native.js")
-const { encode } = require("./crossing.js")
+const { encode } = require("./stringify.js")
 const { wrapNative } = require("./core-tools.js")
 
 /** @typedef {import("../index").SkillDef} SkillDef */

@@ -5,7 +5,9 @@
 // directly, its methods reach the same records.
 
 const { native } = require("./native.js")
-const { encode, fromCore, shipped, isOwnStore } = require("./crossing.js")
+const { encode } = require("./stringify.js")
+const { fromCore } = require("./decode.js")
+const { shipped, isOwnStore } = require("./addon-objects.js")
 const { taskStores, storeGet, storeSave } = require("./serve.js")
 
 /** @type {WeakMap<object, { url: string, conversations: import("../binding").NativeUrlConversations }>} */

@@ -4,7 +4,7 @@
 // module only hands them to OpenTelemetry's API, an optional peer loaded the first time a
 // client asks for it. With the option off nothing here runs and nothing is loaded.
 
-const { bridge } = require("./crossing.js")
+const { bridge } = require("./call-convention.js")
 
 /** @type {any} `@opentelemetry/api`, once loaded */
 let otel

@@ -2,7 +2,10 @@
 // The toolkit (SPEC §4): every source's tools as one list, the caller's own Tool objects kept.
 
 const { native } = require("./native.js")
-const { encode, crossingOf, abortWiring, withSignal, loggerOption, warnWith } = require("./crossing.js")
+const { encode } = require("./stringify.js")
+const { crossingOf } = require("./options-doc.js")
+const { loggerOption, warnWith } = require("./logger.js")
+const { abortWiring, withSignal } = require("./abort.js")
 const { withSchemas } = require("./adapters.js")
 const { toolResult, wrapNative, toolSpec, contextJson } = require("./core-tools.js")
 const { agentList } = require("./a2a.js")

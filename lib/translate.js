@@ -2,7 +2,7 @@
 // Single-turn translation helpers (SPEC §11).
 
 const { native } = require("./native.js")
-const { encode } = require("./crossing.js")
+const { encode } = require("./stringify.js")
 
 /** @typedef {import("../index").TranslatedToolCall} TranslatedToolCall */
 

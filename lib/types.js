@@ -2,7 +2,7 @@
 // The core types and suspension helpers (SPEC §1, §10).
 
 const { native } = require("./native.js")
-const { encode } = require("./crossing.js")
+const { encode } = require("./stringify.js")
 
 /** @typedef {import("../index").Request} Request */
 

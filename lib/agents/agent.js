@@ -4,7 +4,7 @@
 
 const fs = require("node:fs")
 const path = require("node:path")
-const { bridge } = require("../crossing.js")
+const { bridge } = require("../call-convention.js")
 const { defineTool } = require("../define-tool.js")
 const { composeSoul, memoryTool, agentConstants } = require("./home.js")
 const { guardedHooks, Loop } = require("./loop.js")

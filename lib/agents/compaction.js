@@ -2,7 +2,10 @@
 // Compaction (SPEC §7F): the core's compactor with the host's `summarize`, as a `beforeLLM` hook.
 
 const { native } = require("../native.js")
-const { encode, fromCore, plainFn, crossingOf, natives } = require("../crossing.js")
+const { encode } = require("../stringify.js")
+const { fromCore } = require("../decode.js")
+const { plainFn, crossingOf } = require("../options-doc.js")
+const { natives } = require("../addon-objects.js")
 
 /** @typedef {import("../../index").agents.Message} Message */
 /** @typedef {import("../../index").agents.CompactorOptions} CompactorOptions */

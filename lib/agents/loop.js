@@ -2,7 +2,9 @@
 // The Level-1 agent at work (SPEC §7D-§7E): the completion gate, the guardrails and the Loop.
 
 const { native } = require("../native.js")
-const { encode, fromCore, plainFn, crossing } = require("../crossing.js")
+const { encode } = require("../stringify.js")
+const { fromCore } = require("../decode.js")
+const { plainFn, crossing } = require("../options-doc.js")
 const { runResult } = require("../types.js")
 const { createClient } = require("../client.js")
 

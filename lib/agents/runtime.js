@@ -2,7 +2,12 @@
 // The agent runtime (SPEC §7D): its handles, its verbs, the host's clock.
 
 const { native } = require("../native.js")
-const { encode, fromCore, lift, bridge, raw, natives, crossing, loggerOption } = require("../crossing.js")
+const { encode } = require("../stringify.js")
+const { fromCore } = require("../decode.js")
+const { lift, bridge } = require("../call-convention.js")
+const { raw, crossing } = require("../options-doc.js")
+const { natives } = require("../addon-objects.js")
+const { loggerOption } = require("../logger.js")
 const { telemetryOption, recorder, activeContext: otelContext } = require("../telemetry.js")
 
 /**
