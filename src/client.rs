@@ -1,231 +1,23 @@
-//! The Client class: the options document in, the core loop behind `run`.
+//! The Client class (`NativeClient`): the options document in, the core loop behind its run
+//! verbs (`run`, `stream`, `ask`, the `…WithAnswer` resumes, `translate`), and the helpers that
+//! read what those verbs are given. The transport it may go through is `fetch_seam`'s.
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-#[cfg(unix)]
-use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::one_call::{self, TranslateRequest};
-use toolnexus_core::client::seams::HostTransport;
-use toolnexus_core::client::{
-    CallOptions, Client, ClientOptions, HttpRequest, HttpResponse, InMemoryStore, RunOptions, StreamResponse, Transport,
-};
-#[cfg(unix)]
-use toolnexus_core::fetch::Fetcher;
+use toolnexus_core::client::{CallOptions, Client, ClientOptions, RunOptions};
 
 use crate::bridge::{JsCallback, JsonFn};
 use crate::cancel::CancelToken;
 use crate::dispatch::Crossed;
+use crate::fetch_seam::{event_loop_transport, global_fetch};
 use crate::options_doc::Shared;
 use crate::toolkit::NativeToolkit;
-use crate::{core_err, deep, parse_json, with_json};
+use crate::{core_err, parse_json, with_json};
 use toolnexus_core::json;
-
-#[cfg(unix)]
-thread_local! {
-    /// This environment's fetcher: one connection pool per origin for every client made here,
-    /// as Node's global dispatcher is one per environment. The environment's cleanup hook
-    /// drops it; the thread's own end never does (by then its handles are gone).
-    static FETCHER: std::cell::RefCell<std::mem::ManuallyDrop<Option<Fetcher>>> =
-        const { std::cell::RefCell::new(std::mem::ManuallyDrop::new(None)) };
-}
-
-#[cfg(unix)]
-/// The environment cleanup hook that drops this thread's fetcher.
-///
-/// # Safety
-/// Node calls it on the environment's own thread while that environment is torn down; it
-/// touches only this thread's slot and ignores `_arg`.
-unsafe extern "C" fn drop_fetcher(_arg: *mut std::ffi::c_void) {
-    let old = FETCHER.try_with(|f| f.borrow_mut().take());
-    drop(old);
-}
-
-thread_local! {
-    /// This environment's bridge to `globalThis.fetch` (see `setGlobalFetch`), read at the time
-    /// of each request. Dropped by the environment's cleanup hook, never by the thread's end.
-    static GLOBAL_FETCH: std::cell::RefCell<std::mem::ManuallyDrop<Option<Arc<dyn Transport>>>> =
-        const { std::cell::RefCell::new(std::mem::ManuallyDrop::new(None)) };
-}
-
-/// The environment cleanup hook that drops this thread's bridge to `globalThis.fetch`.
-///
-/// # Safety
-/// Node calls it on the environment's own thread while that environment is torn down; it
-/// touches only this thread's slot and ignores `_arg`.
-#[cfg_attr(test, allow(dead_code))]
-unsafe extern "C" fn drop_global_fetch(_arg: *mut std::ffi::c_void) {
-    let old = GLOBAL_FETCH.try_with(|f| f.borrow_mut().take());
-    drop(old);
-}
-
-/// `setGlobalFetch(fn)`: how this environment reaches `globalThis.fetch` (a `fetch`-option
-/// bridge over it). A run whose caller found the user's own seam in place (a replaced
-/// `globalThis.fetch`, an undici global dispatcher, Node's env proxy) sends its LLM requests
-/// through it instead of the built-in HTTP.
-#[napi(js_name = "setGlobalFetch")]
-#[cfg_attr(test, allow(dead_code))]
-pub fn set_global_fetch(env: &Env, f: JsonFn) -> Result<()> {
-    let transport = Arc::new(HostTransport::new(Arc::new(JsCallback(f)))) as Arc<dyn Transport>;
-    let first = GLOBAL_FETCH.try_with(|g| g.borrow().is_none()).unwrap_or(false);
-    if first {
-        // SAFETY: on the environment's thread, with a hook that only touches this thread's slot.
-        let status =
-            unsafe { napi::sys::napi_add_env_cleanup_hook(env.raw(), Some(drop_global_fetch), std::ptr::null_mut()) };
-        if status != napi::sys::Status::napi_ok {
-            return Err(crate::dispatch::error::plain("toolnexus: could not register the environment's cleanup"));
-        }
-    }
-    let _ = GLOBAL_FETCH.try_with(|g| **g.borrow_mut() = Some(transport));
-    Ok(())
-}
-
-/// The transport a run goes through when its caller asks for the user's seam, if set.
-fn global_fetch() -> Option<Arc<dyn Transport>> {
-    GLOBAL_FETCH.try_with(|g| (**g.borrow()).clone()).ok().flatten()
-}
-
-/// The built-in HTTP of something that runs many turns over time (the agent runtime): its
-/// owner says, whenever JavaScript calls it, whether the user's seam is in place; each
-/// request then goes through `globalThis.fetch` or the built-in HTTP accordingly.
-pub(crate) struct SeamTransport {
-    own: Arc<dyn Transport>,
-    pub(crate) seam: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl SeamTransport {
-    pub(crate) fn new(own: Arc<dyn Transport>) -> Self {
-        SeamTransport { own, seam: Arc::default() }
-    }
-
-    fn pick(&self) -> Arc<dyn Transport> {
-        if self.seam.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Some(t) = global_fetch() {
-                return t;
-            }
-        }
-        self.own.clone()
-    }
-}
-
-#[async_trait::async_trait]
-impl Transport for SeamTransport {
-    async fn post(&self, req: HttpRequest) -> std::result::Result<HttpResponse, toolnexus_core::Error> {
-        self.pick().post(req).await
-    }
-
-    async fn post_stream(&self, req: HttpRequest) -> std::result::Result<StreamResponse, toolnexus_core::Error> {
-        self.pick().post_stream(req).await
-    }
-}
-
-#[cfg(unix)]
-/// The environment's fetcher over sockets its event loop watches; `None` where libuv cannot
-/// be reached (the client then uses the core's own, on its runtime).
-fn env_fetcher(env: &Env) -> Option<Fetcher> {
-    if let Some(f) = FETCHER.try_with(|f| (**f.borrow()).clone()).ok().flatten() {
-        return Some(f);
-    }
-    let connect = crate::uvio::UvConnect::new(env)?;
-    // Node's fetch decodes zstd from Node 24 on.
-    let zstd = env.get_node_version().map(|v| v.major >= 24).unwrap_or(false);
-    let options = toolnexus_core::fetch::Options { zstd, ..Default::default() };
-    let fetcher = Fetcher::with_options(connect, options);
-    // SAFETY: on the environment's thread, with a hook that only touches this thread's slot.
-    let status = unsafe { napi::sys::napi_add_env_cleanup_hook(env.raw(), Some(drop_fetcher), std::ptr::null_mut()) };
-    if status == napi::sys::Status::napi_ok {
-        let _ = FETCHER.try_with(|f| **f.borrow_mut() = Some(fetcher.clone()));
-    }
-    Some(fetcher)
-}
-
-/// The default conversation store, shared by reference between JS and the core.
-#[napi]
-pub struct NativeMemoryStore {
-    pub(crate) inner: Arc<InMemoryStore>,
-}
-
-#[napi]
-impl NativeMemoryStore {
-    /// A store by its options' JSON (`maxEntries`: the core's default when absent).
-    #[napi(constructor)]
-    pub fn new(options: Option<String>) -> Result<Self> {
-        let cap =
-            toolnexus_core::options::max_entries(options.as_deref(), "InMemoryConversationStore").map_err(core_err)?;
-        let store = cap.map_or_else(InMemoryStore::default, InMemoryStore::with_cap);
-        Ok(NativeMemoryStore { inner: Arc::new(store) })
-    }
-
-    /// The thread as JSON (in pieces when it holds long strings), or null.
-    #[napi(ts_return_type = "string | string[] | null")]
-    pub fn get(&self, id: String) -> Option<Crossed> {
-        deep(|| self.inner.get_now(&id).map(|m| Crossed::of(Value::Array(m))))
-    }
-
-    #[napi]
-    pub fn save(&self, id: String, messages: String) -> Result<()> {
-        with_json(&messages, "save", |v| self.inner.save_value(&id, v).map_err(core_err))
-    }
-
-    /// Let the conversation go: whether there was one.
-    #[napi]
-    pub fn delete(&self, id: String) -> bool {
-        self.inner.delete_now(&id)
-    }
-
-    /// This store as an options document names it.
-    #[napi(ts_return_type = "ExternalObject<unknown>")]
-    pub fn shared(&self) -> External<Shared> {
-        External::new(Shared(self.inner.clone()))
-    }
-}
-
-/// Conversations on the durable engine a store URL names (the JS store classes' side).
-#[napi]
-pub struct NativeUrlConversations {
-    inner: Arc<toolnexus_core::client::store::DurableConversationStore>,
-}
-
-#[napi]
-impl NativeUrlConversations {
-    #[napi(constructor)]
-    pub fn new(url: String) -> Self {
-        NativeUrlConversations { inner: Arc::new(toolnexus_core::client::store::DurableConversationStore::new(&url)) }
-    }
-
-    /// The conversation's JSON, or null.
-    #[napi(ts_return_type = "Promise<string | null>")]
-    pub fn get(&self, env: &Env, id: String) -> Result<crate::dispatch::JsPromise> {
-        let inner = self.inner.clone();
-        crate::dispatch::promise(env, async move {
-            let found = toolnexus_core::client::ConversationStore::get(&*inner, &id).await.map_err(core_err)?;
-            Ok(found.map(|m| toolnexus_core::json::to_string(&Value::Array(m))))
-        })
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn save(&self, env: &Env, id: String, messages: String) -> Result<crate::dispatch::JsPromise> {
-        let inner = self.inner.clone();
-        let value = parse_json(&messages, "save")?;
-        crate::dispatch::promise(env, async move {
-            let Value::Array(items) = value else {
-                return Err(napi::Error::new(napi::Status::InvalidArg, "save: messages must be an array"));
-            };
-            toolnexus_core::client::ConversationStore::save(&*inner, &id, items).await.map_err(core_err)
-        })
-    }
-
-    /// Delete the conversation and what its runs parked on: whether there was one.
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn delete(&self, env: &Env, id: String) -> Result<crate::dispatch::JsPromise> {
-        let inner = self.inner.clone();
-        crate::dispatch::promise(env, async move {
-            toolnexus_core::client::ConversationStore::delete(&*inner, &id).await.map_err(core_err)
-        })
-    }
-}
 
 #[napi]
 pub struct NativeClient {
@@ -287,20 +79,6 @@ fn bad(msg: impl Into<String>) -> Error {
 /// The options a client call refused, with the status the binding gives a bad argument.
 fn bad_option(e: toolnexus_core::Error) -> Error {
     bad(e.to_string())
-}
-
-/// The built-in HTTP transport: on Unix, over sockets the environment's event loop watches
-/// (`uvio`), when libuv can be reached. `None` (elsewhere, or without libuv) leaves the core's
-/// own client, on its runtime.
-#[cfg(unix)]
-pub(crate) fn event_loop_transport(env: &Env) -> Option<Arc<dyn Transport>> {
-    env_fetcher(env).map(|f| Arc::new(FetchTransport::new(f)) as Arc<dyn Transport>)
-}
-
-/// No event-loop sockets off Unix: the core's own client, on its runtime.
-#[cfg(not(unix))]
-pub(crate) fn event_loop_transport(_env: &Env) -> Option<Arc<dyn Transport>> {
-    None
 }
 
 #[napi]

@@ -8,9 +8,11 @@ mod cancel;
 mod client;
 mod coretool;
 mod dispatch;
+mod fetch_seam;
 mod httptool;
 mod mcp;
 mod mcpserve;
+mod memory_store;
 mod options_doc;
 mod pin;
 mod runtime;
@@ -18,6 +20,7 @@ mod serve;
 mod skills;
 mod toolkit;
 mod translate;
+mod url_conversations;
 #[cfg(unix)]
 mod uvio;
 

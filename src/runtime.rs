@@ -15,8 +15,8 @@ use toolnexus_core::client::http::FetchTransport;
 use toolnexus_core::client::Transport;
 
 use crate::bridge::{JsCallback, JsonFn};
-use crate::client::SeamTransport;
 use crate::dispatch::{Crossed, Home};
+use crate::fetch_seam::SeamTransport;
 use crate::options_doc::Shared;
 use crate::{core_err, parse_json};
 
@@ -172,7 +172,7 @@ impl NativeRuntime {
             }
         });
         // The built-in HTTP, sent through the user's seam when it is in place.
-        let own = crate::client::event_loop_transport(env).unwrap_or_else(|| Arc::new(FetchTransport::shared()));
+        let own = crate::fetch_seam::event_loop_transport(env).unwrap_or_else(|| Arc::new(FetchTransport::shared()));
         let seam = SeamTransport::new(own);
         let seam_flag = seam.seam.clone();
         let seam: Arc<dyn Transport> = Arc::new(seam);
